@@ -1,0 +1,26 @@
+/* Element types of stored tensors. Block-quantised types are described by
+ * their block shape so a reader can size any tensor without knowing the type. */
+#ifndef TXLM_DTYPE_H
+#define TXLM_DTYPE_H
+
+#include <stdint.h>
+
+typedef enum txlm_dtype {
+    TXLM_DT_F32 = 0,
+    TXLM_DT_F16 = 1,
+    TXLM_DT_BF16 = 2,  /* accepted from checkpoints; converted before packing */
+    TXLM_DT_Q8_0 = 3,  /* 32 weights: f16 scale + 32 x int8 (34 bytes), see docs/format.md */
+    TXLM_DT_Q4_0 = 4,  /* 32 weights: f16 scale + 16 bytes of nibbles (18 bytes) */
+    TXLM_DT_COUNT
+} txlm_dtype;
+
+typedef struct txlm_dtype_info {
+    const char *name;
+    uint32_t block_elems;  /* elements per block (1 for plain types) */
+    uint32_t block_bytes;  /* bytes per block */
+} txlm_dtype_info;
+
+/* NULL for an unknown dtype. */
+const txlm_dtype_info *txlm_dtype_get(uint32_t dtype);
+
+#endif

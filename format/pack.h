@@ -1,0 +1,38 @@
+/* Turning a checkpoint (HF or the authors' naming) + config + vocabulary
+ * into a .txlm file with canonical tensor names (docs/format.md, "Tensors"). */
+#ifndef TXLM_PACK_H
+#define TXLM_PACK_H
+
+#include "checkpoint.h"
+#include "errmsg.h"
+#include "hparams.h"
+#include "vocab.h"
+
+/* An owned vocabulary (what the vocab readers return). */
+typedef struct txlm_vocab_buf {
+    txlm_vocab v;        /* views into the two arrays below */
+    uint32_t *offsets;
+    char *blob;
+} txlm_vocab_buf;
+
+void txlm_vocab_buf_free(txlm_vocab_buf *b);
+
+/* HF config.json -> hyper-parameters (validated). */
+int txlm_config_load_json(const char *path, txlm_hparams *out, txlm_err *err);
+int txlm_config_parse_json(const char *text, uint64_t len, txlm_hparams *out, txlm_err *err);
+
+/* vocab.txt: one symbol per line, line number = id. */
+int txlm_vocab_load_txt(const char *path, txlm_vocab_buf *out, txlm_err *err);
+
+typedef struct txlm_pack_options {
+    uint32_t dtype;          /* output dtype for large matrices (TXLM_DT_F32 for now) */
+    void (*progress)(void *user, uint64_t done, uint64_t total);
+    void *user;
+} txlm_pack_options;
+
+/* Maps checkpoint names to canonical ones, resolves ties, checks every
+ * shape against hparams, and writes out_path atomically. */
+int txlm_pack_write(const txlm_hparams *h, const txlm_vocab *v, const txlm_checkpoint *ck,
+                    const txlm_pack_options *opt, const char *out_path, txlm_err *err);
+
+#endif

@@ -1,0 +1,143 @@
+/*
+ * txlm: Transformer-XL inference on Vulkan compute.
+ *
+ * Three opaque handles:
+ *   txlm_context  a Vulkan device (instance, queue, pipelines);
+ *   txlm_model    weights on that device, read-only once loaded;
+ *   txlm_session  the per-layer memory of one text stream.
+ *
+ * Every function that can fail returns a txlm_status; the reason, one
+ * line, is then available from txlm_last_error() on the same thread.
+ *
+ * Thread safety: a context and the models loaded on it may be shared by
+ * threads; a session must be used by one thread at a time. Calls that
+ * submit GPU work serialise on the context's queue.
+ */
+#ifndef TXLM_H
+#define TXLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TXLM_VERSION_MAJOR 0
+#define TXLM_VERSION_MINOR 1
+#define TXLM_VERSION_PATCH 0
+
+typedef enum txlm_status {
+    TXLM_OK = 0,
+    TXLM_ERR_INVALID_ARGUMENT = 1,
+    TXLM_ERR_IO = 2,            /* a file could not be read or written */
+    TXLM_ERR_FORMAT = 3,        /* malformed input (model file, checkpoint, JSON, ...) */
+    TXLM_ERR_CHECKSUM = 4,      /* stored data does not match its checksum */
+    TXLM_ERR_UNSUPPORTED = 5,   /* well-formed but not something txlm runs */
+    TXLM_ERR_NO_VULKAN = 6,     /* no Vulkan loader or no usable driver */
+    TXLM_ERR_NO_DEVICE = 7,     /* no device matches the request */
+    TXLM_ERR_OUT_OF_MEMORY = 8, /* host or device memory */
+    TXLM_ERR_DEVICE_LOST = 9,
+    TXLM_ERR_VULKAN = 10,       /* any other Vulkan failure */
+    TXLM_ERR_CANCELLED = 11,
+    TXLM_ERR_LIMIT = 12,        /* a size exceeds a configured cap */
+} txlm_status;
+
+/* Static English name of a status ("format error", ...). */
+const char *txlm_status_string(txlm_status s);
+/* The message of the last failed call on this thread ("" if none). */
+const char *txlm_last_error(void);
+
+/* ---- devices and contexts ------------------------------------------- */
+
+typedef struct txlm_context txlm_context;
+typedef struct txlm_model txlm_model;
+typedef struct txlm_session txlm_session;
+
+typedef enum txlm_device_type {
+    TXLM_DEVICE_OTHER = 0,
+    TXLM_DEVICE_INTEGRATED = 1,
+    TXLM_DEVICE_DISCRETE = 2,
+    TXLM_DEVICE_VIRTUAL = 3,
+    TXLM_DEVICE_CPU = 4,
+} txlm_device_type;
+
+typedef struct txlm_device_info {
+    char name[256];
+    txlm_device_type type;
+    uint32_t vendor_id;
+    uint32_t device_id;
+    uint32_t api_version;
+    uint64_t device_local_bytes; /* largest device-local heap */
+    uint32_t subgroup_size;
+    int supported;               /* meets txlm's requirements (Vulkan 1.2, compute queue) */
+    int preferred;               /* the one txlm_context_create picks by default */
+} txlm_device_info;
+
+/* Lists the Vulkan devices. *count receives the number; at most `cap`
+ * entries are written to `out` (which may be NULL with cap 0). */
+txlm_status txlm_list_devices(txlm_device_info *out, uint32_t cap, uint32_t *count);
+
+typedef struct txlm_context_options {
+    /* Device index or a substring of its name; NULL = $TXLM_DEVICE, then
+     * the preferred device (discrete > integrated > virtual > CPU). */
+    const char *device;
+    /* Enable VK_LAYER_KHRONOS_validation; every message it prints is
+     * counted (txlm_context_validation_messages) and logged to stderr. */
+    int validation;
+    /* Cap on device memory the context may allocate, 0 = no cap. */
+    uint64_t memory_budget;
+} txlm_context_options;
+
+txlm_status txlm_context_create(const txlm_context_options *opts, txlm_context **out);
+void txlm_context_destroy(txlm_context *ctx);
+txlm_status txlm_context_device(const txlm_context *ctx, txlm_device_info *out);
+/* Validation messages seen so far (0 when validation is off). */
+uint64_t txlm_context_validation_messages(const txlm_context *ctx);
+
+/* ---- models ---------------------------------------------------------- */
+
+typedef struct txlm_model_options {
+    int no_verify;         /* skip per-tensor hashes at load */
+} txlm_model_options;
+
+txlm_status txlm_model_load(txlm_context *ctx, const char *path, const txlm_model_options *opts,
+                            txlm_model **out);
+void txlm_model_free(txlm_model *m);
+
+typedef struct txlm_model_params {
+    uint32_t n_token, d_model, d_embed, n_head, d_head, d_inner, n_layer;
+    uint32_t div_val, n_clusters;
+    int32_t clamp_len;
+    uint32_t mem_len, tgt_len;
+    int pre_lnorm, same_length;
+} txlm_model_params;
+
+void txlm_model_get_params(const txlm_model *m, txlm_model_params *out);
+
+/* ---- sessions -------------------------------------------------------- */
+
+typedef struct txlm_session_options {
+    uint32_t mem_len;     /* 0 = the model's */
+    int32_t clamp_len;    /* 0 = the model's; -1 = no clamping */
+    int same_length;      /* -1 = the model's, else 0/1 */
+    uint32_t max_segment; /* longest segment fed at once; 0 = max(tgt_len, 512) */
+} txlm_session_options;
+
+txlm_status txlm_session_create(txlm_model *m, const txlm_session_options *opts, txlm_session **out);
+void txlm_session_free(txlm_session *s);
+/* Forget the memory: the next segment starts a new text. */
+void txlm_session_reset(txlm_session *s);
+/* Rows currently held in each layer's memory. */
+uint32_t txlm_session_memory_len(const txlm_session *s);
+
+/* Feeds one segment of n tokens (1..max_segment) through the model and
+ * updates the memory. If logprobs is not NULL it receives [n, n_token]
+ * float log-probabilities, row-major, rows in input order. */
+txlm_status txlm_session_feed(txlm_session *s, const int32_t *tokens, uint32_t n, float *logprobs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
