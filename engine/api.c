@@ -1,0 +1,151 @@
+/* The public C API (include/txlm.h): argument checks, the per-thread
+ * error message, and calls into the engine. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "model_load.h"
+#include "session.h"
+#include "txlm.h"
+
+static _Thread_local char last_error[512];
+
+static txlm_status fail(const txlm_err *e)
+{
+    snprintf(last_error, sizeof last_error, "%s", e->msg);
+    return (txlm_status)e->code;
+}
+
+static txlm_status bad_arg(const char *what)
+{
+    snprintf(last_error, sizeof last_error, "invalid argument: %s", what);
+    return TXLM_ERR_INVALID_ARGUMENT;
+}
+
+const char *txlm_last_error(void) { return last_error; }
+
+const char *txlm_status_string(txlm_status s)
+{
+    switch (s) {
+    case TXLM_OK: return "ok";
+    case TXLM_ERR_INVALID_ARGUMENT: return "invalid argument";
+    case TXLM_ERR_IO: return "I/O error";
+    case TXLM_ERR_FORMAT: return "format error";
+    case TXLM_ERR_CHECKSUM: return "checksum mismatch";
+    case TXLM_ERR_UNSUPPORTED: return "unsupported";
+    case TXLM_ERR_NO_VULKAN: return "no Vulkan";
+    case TXLM_ERR_NO_DEVICE: return "no device";
+    case TXLM_ERR_OUT_OF_MEMORY: return "out of memory";
+    case TXLM_ERR_DEVICE_LOST: return "device lost";
+    case TXLM_ERR_VULKAN: return "Vulkan error";
+    case TXLM_ERR_CANCELLED: return "cancelled";
+    case TXLM_ERR_LIMIT: return "limit exceeded";
+    }
+    return "unknown status";
+}
+
+txlm_status txlm_list_devices(txlm_device_info *out, uint32_t cap, uint32_t *count)
+{
+    if (!count || (cap && !out)) return bad_arg("txlm_list_devices: count is NULL or out is NULL with cap > 0");
+    txlm_err e = {0};
+    return txlm_vk_list(out, cap, count, &e) ? fail(&e) : TXLM_OK;
+}
+
+txlm_status txlm_context_create(const txlm_context_options *opts, txlm_context **out)
+{
+    if (!out) return bad_arg("txlm_context_create: out is NULL");
+    *out = NULL;
+    txlm_context *c = calloc(1, sizeof *c);
+    if (!c) return bad_arg("out of host memory"), TXLM_ERR_OUT_OF_MEMORY;
+    txlm_err e = {0};
+    int rc = txlm_vk_open(&c->vk, opts, &e);
+    if (!rc) rc = txlm_kernels_init(&c->vk, &c->kernels, &e);
+    if (!rc) rc = txlm_buf_create(&c->vk, 256, TXLM_BUF_DEVICE, &c->dummy, &e);
+    if (rc) {
+        txlm_kernels_destroy(&c->vk, &c->kernels);
+        txlm_vk_close(&c->vk);
+        free(c);
+        return fail(&e);
+    }
+    pthread_mutex_init(&c->queue_lock, NULL);
+    *out = c;
+    return TXLM_OK;
+}
+
+void txlm_context_destroy(txlm_context *c)
+{
+    if (!c) return;
+    if (c->vk.device) vkDeviceWaitIdle(c->vk.device);
+    txlm_buf_destroy(&c->vk, &c->dummy);
+    txlm_kernels_destroy(&c->vk, &c->kernels);
+    txlm_vk_close(&c->vk);
+    pthread_mutex_destroy(&c->queue_lock);
+    free(c);
+}
+
+txlm_status txlm_context_device(const txlm_context *c, txlm_device_info *out)
+{
+    if (!c || !out) return bad_arg("txlm_context_device: NULL argument");
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", c->vk.props.deviceName);
+    out->vendor_id = c->vk.props.vendorID;
+    out->device_id = c->vk.props.deviceID;
+    out->api_version = c->vk.props.apiVersion;
+    out->subgroup_size = c->vk.subgroup_size;
+    out->supported = out->preferred = 1;
+    switch (c->vk.props.deviceType) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: out->type = TXLM_DEVICE_DISCRETE; break;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: out->type = TXLM_DEVICE_INTEGRATED; break;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: out->type = TXLM_DEVICE_VIRTUAL; break;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: out->type = TXLM_DEVICE_CPU; break;
+    default: out->type = TXLM_DEVICE_OTHER; break;
+    }
+    return TXLM_OK;
+}
+
+uint64_t txlm_context_validation_messages(const txlm_context *c) { return c ? c->vk.validation_messages : 0; }
+
+txlm_status txlm_model_load(txlm_context *ctx, const char *path, const txlm_model_options *opts, txlm_model **out)
+{
+    if (!ctx || !path || !out) return bad_arg("txlm_model_load: NULL argument");
+    txlm_err e = {0};
+    unsigned flags = opts && opts->no_verify ? TXLM_OPEN_NO_VERIFY : 0;
+    return txlm_model_open(ctx, path, flags, out, &e) ? fail(&e) : TXLM_OK;
+}
+
+void txlm_model_free(txlm_model *m) { txlm_model_close(m); }
+
+void txlm_model_get_params(const txlm_model *m, txlm_model_params *p)
+{
+    const txlm_hparams *h = &m->h;
+    *p = (txlm_model_params){
+        .n_token = h->n_token, .d_model = h->d_model, .d_embed = h->d_embed, .n_head = h->n_head,
+        .d_head = h->d_head, .d_inner = h->d_inner, .n_layer = h->n_layer, .div_val = h->div_val,
+        .n_clusters = txlm_n_clusters(h), .clamp_len = h->clamp_len, .mem_len = h->mem_len,
+        .tgt_len = h->tgt_len, .pre_lnorm = h->pre_lnorm, .same_length = h->same_length,
+    };
+}
+
+txlm_status txlm_session_create(txlm_model *m, const txlm_session_options *opts, txlm_session **out)
+{
+    if (!m || !out) return bad_arg("txlm_session_create: NULL argument");
+    txlm_err e = {0};
+    return txlm_session_open(m, opts, out, &e) ? fail(&e) : TXLM_OK;
+}
+
+void txlm_session_free(txlm_session *s) { txlm_session_close(s); }
+
+void txlm_session_reset(txlm_session *s)
+{
+    if (s) s->mlen = 0;
+}
+
+uint32_t txlm_session_memory_len(const txlm_session *s) { return s ? s->mlen : 0; }
+
+txlm_status txlm_session_feed(txlm_session *s, const int32_t *tokens, uint32_t n, float *logprobs)
+{
+    if (!s || (!tokens && n)) return bad_arg("txlm_session_feed: NULL argument");
+    txlm_err e = {0};
+    return txlm_forward(s, tokens, n, logprobs, &e) ? fail(&e) : TXLM_OK;
+}

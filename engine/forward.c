@@ -1,0 +1,235 @@
+/* The Transformer-XL forward pass for one segment, recorded as GPU
+ * dispatches into one command buffer (docs/architecture.md).
+ *
+ * Per layer n, with memory m (mlen rows) and input h (qlen rows) stored
+ * together as c = concat(m, h) in s->hs[n]:
+ *   c'     = pre_lnorm ? LN_attn(c) : c
+ *   q,k,v  = c' · Wqkv^T
+ *   S      = ((q + u)·k + (q + v)·rk[dist]) / sqrt(dh), masked, softmaxed
+ *   a      = post: LN_attn(h + (S·v)·Wo^T)    pre: h + (S·v)·Wo^T
+ *   out    = post: LN_ff(a + FF(a))           pre: a + FF(LN_ff(a))
+ * and the output of layer n is the input of layer n+1, written straight
+ * after that layer's memory rows. */
+#include <math.h>
+#include <string.h>
+
+#include "session.h"
+
+static txlm_arg rows_of(txlm_buf *b, uint32_t row, uint32_t ld) { return txlm_arg_of(b, row * ld, ld); }
+
+/* Position keys rk[p] = R[p] · Wr^T for every distance p a segment can
+ * use; computed once per distance and kept, since they do not depend on
+ * the text (the reference recomputes them every segment). */
+static void grow_position_keys(txlm_session *s, uint32_t need_rows)
+{
+    const txlm_hparams *h = &s->m->h;
+    if (need_rows <= s->rk_rows) return;
+    uint32_t hd = h->n_head * h->d_head, first = s->rk_rows, n = need_rows - first;
+    for (uint32_t l = 0; l < h->n_layer; l++)
+        txlm_op_linear(&s->ops, rows_of(&s->pos.buf, first, h->d_model), s->m->layers[l].r_net, 0, hd, NULL, 0, NULL,
+                       rows_of(&s->rk[l].buf, first, hd), n, 0, 1.0f);
+    s->rk_rows = need_rows;
+}
+
+/* Adaptive input embedding of the segment into rows [mlen, mlen+qlen) of
+ * layer 0's input: x = (P_c · E_c[id]) * sqrt(d_model), cluster by cluster. */
+static void embed(txlm_session *s, const int32_t *tokens, uint32_t qlen)
+{
+    const txlm_model *m = s->m;
+    uint32_t d = m->h.d_model;
+    float scale = sqrtf((float)d);
+    txlm_arg x = rows_of(&s->hs[0], s->mlen, d);
+    txlm_view ids = txlm_view_of(&s->ids);
+
+    txlm_rec_fill_zero(&s->rec, x.view.buf, (VkDeviceSize)x.off * 4, (VkDeviceSize)qlen * d * 4);
+    txlm_rec_barrier(&s->rec);
+    for (uint32_t c = 0; c < m->n_emb_parts; c++) {
+        const txlm_emb_part *e = &m->emb[c];
+        int used = 0;
+        for (uint32_t i = 0; i < qlen && !used; i++) used = tokens[i] >= e->id_lo && tokens[i] < e->id_hi;
+        if (!used) continue;
+        if (!e->proj) {
+            txlm_op_gather(&s->ops, ids, qlen, e->table, e->id_lo, x, scale);
+            continue;
+        }
+        uint32_t dim = e->table->cols;
+        txlm_arg g = rows_of(&s->emb_tmp, 0, dim);
+        txlm_rec_fill_zero(&s->rec, s->emb_tmp.buf, 0, (VkDeviceSize)qlen * dim * 4);
+        txlm_rec_barrier(&s->rec);
+        txlm_op_gather(&s->ops, ids, qlen, e->table, e->id_lo, g, 1.0f);
+        /* rows of other clusters gathered zeros, so they keep what they had */
+        txlm_op_linear(&s->ops, g, e->proj, 0, d, NULL, 0, &x, x, qlen, TXLM_LIN_RESIDUAL, scale);
+    }
+}
+
+static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg out)
+{
+    const txlm_hparams *h = &s->m->h;
+    const txlm_layer *L = &s->m->layers[n];
+    txlm_ops *o = &s->ops;
+    uint32_t d = h->d_model, hd = h->n_head * h->d_head, mlen = s->mlen, klen = mlen + qlen;
+    float eps = h->layer_norm_epsilon;
+
+    txlm_arg c = rows_of(&s->hs[n], 0, d);
+    txlm_arg hin = rows_of(&s->hs[n], mlen, d);
+    txlm_arg qkv = rows_of(&s->qkv, 0, 3 * hd);
+    txlm_arg attn = rows_of(&s->attn, 0, hd);
+    txlm_arg a = rows_of(&s->a, 0, d);
+
+    /* attention */
+    if (h->pre_lnorm) {
+        txlm_arg cn = rows_of(&s->xn, 0, d);
+        txlm_op_layernorm(o, c, NULL, L->attn_ln_g, L->attn_ln_b, cn, klen, d, eps);
+        c = cn;
+    }
+    txlm_op_linear(o, c, L->qkv, 0, 3 * hd, NULL, 0, NULL, qkv, klen, 0, 1.0f);
+    txlm_attn_shape shape = {
+        .qlen = qlen, .mlen = mlen, .H = h->n_head, .dh = h->d_head,
+        .clamp_max = s->max_dist, .same_length = s->same_length, .mem_len = s->mem_len,
+    };
+    txlm_op_attention(o, &shape, qkv.view, txlm_tensor_view(&s->rk[n]), 0, L->r_w_bias, L->r_r_bias,
+                      txlm_view_of(&s->scores), attn.view);
+    txlm_op_linear(o, attn, L->o_net, 0, d, NULL, 0, &hin, a, qlen, TXLM_LIN_RESIDUAL, 1.0f);
+    if (!h->pre_lnorm) txlm_op_layernorm(o, a, NULL, L->attn_ln_g, L->attn_ln_b, a, qlen, d, eps);
+
+    /* position-wise feed-forward */
+    txlm_arg ffh = rows_of(&s->ffh, 0, h->d_inner);
+    if (h->pre_lnorm) {
+        txlm_arg x = rows_of(&s->ffin, 0, d);
+        txlm_op_layernorm(o, a, NULL, L->ff_ln_g, L->ff_ln_b, x, qlen, d, eps);
+        txlm_op_linear(o, x, L->ff_w1, 0, h->d_inner, L->ff_b1, 0, NULL, ffh, qlen, TXLM_LIN_RELU, 1.0f);
+        txlm_op_linear(o, ffh, L->ff_w2, 0, d, L->ff_b2, 0, &a, out, qlen, TXLM_LIN_RESIDUAL, 1.0f);
+    } else {
+        txlm_op_linear(o, a, L->ff_w1, 0, h->d_inner, L->ff_b1, 0, NULL, ffh, qlen, TXLM_LIN_RELU, 1.0f);
+        txlm_op_linear(o, ffh, L->ff_w2, 0, d, L->ff_b2, 0, &a, out, qlen, TXLM_LIN_RESIDUAL, 1.0f);
+        txlm_op_layernorm(o, out, NULL, L->ff_ln_g, L->ff_ln_b, out, qlen, d, eps);
+    }
+}
+
+/* Memory for the next segment: the last mem_len rows of concat(m, h) of
+ * every layer. Rows only move when the memory is full. */
+static void update_memory(txlm_session *s, uint32_t qlen)
+{
+    const txlm_hparams *h = &s->m->h;
+    uint32_t klen = s->mlen + qlen;
+    if (klen <= s->mem_len) {
+        s->mlen = klen;
+        return;
+    }
+    VkDeviceSize row = (VkDeviceSize)h->d_model * 4, keep = s->mem_len * row, from = (klen - s->mem_len) * row;
+    for (uint32_t n = 0; n < h->n_layer && keep; n++) {
+        txlm_rec_copy(&s->rec, s->hs[n].buf, from, s->slide.buf, 0, keep);
+        txlm_rec_barrier(&s->rec);
+        txlm_rec_copy(&s->rec, s->slide.buf, 0, s->hs[n].buf, 0, keep);
+        txlm_rec_barrier(&s->rec);
+    }
+    s->mlen = s->mem_len;
+}
+
+/* Projected adaptive log-softmax of rows [r0, r0+rows) of z into s->out:
+ * the head (shortlist + one logit per tail cluster), then each tail
+ * cluster's log-softmax plus its cluster's head log-probability. */
+static void log_softmax_rows(txlm_session *s, uint32_t r0, uint32_t rows)
+{
+    const txlm_model *m = s->m;
+    const txlm_hparams *h = &m->h;
+    txlm_ops *o = &s->ops;
+    uint32_t d = h->d_model, V = h->n_token;
+    txlm_arg z = rows_of(&s->z, r0, d);
+    txlm_arg out = rows_of(&s->out, 0, V);
+
+    for (uint32_t c = 0; c < m->n_clusters; c++) {
+        const txlm_out_cluster *cl = &m->out[c];
+        txlm_arg zc = z;
+        if (cl->proj) {
+            zc = rows_of(&s->zp, 0, cl->dim);
+            txlm_op_linear_t(o, z, cl->proj, zc, rows);
+        }
+        uint32_t n = cl->end - cl->begin;
+        if (h->n_cutoffs == 0) {
+            txlm_arg logits = rows_of(&s->tail, 0, V);
+            txlm_op_linear(o, zc, cl->weight, cl->row0, n, cl->bias, cl->row0, NULL, logits, rows, 0, 1.0f);
+            txlm_op_logsoftmax(o, logits, out, NULL, 0, rows, V, V);
+        } else if (c == 0) {
+            uint32_t head_n = n + h->n_cutoffs;
+            txlm_arg head = rows_of(&s->head, 0, head_n), head_lp = rows_of(&s->head_lp, 0, head_n);
+            txlm_arg head_tail = head;
+            head_tail.off += n;
+            txlm_op_linear(o, zc, cl->weight, cl->row0, n, cl->bias, cl->row0, NULL, head, rows, 0, 1.0f);
+            txlm_op_linear(o, zc, m->cluster_w, 0, h->n_cutoffs, m->cluster_b, 0, NULL, head_tail, rows, 0, 1.0f);
+            txlm_op_logsoftmax(o, head, head_lp, NULL, 0, rows, head_n, head_n);
+            txlm_op_logsoftmax(o, head, out, NULL, 0, rows, head_n, n);
+        } else {
+            uint32_t head_n = h->cutoffs[0] + h->n_cutoffs;
+            txlm_arg logits = rows_of(&s->tail, 0, n), head_lp = rows_of(&s->head_lp, 0, head_n);
+            txlm_arg dst = out;
+            dst.off += cl->begin;
+            txlm_op_linear(o, zc, cl->weight, cl->row0, n, cl->bias, cl->row0, NULL, logits, rows, 0, 1.0f);
+            txlm_op_logsoftmax(o, logits, dst, &head_lp, h->cutoffs[0] + c - 1, rows, n, n);
+        }
+    }
+}
+
+static int read_out(txlm_session *s, float *dst, uint32_t rows, txlm_err *err)
+{
+    int rc = txlm_buf_invalidate(&s->m->ctx->vk, &s->out, err);
+    if (!rc) memcpy(dst, s->out.map, (size_t)rows * s->m->h.n_token * sizeof(float));
+    return rc;
+}
+
+static int submit(txlm_session *s, txlm_err *err)
+{
+    pthread_mutex_lock(&s->m->ctx->queue_lock);
+    int rc = txlm_rec_submit(&s->rec, err);
+    pthread_mutex_unlock(&s->m->ctx->queue_lock);
+    return rc;
+}
+
+int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, float *logprobs, txlm_err *err)
+{
+    const txlm_hparams *h = &s->m->h;
+    uint32_t d = h->d_model;
+    if (qlen == 0 || qlen > s->max_seg)
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "segment of %u tokens: must be 1..%u", qlen, s->max_seg);
+    for (uint32_t i = 0; i < qlen; i++)
+        if (tokens[i] < 0 || (uint32_t)tokens[i] >= h->n_token)
+            return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "token %d at position %u is outside the vocabulary [0, %u)",
+                             tokens[i], i, h->n_token);
+    int rc = txlm_buf_upload(&s->m->ctx->vk, &s->ids, 0, tokens, qlen * sizeof *tokens, err);
+    if (!rc) rc = txlm_rec_begin(&s->rec, err);
+    if (rc) return rc;
+
+    uint32_t klen = s->mlen + qlen;
+    uint32_t longest = klen - 1 < s->max_dist ? klen - 1 : s->max_dist;
+    grow_position_keys(s, longest + 1);
+    embed(s, tokens, qlen);
+    for (uint32_t n = 0; n < h->n_layer; n++) {
+        txlm_arg out = n + 1 < h->n_layer ? rows_of(&s->hs[n + 1], s->mlen, d) : rows_of(&s->z, 0, d);
+        layer(s, n, qlen, out);
+    }
+    update_memory(s, qlen);
+
+    /* Log-probabilities, in blocks of rows that fit one binding; the first
+     * block rides in the segment's command buffer. */
+    uint32_t block = logprobs ? (qlen < s->out_rows ? qlen : s->out_rows) : 0;
+    if (block) log_softmax_rows(s, 0, block);
+    rc = submit(s, err);
+    if (rc) {
+        /* The device may have run part of the segment: forget the memory
+         * rather than continue from a half-updated one. */
+        s->mlen = 0;
+        s->rk_rows = 0;
+        return rc;
+    }
+    if (block) rc = read_out(s, logprobs, block, err);
+    for (uint32_t r0 = block; !rc && logprobs && r0 < qlen; r0 += block) {
+        uint32_t rows = qlen - r0 < block ? qlen - r0 : block;
+        rc = txlm_rec_begin(&s->rec, err);
+        if (!rc) {
+            log_softmax_rows(s, r0, rows);
+            rc = submit(s, err);
+        }
+        if (!rc) rc = read_out(s, logprobs + (size_t)r0 * h->n_token, rows, err);
+    }
+    return rc;
+}

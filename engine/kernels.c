@@ -1,0 +1,89 @@
+#include "kernels.h"
+
+#include <string.h>
+
+#include "attn_pv.spv.h"
+#include "attn_scores.spv.h"
+#include "gather.spv.h"
+#include "layernorm.spv.h"
+#include "linear.spv.h"
+#include "logsoftmax.spv.h"
+#include "softmax.spv.h"
+
+static const struct {
+    const char *name;
+    const uint32_t *code;
+    size_t size;
+    uint32_t n_bindings;
+} table[TXLM_K_COUNT] = {
+#define K(id, nm, nb) [id] = {#nm, txlm_spv_##nm, sizeof txlm_spv_##nm, nb}
+    K(TXLM_K_LINEAR, linear, 5),
+    K(TXLM_K_GATHER, gather, 3),
+    K(TXLM_K_LAYERNORM, layernorm, 5),
+    K(TXLM_K_ATTN_SCORES, attn_scores, 5),
+    K(TXLM_K_SOFTMAX, softmax, 1),
+    K(TXLM_K_ATTN_PV, attn_pv, 3),
+    K(TXLM_K_LOGSOFTMAX, logsoftmax, 3),
+#undef K
+};
+
+static int create_one(txlm_vk *vk, txlm_kernel *k, uint32_t id, txlm_err *err)
+{
+    VkDescriptorSetLayoutBinding b[TXLM_MAX_BINDINGS];
+    k->name = table[id].name;
+    k->n_bindings = table[id].n_bindings;
+    for (uint32_t i = 0; i < k->n_bindings; i++)
+        b[i] = (VkDescriptorSetLayoutBinding){.binding = i, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                              .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    VkDescriptorSetLayoutCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                           .bindingCount = k->n_bindings, .pBindings = b};
+    VkResult r = vkCreateDescriptorSetLayout(vk->device, &dci, NULL, &k->dsl);
+    if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateDescriptorSetLayout");
+    VkPushConstantRange pc = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = TXLM_PUSH_BYTES};
+    VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1,
+                                      .pSetLayouts = &k->dsl, .pushConstantRangeCount = 1, .pPushConstantRanges = &pc};
+    r = vkCreatePipelineLayout(vk->device, &lci, NULL, &k->layout);
+    if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreatePipelineLayout");
+    VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = table[id].size,
+                                    .pCode = table[id].code};
+    VkShaderModule mod;
+    r = vkCreateShaderModule(vk->device, &mci, NULL, &mod);
+    if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateShaderModule");
+    VkComputePipelineCreateInfo pci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                  .module = mod, .pName = "main"},
+        .layout = k->layout,
+    };
+    r = vkCreateComputePipelines(vk->device, VK_NULL_HANDLE, 1, &pci, NULL, &k->pipeline);
+    vkDestroyShaderModule(vk->device, mod, NULL);
+    if (r != VK_SUCCESS) {
+        txlm_vk_fail(err, r, "vkCreateComputePipelines");
+        return txlm_fail_prefix(err, "kernel %s: ", k->name);
+    }
+    return 0;
+}
+
+int txlm_kernels_init(txlm_vk *vk, txlm_kernels *ks, txlm_err *err)
+{
+    memset(ks, 0, sizeof *ks);
+    for (uint32_t i = 0; i < TXLM_K_COUNT; i++) {
+        int rc = create_one(vk, &ks->k[i], i, err);
+        if (rc) {
+            txlm_kernels_destroy(vk, ks);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+void txlm_kernels_destroy(txlm_vk *vk, txlm_kernels *ks)
+{
+    for (uint32_t i = 0; i < TXLM_K_COUNT; i++) {
+        txlm_kernel *k = &ks->k[i];
+        if (k->pipeline) vkDestroyPipeline(vk->device, k->pipeline, NULL);
+        if (k->layout) vkDestroyPipelineLayout(vk->device, k->layout, NULL);
+        if (k->dsl) vkDestroyDescriptorSetLayout(vk->device, k->dsl, NULL);
+    }
+    memset(ks, 0, sizeof *ks);
+}

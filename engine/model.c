@@ -1,0 +1,188 @@
+/* Loading a .txlm onto the device: verify the file, upload every tensor,
+ * then bind the canonical names (docs/tensors.md) to the model's structs,
+ * checking each shape against the hyper-parameters. */
+#include "model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_load.h"
+#include "txlm_file.h"
+
+typedef struct loader {
+    txlm_model *m;
+    const txlm_file *f;
+    txlm_err *err;
+} loader;
+
+/* The uploaded tensor called `name`, which must have the given shape
+ * (cols == 0: a 1-D tensor of `rows` elements). NULL if absent and optional. */
+static const txlm_gpu_tensor *get(loader *L, const char *name, uint32_t rows, uint32_t cols, int optional)
+{
+    const txlm_tensor_info *t = txlm_file_find(L->f, name);
+    if (!t) {
+        if (!optional) txlm_fail(L->err, TXLM_ERR_FORMAT, "model has no tensor '%s'", name);
+        return NULL;
+    }
+    int ok = cols == 0 ? (t->rank == 1 && t->dims[0] == rows)
+                       : (t->rank == 2 && t->dims[0] == rows && t->dims[1] == cols);
+    if (!ok) {
+        char got[96] = "";
+        for (uint32_t i = 0; i < t->rank && i < 4; i++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%llu", i ? ", " : "", (unsigned long long)t->dims[i]);
+        if (cols)
+            txlm_fail(L->err, TXLM_ERR_FORMAT, "tensor '%s' has shape [%s], expected [%u, %u]", name, got, rows, cols);
+        else
+            txlm_fail(L->err, TXLM_ERR_FORMAT, "tensor '%s' has shape [%s], expected [%u]", name, got, rows);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < L->m->n_tensors; i++)
+        if (txlm_file_tensor(L->f, i) == t) return &L->m->tensors[i];
+    txlm_fail(L->err, TXLM_ERR_FORMAT, "internal: tensor '%s' not uploaded", name);
+    return NULL;
+}
+
+#define NEED(ptr, ...)                                   \
+    do {                                                 \
+        if (!((ptr) = get(L, __VA_ARGS__, 0))) return L->err->code; \
+    } while (0)
+
+static int bind_layers(loader *L)
+{
+    const txlm_hparams *h = &L->m->h;
+    uint32_t d = h->d_model, hd = h->n_head * h->d_head;
+    char name[TXLM_MAX_NAME];
+    L->m->layers = calloc(h->n_layer, sizeof *L->m->layers);
+    if (!L->m->layers) return txlm_fail(L->err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    for (uint32_t n = 0; n < h->n_layer; n++) {
+        txlm_layer *ly = &L->m->layers[n];
+#define LAYER(field, suffix, rows, cols)                                  \
+        snprintf(name, sizeof name, "layers.%u.%s", n, suffix);           \
+        NEED(ly->field, name, rows, cols)
+        LAYER(qkv, "dec_attn.qkv_net.weight", 3 * hd, d);
+        LAYER(r_net, "dec_attn.r_net.weight", hd, d);
+        LAYER(o_net, "dec_attn.o_net.weight", d, hd);
+        LAYER(attn_ln_g, "dec_attn.layer_norm.weight", d, 0);
+        LAYER(attn_ln_b, "dec_attn.layer_norm.bias", d, 0);
+        LAYER(r_w_bias, "dec_attn.r_w_bias", h->n_head, h->d_head);
+        LAYER(r_r_bias, "dec_attn.r_r_bias", h->n_head, h->d_head);
+        LAYER(ff_w1, "pos_ff.CoreNet.0.weight", h->d_inner, d);
+        LAYER(ff_b1, "pos_ff.CoreNet.0.bias", h->d_inner, 0);
+        LAYER(ff_w2, "pos_ff.CoreNet.3.weight", d, h->d_inner);
+        LAYER(ff_b2, "pos_ff.CoreNet.3.bias", d, 0);
+        LAYER(ff_ln_g, "pos_ff.layer_norm.weight", d, 0);
+        LAYER(ff_ln_b, "pos_ff.layer_norm.bias", d, 0);
+#undef LAYER
+    }
+    return 0;
+}
+
+/* Adaptive embedding and softmax, with tie_weight / tie_projs resolved. */
+static int bind_clusters(loader *L)
+{
+    txlm_model *m = L->m;
+    const txlm_hparams *h = &m->h;
+    uint32_t nc = txlm_n_clusters(h);
+    char name[TXLM_MAX_NAME];
+    int div1 = h->div_val == 1;
+
+    m->n_emb_parts = div1 ? 1 : nc;
+    for (uint32_t c = 0; c < m->n_emb_parts; c++) {
+        txlm_emb_part *e = &m->emb[c];
+        uint32_t lo = div1 ? 0 : txlm_cluster_begin(h, c), hi = div1 ? h->n_token : txlm_cluster_end(h, c);
+        uint32_t dim = txlm_cluster_dim(h, c);
+        e->id_lo = (int32_t)lo;
+        e->id_hi = (int32_t)hi;
+        snprintf(name, sizeof name, "word_emb.emb_layers.%u.weight", c);
+        NEED(e->table, name, hi - lo, dim);
+        if (!div1 || h->d_embed != h->d_model) {
+            snprintf(name, sizeof name, "word_emb.emb_projs.%u", c);
+            NEED(e->proj, name, h->d_model, dim);
+        }
+    }
+
+    m->n_clusters = nc;
+    for (uint32_t c = 0; c < nc; c++) {
+        txlm_out_cluster *o = &m->out[c];
+        o->begin = txlm_cluster_begin(h, c);
+        o->end = txlm_cluster_end(h, c);
+        o->dim = txlm_cluster_dim(h, c);
+        uint32_t t = div1 ? 0 : c;          /* which out_layers tensor holds this cluster */
+        uint32_t rows = div1 ? h->n_token : o->end - o->begin;
+        o->row0 = div1 ? o->begin : 0;
+        if (h->tie_weight) {
+            o->weight = m->emb[t].table;
+        } else {
+            snprintf(name, sizeof name, "crit.out_layers.%u.weight", t);
+            NEED(o->weight, name, rows, o->dim);
+        }
+        snprintf(name, sizeof name, "crit.out_layers.%u.bias", t);
+        NEED(o->bias, name, rows, 0);
+        int has_proj = !div1 || h->d_embed != h->d_model;
+        if (has_proj) {
+            if (h->tie_projs[c]) {
+                o->proj = m->emb[div1 ? 0 : c].proj;
+            } else {
+                snprintf(name, sizeof name, "crit.out_projs.%u", c);
+                NEED(o->proj, name, h->d_model, o->dim);
+            }
+        }
+    }
+    if (h->n_cutoffs) {
+        NEED(m->cluster_w, "crit.cluster_weight", h->n_cutoffs, h->d_embed);
+        NEED(m->cluster_b, "crit.cluster_bias", h->n_cutoffs, 0);
+    }
+    return 0;
+}
+
+static int upload_all(txlm_model *m, const txlm_file *f, txlm_err *err)
+{
+    m->n_tensors = txlm_file_tensor_count(f);
+    m->tensors = calloc(m->n_tensors ? m->n_tensors : 1, sizeof *m->tensors);
+    if (!m->tensors) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    for (uint32_t i = 0; i < m->n_tensors; i++) {
+        const txlm_tensor_info *t = txlm_file_tensor(f, i);
+        if (t->rank < 1 || t->rank > 2)
+            return txlm_fail(err, TXLM_ERR_FORMAT, "tensor '%s' has rank %u; the model uses only 1-D and 2-D tensors",
+                             t->name, t->rank);
+        int rc = txlm_tensor_upload(&m->ctx->vk, f, t, &m->tensors[i], err);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int txlm_model_open(txlm_context *ctx, const char *path, unsigned open_flags, txlm_model **out, txlm_err *err)
+{
+    *out = NULL;
+    txlm_file *f = NULL;
+    int rc = txlm_file_open(path, open_flags, &f, err);
+    if (rc) return rc;
+    txlm_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        txlm_file_close(f);
+        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    m->ctx = ctx;
+    m->h = *txlm_file_hparams(f);
+    loader L = {m, f, err};
+    rc = upload_all(m, f, err);
+    if (!rc) rc = bind_layers(&L);
+    if (!rc) rc = bind_clusters(&L);
+    txlm_file_close(f);
+    if (rc) {
+        txlm_model_close(m);
+        return txlm_fail_prefix(err, "%s: ", path);
+    }
+    *out = m;
+    return 0;
+}
+
+void txlm_model_close(txlm_model *m)
+{
+    if (!m) return;
+    for (uint32_t i = 0; i < m->n_tensors; i++) txlm_tensor_free(&m->ctx->vk, &m->tensors[i]);
+    free(m->tensors);
+    free(m->layers);
+    free(m);
+}

@@ -1,0 +1,52 @@
+/* A Transformer-XL model on the device, as plain structs: hyper-parameters,
+ * per-layer weights, and per-cluster embedding/softmax weights with the
+ * ties of the checkpoint already resolved. */
+#ifndef TXLM_MODEL_H
+#define TXLM_MODEL_H
+
+#include "context.h"
+#include "hparams.h"
+#include "tensor.h"
+#include "txlm.h"
+
+typedef struct txlm_layer {
+    const txlm_gpu_tensor *qkv;        /* [3*H*dh, d] */
+    const txlm_gpu_tensor *r_net;      /* [H*dh, d] */
+    const txlm_gpu_tensor *o_net;      /* [d, H*dh] */
+    const txlm_gpu_tensor *attn_ln_g, *attn_ln_b;
+    const txlm_gpu_tensor *r_w_bias, *r_r_bias; /* [H, dh] */
+    const txlm_gpu_tensor *ff_w1, *ff_b1;       /* [d_inner, d], [d_inner] */
+    const txlm_gpu_tensor *ff_w2, *ff_b2;       /* [d, d_inner], [d] */
+    const txlm_gpu_tensor *ff_ln_g, *ff_ln_b;
+} txlm_layer;
+
+/* One table of the adaptive input embedding (div_val 1: a single table for all ids). */
+typedef struct txlm_emb_part {
+    int32_t id_lo, id_hi;               /* ids [id_lo, id_hi) */
+    const txlm_gpu_tensor *table;       /* [id_hi - id_lo, dim] */
+    const txlm_gpu_tensor *proj;        /* [d_model, dim] or NULL */
+} txlm_emb_part;
+
+/* One cluster of the adaptive softmax. */
+typedef struct txlm_out_cluster {
+    uint32_t begin, end, dim;
+    const txlm_gpu_tensor *weight;      /* rows [row0, row0 + end - begin) belong to the cluster */
+    uint32_t row0;
+    const txlm_gpu_tensor *bias;        /* elements [row0, ...) */
+    const txlm_gpu_tensor *proj;        /* [d_model, dim], or NULL: logits use z directly */
+} txlm_out_cluster;
+
+struct txlm_model {
+    txlm_context *ctx;
+    txlm_hparams h;
+    txlm_gpu_tensor *tensors;           /* everything uploaded, in file order */
+    uint32_t n_tensors;
+    txlm_layer *layers;
+    uint32_t n_emb_parts;
+    txlm_emb_part emb[TXLM_MAX_CLUSTERS];
+    uint32_t n_clusters;
+    txlm_out_cluster out[TXLM_MAX_CLUSTERS];
+    const txlm_gpu_tensor *cluster_w, *cluster_b; /* [n_cutoffs, d_embed], [n_cutoffs] */
+};
+
+#endif

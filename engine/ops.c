@@ -1,0 +1,122 @@
+#include "ops.h"
+
+#include <math.h>
+
+static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+struct linear_push {
+    uint32_t M, N, K, x_off, ldx, w_off, w_ld, y_off, ldy, b_off, r_off, ldr, flags;
+    float alpha;
+};
+
+void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t row0, uint32_t nrows,
+                    const txlm_gpu_tensor *bias, uint32_t bias_off, const txlm_arg *r, txlm_arg y, uint32_t M,
+                    uint32_t flags, float alpha)
+{
+    uint32_t end = row0 + nrows;
+    for (uint32_t c = 0; c < txlm_tensor_n_chunks(w); c++) {
+        uint32_t c0;
+        txlm_view wv = txlm_tensor_chunk(w, c, &c0);
+        uint32_t c1 = c0 + w->chunk_rows;
+        uint32_t lo = row0 > c0 ? row0 : c0, hi = end < c1 ? end : c1;
+        if (lo >= hi) continue;
+        struct linear_push p = {
+            .M = M, .N = hi - lo, .K = w->cols,
+            .x_off = x.off, .ldx = x.ld,
+            .w_off = (lo - c0) * w->cols, .w_ld = w->cols,
+            .y_off = y.off + (lo - row0), .ldy = y.ld,
+            .b_off = bias_off + (lo - row0),
+            .r_off = r ? r->off + (lo - row0) : 0, .ldr = r ? r->ld : 0,
+            .flags = (flags & (TXLM_LIN_RELU | TXLM_LIN_RESIDUAL)) | (bias ? 1u : 0u),
+            .alpha = alpha,
+        };
+        txlm_view views[5] = {x.view, wv, bias ? txlm_tensor_view(bias) : o->dummy,
+                              (flags & TXLM_LIN_RESIDUAL) && r ? r->view : o->dummy, y.view};
+        txlm_rec_dispatch(o->rec, TXLM_K_LINEAR, views, &p, sizeof p, div_up(p.N, 32), div_up(M, 32), 1);
+    }
+    txlm_rec_barrier(o->rec);
+}
+
+void txlm_op_linear_t(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *pj, txlm_arg y, uint32_t M)
+{
+    struct linear_push p = {
+        .M = M, .N = pj->cols, .K = pj->rows,
+        .x_off = x.off, .ldx = x.ld,
+        .w_off = 0, .w_ld = pj->cols,
+        .y_off = y.off, .ldy = y.ld,
+        .flags = 8u, /* TRANS_W */
+        .alpha = 1.0f,
+    };
+    txlm_view views[5] = {x.view, txlm_tensor_view(pj), o->dummy, o->dummy, y.view};
+    txlm_rec_dispatch(o->rec, TXLM_K_LINEAR, views, &p, sizeof p, div_up(p.N, 32), div_up(M, 32), 1);
+    txlm_rec_barrier(o->rec);
+}
+
+void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tensor *e, int32_t id_lo, txlm_arg y, float alpha)
+{
+    for (uint32_t c = 0; c < txlm_tensor_n_chunks(e); c++) {
+        uint32_t r0;
+        txlm_view ev = txlm_tensor_chunk(e, c, &r0);
+        uint32_t nr = e->rows - r0 < e->chunk_rows ? e->rows - r0 : e->chunk_rows;
+        struct {
+            uint32_t n_rows, dim;
+            int32_t row_lo, row_hi;
+            uint32_t y_off, ldy;
+            float alpha;
+        } p = {n, e->cols, id_lo + (int32_t)r0, id_lo + (int32_t)(r0 + nr), y.off, y.ld, alpha};
+        txlm_view views[3] = {ids, ev, y.view};
+        txlm_rec_dispatch(o->rec, TXLM_K_GATHER, views, &p, sizeof p, div_up(e->cols, 64), n, 1);
+    }
+    txlm_rec_barrier(o->rec);
+}
+
+void txlm_op_layernorm(txlm_ops *o, txlm_arg x, const txlm_arg *r, const txlm_gpu_tensor *g, const txlm_gpu_tensor *b,
+                       txlm_arg y, uint32_t rows, uint32_t d, float eps)
+{
+    struct {
+        uint32_t rows, d, x_off, ldx, r_off, ldr, y_off, ldy, residual;
+        float eps;
+    } p = {rows, d, x.off, x.ld, r ? r->off : 0, r ? r->ld : 0, y.off, y.ld, r != NULL, eps};
+    txlm_view views[5] = {x.view, r ? r->view : o->dummy, txlm_tensor_view(g), txlm_tensor_view(b), y.view};
+    txlm_rec_dispatch(o->rec, TXLM_K_LAYERNORM, views, &p, sizeof p, rows, 1, 1);
+    txlm_rec_barrier(o->rec);
+}
+
+void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view qkv, txlm_view rk, uint32_t rk_off,
+                       const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, txlm_view scores, txlm_view out)
+{
+    uint32_t klen = s->mlen + s->qlen;
+    struct {
+        uint32_t qlen, mlen, klen, H, dh, rk_off, clamp_max, same_length, mem_len;
+        float scale;
+    } ps = {s->qlen, s->mlen, klen, s->H, s->dh, rk_off, s->clamp_max, s->same_length, s->mem_len,
+            (float)(1.0 / sqrt((double)s->dh))};
+    txlm_view v1[5] = {qkv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), scores};
+    txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SCORES, v1, &ps, sizeof ps, div_up(klen, 64), s->qlen, s->H);
+    txlm_rec_barrier(o->rec);
+
+    struct {
+        uint32_t rows, n;
+    } pm = {s->H * s->qlen, klen};
+    txlm_rec_dispatch(o->rec, TXLM_K_SOFTMAX, &scores, &pm, sizeof pm, pm.rows, 1, 1);
+    txlm_rec_barrier(o->rec);
+
+    struct {
+        uint32_t qlen, klen, H, dh;
+    } pv = {s->qlen, klen, s->H, s->dh};
+    txlm_view v3[3] = {scores, qkv, out};
+    txlm_rec_dispatch(o->rec, TXLM_K_ATTN_PV, v3, &pv, sizeof pv, div_up(s->H * s->dh, 64), s->qlen, 1);
+    txlm_rec_barrier(o->rec);
+}
+
+void txlm_op_logsoftmax(txlm_ops *o, txlm_arg src, txlm_arg dst, const txlm_arg *add, uint32_t add_col, uint32_t rows,
+                        uint32_t n, uint32_t n_write)
+{
+    struct {
+        uint32_t rows, n, src_off, ld_src, dst_off, ld_dst, add_off, ld_add, add_col, n_write;
+    } p = {rows, n, src.off, src.ld, dst.off, dst.ld, add ? add->off : 0, add ? add->ld : 0, add ? add_col : 0xffffffffu,
+           n_write};
+    txlm_view views[3] = {src.view, dst.view, add ? add->view : o->dummy};
+    txlm_rec_dispatch(o->rec, TXLM_K_LOGSOFTMAX, views, &p, sizeof p, rows, 1, 1);
+    txlm_rec_barrier(o->rec);
+}

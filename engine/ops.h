@@ -1,0 +1,55 @@
+/* One function per operation of the forward pass. Each records its
+ * dispatch(es) and a barrier, so calls read in order like the equations.
+ * Activations are addressed as (view, element offset, row stride). */
+#ifndef TXLM_OPS_H
+#define TXLM_OPS_H
+
+#include "tensor.h"
+
+typedef struct txlm_arg {
+    txlm_view view;
+    uint32_t off;  /* element offset of row 0 */
+    uint32_t ld;   /* elements between rows */
+} txlm_arg;
+
+static inline txlm_arg txlm_arg_of(const txlm_buf *b, uint32_t off, uint32_t ld)
+{
+    return (txlm_arg){txlm_view_of(b), off, ld};
+}
+
+typedef struct txlm_ops {
+    txlm_rec *rec;
+    txlm_view dummy;   /* bound to bindings a dispatch does not use */
+} txlm_ops;
+
+enum { TXLM_LIN_RELU = 2, TXLM_LIN_RESIDUAL = 4 };
+
+/* Y[M, nrows] = alpha * (X · W[row0 : row0+nrows]^T + bias[bias_off..]) (+relu) (+R).
+ * bias may be NULL; R used with TXLM_LIN_RESIDUAL. Handles chunked W. */
+void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t row0, uint32_t nrows,
+                    const txlm_gpu_tensor *bias, uint32_t bias_off, const txlm_arg *r, txlm_arg y, uint32_t M,
+                    uint32_t flags, float alpha);
+/* Y[M, N] = X[M, K] · P[K, N] (P a projection stored [K, N], K = P->rows). */
+void txlm_op_linear_t(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *p, txlm_arg y, uint32_t M);
+/* For tokens with id in [id_lo, id_lo + E->rows): Y[i] = alpha * E[id - id_lo]. */
+void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tensor *e, int32_t id_lo, txlm_arg y, float alpha);
+/* Y = LN(X (+ R)) over rows of d. R may be NULL. */
+void txlm_op_layernorm(txlm_ops *o, txlm_arg x, const txlm_arg *r, const txlm_gpu_tensor *g, const txlm_gpu_tensor *b,
+                       txlm_arg y, uint32_t rows, uint32_t d, float eps);
+
+typedef struct txlm_attn_shape {
+    uint32_t qlen, mlen, H, dh;
+    uint32_t clamp_max;     /* largest distance row in the rk table */
+    uint32_t same_length, mem_len;
+} txlm_attn_shape;
+
+/* Relative attention: scores into S [H, qlen, klen] (left as probabilities),
+ * output heads into O [qlen, H*dh]. qkv [klen, 3*H*dh]; rk [distances, H*dh] at element rk_off. */
+void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view qkv, txlm_view rk, uint32_t rk_off,
+                       const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, txlm_view scores, txlm_view out);
+
+/* DST[:, 0:n_write] = log_softmax(SRC rows over n)[:, 0:n_write] (+ ADD[row][add_col] if add). */
+void txlm_op_logsoftmax(txlm_ops *o, txlm_arg src, txlm_arg dst, const txlm_arg *add, uint32_t add_col, uint32_t rows,
+                        uint32_t n, uint32_t n_write);
+
+#endif

@@ -1,0 +1,155 @@
+#include "recorder.h"
+
+#include <string.h>
+
+int txlm_rec_init(txlm_rec *r, txlm_vk *vk, const txlm_kernels *ks, uint32_t max_sets, txlm_err *err)
+{
+    memset(r, 0, sizeof *r);
+    r->vk = vk;
+    r->ks = ks;
+    r->max_sets = max_sets;
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                   .queueFamilyIndex = vk->queue_family};
+    VkResult res = vkCreateCommandPool(vk->device, &pci, NULL, &r->pool);
+    if (res == VK_SUCCESS) {
+        VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = r->pool,
+                                           .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+        res = vkAllocateCommandBuffers(vk->device, &cai, &r->cmd);
+    }
+    if (res == VK_SUCCESS) {
+        VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        res = vkCreateFence(vk->device, &fci, NULL, &r->fence);
+    }
+    if (res == VK_SUCCESS) {
+        VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = max_sets * TXLM_MAX_BINDINGS};
+        VkDescriptorPoolCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = max_sets,
+                                          .poolSizeCount = 1, .pPoolSizes = &ps};
+        res = vkCreateDescriptorPool(vk->device, &dci, NULL, &r->dpool);
+    }
+    if (res != VK_SUCCESS) {
+        txlm_rec_destroy(r);
+        return txlm_vk_fail(err, res, "creating a command recorder");
+    }
+    return 0;
+}
+
+void txlm_rec_destroy(txlm_rec *r)
+{
+    if (!r->vk) return;
+    VkDevice d = r->vk->device;
+    if (r->dpool) vkDestroyDescriptorPool(d, r->dpool, NULL);
+    if (r->fence) vkDestroyFence(d, r->fence, NULL);
+    if (r->pool) vkDestroyCommandPool(d, r->pool, NULL);
+    memset(r, 0, sizeof *r);
+}
+
+int txlm_rec_begin(txlm_rec *r, txlm_err *err)
+{
+    VkResult res = vkResetDescriptorPool(r->vk->device, r->dpool, 0);
+    if (res == VK_SUCCESS) res = vkResetCommandBuffer(r->cmd, 0);
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    if (res == VK_SUCCESS) res = vkBeginCommandBuffer(r->cmd, &bi);
+    if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "beginning a command buffer");
+    r->sets_used = 0;
+    r->dispatches = 0;
+    r->recording = 1;
+    r->failed = 0;
+    return 0;
+}
+
+static void latch(txlm_rec *r, int code, const char *msg)
+{
+    if (r->failed) return;
+    r->failed = 1;
+    txlm_fail(&r->first_err, code, "%s", msg);
+}
+
+void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, const void *push, uint32_t push_size,
+                       uint32_t gx, uint32_t gy, uint32_t gz)
+{
+    if (r->failed || gx == 0 || gy == 0 || gz == 0) return;
+    const txlm_kernel *k = &r->ks->k[id];
+    const VkPhysicalDeviceLimits *lim = &r->vk->props.limits;
+    if (gx > lim->maxComputeWorkGroupCount[0] || gy > lim->maxComputeWorkGroupCount[1] ||
+        gz > lim->maxComputeWorkGroupCount[2]) {
+        latch(r, TXLM_ERR_LIMIT, "a dispatch exceeds the device's workgroup-count limits (sequence too long for this device)");
+        return;
+    }
+    if (r->sets_used >= r->max_sets) {
+        latch(r, TXLM_ERR_LIMIT, "too many dispatches in one command buffer (descriptor pool exhausted)");
+        return;
+    }
+    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, .descriptorPool = r->dpool,
+                                      .descriptorSetCount = 1, .pSetLayouts = &k->dsl};
+    VkDescriptorSet set;
+    if (vkAllocateDescriptorSets(r->vk->device, &ai, &set) != VK_SUCCESS) {
+        latch(r, TXLM_ERR_VULKAN, "vkAllocateDescriptorSets failed");
+        return;
+    }
+    r->sets_used++;
+    VkDescriptorBufferInfo bi[TXLM_MAX_BINDINGS];
+    VkWriteDescriptorSet w[TXLM_MAX_BINDINGS];
+    for (uint32_t i = 0; i < k->n_bindings; i++) {
+        if (views[i].size > r->vk->max_storage_range || views[i].off % r->vk->storage_align) {
+            latch(r, TXLM_ERR_LIMIT, "internal: a buffer view exceeds maxStorageBufferRange or is misaligned");
+            return;
+        }
+        bi[i] = (VkDescriptorBufferInfo){views[i].buf, views[i].off, views[i].size};
+        w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = i,
+                                      .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                      .pBufferInfo = &bi[i]};
+    }
+    vkUpdateDescriptorSets(r->vk->device, k->n_bindings, w, 0, NULL);
+    uint8_t pc[TXLM_PUSH_BYTES] = {0};
+    memcpy(pc, push, push_size < TXLM_PUSH_BYTES ? push_size : TXLM_PUSH_BYTES);
+    vkCmdBindPipeline(r->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
+    vkCmdBindDescriptorSets(r->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0, NULL);
+    vkCmdPushConstants(r->cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, TXLM_PUSH_BYTES, pc);
+    vkCmdDispatch(r->cmd, gx, gy, gz);
+    r->dispatches++;
+}
+
+void txlm_rec_barrier(txlm_rec *r)
+{
+    VkMemoryBarrier mb = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                         VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT,
+    };
+    VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    vkCmdPipelineBarrier(r->cmd, stages, stages | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+void txlm_rec_copy(txlm_rec *r, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size)
+{
+    if (r->failed || size == 0) return;
+    VkBufferCopy c = {.srcOffset = src_off, .dstOffset = dst_off, .size = size};
+    vkCmdCopyBuffer(r->cmd, src, dst, 1, &c);
+}
+
+void txlm_rec_fill_zero(txlm_rec *r, VkBuffer buf, VkDeviceSize off, VkDeviceSize size)
+{
+    if (r->failed || size == 0) return;
+    vkCmdFillBuffer(r->cmd, buf, off, size, 0);
+}
+
+int txlm_rec_submit(txlm_rec *r, txlm_err *err)
+{
+    if (!r->recording) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "internal: submit without begin");
+    r->recording = 0;
+    VkResult res = vkEndCommandBuffer(r->cmd);
+    if (r->failed) {
+        if (err) *err = r->first_err;
+        return r->first_err.code;
+    }
+    if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "vkEndCommandBuffer");
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &r->cmd};
+    res = vkQueueSubmit(r->vk->queue, 1, &si, r->fence);
+    if (res == VK_SUCCESS) res = vkWaitForFences(r->vk->device, 1, &r->fence, VK_TRUE, UINT64_MAX);
+    if (res == VK_SUCCESS) res = vkResetFences(r->vk->device, 1, &r->fence);
+    if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "running a segment on the device");
+    return 0;
+}

@@ -1,0 +1,48 @@
+/* Records dispatches into one command buffer and submits it once: the
+ * unit of GPU work for a segment. Descriptor sets come from a pool that
+ * is reset at every begin. */
+#ifndef TXLM_RECORDER_H
+#define TXLM_RECORDER_H
+
+#include "kernels.h"
+#include "vk_buffer.h"
+
+/* A byte range of a buffer bound to one shader binding. */
+typedef struct txlm_view {
+    VkBuffer buf;
+    VkDeviceSize off;
+    VkDeviceSize size;
+} txlm_view;
+
+static inline txlm_view txlm_view_of(const txlm_buf *b) { return (txlm_view){b->buf, 0, b->size}; }
+
+typedef struct txlm_rec {
+    txlm_vk *vk;
+    const txlm_kernels *ks;
+    VkCommandPool pool;
+    VkCommandBuffer cmd;
+    VkFence fence;
+    VkDescriptorPool dpool;
+    uint32_t max_sets;
+    uint32_t sets_used;
+    uint32_t dispatches;
+    int recording;
+    int failed;        /* a recording error happened; submit reports it */
+    txlm_err first_err;
+} txlm_rec;
+
+int txlm_rec_init(txlm_rec *r, txlm_vk *vk, const txlm_kernels *ks, uint32_t max_sets, txlm_err *err);
+void txlm_rec_destroy(txlm_rec *r);
+int txlm_rec_begin(txlm_rec *r, txlm_err *err);
+/* Records a dispatch. Errors (descriptor pool exhausted, bad view) are
+ * latched and returned by txlm_rec_submit, so op code stays linear. */
+void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id k, const txlm_view *views, const void *push, uint32_t push_size,
+                       uint32_t gx, uint32_t gy, uint32_t gz);
+/* Full compute/transfer memory barrier: every later command sees every earlier write. */
+void txlm_rec_barrier(txlm_rec *r);
+void txlm_rec_copy(txlm_rec *r, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size);
+void txlm_rec_fill_zero(txlm_rec *r, VkBuffer buf, VkDeviceSize off, VkDeviceSize size);
+/* Ends, submits, waits. */
+int txlm_rec_submit(txlm_rec *r, txlm_err *err);
+
+#endif

@@ -1,0 +1,147 @@
+/* Session set-up: settings from the options and the model, the device
+ * buffers sized for the longest segment, and the sinusoid table. */
+#include "session.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int alloc_buf(txlm_session *s, txlm_buf *b, uint64_t elems, txlm_buf_kind kind, const char *what, txlm_err *err)
+{
+    txlm_vk *vk = &s->m->ctx->vk;
+    uint64_t bytes = elems * 4;
+    if (elems > (UINT64_MAX / 8) || bytes > vk->max_storage_range)
+        return txlm_fail(err, TXLM_ERR_LIMIT,
+                         "session buffer '%s' needs %llu bytes, more than one binding allows (%llu); "
+                         "use a shorter segment or memory",
+                         what, (unsigned long long)bytes, (unsigned long long)vk->max_storage_range);
+    return txlm_buf_create(vk, bytes, kind, b, err);
+}
+
+/* Sinusoids exactly as the reference computes them in float32:
+ * inv_freq = 1 / 10000^(2k/d), row p = [sin(p * inv_freq), cos(p * inv_freq)]. */
+static int upload_positions(txlm_session *s, txlm_err *err)
+{
+    uint32_t d = s->m->h.d_model, rows = s->max_dist + 1;
+    int rc = txlm_tensor_alloc(&s->m->ctx->vk, rows, d, TXLM_BUF_DEVICE, &s->pos, err);
+    if (rc) return rc;
+    float *t = malloc((size_t)rows * d * sizeof *t);
+    if (!t) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    for (uint32_t k = 0; k < d / 2; k++) {
+        float inv_freq = 1.0f / powf(10000.0f, (float)(2 * k) / (float)d);
+        for (uint32_t p = 0; p < rows; p++) {
+            float arg = (float)p * inv_freq;
+            t[(size_t)p * d + k] = sinf(arg);
+            t[(size_t)p * d + d / 2 + k] = cosf(arg);
+        }
+    }
+    rc = txlm_buf_upload(&s->m->ctx->vk, &s->pos.buf, 0, t, (VkDeviceSize)rows * d * 4, err);
+    free(t);
+    return rc;
+}
+
+static int alloc_all(txlm_session *s, txlm_err *err)
+{
+    const txlm_hparams *h = &s->m->h;
+    txlm_vk *vk = &s->m->ctx->vk;
+    uint64_t M = s->mem_len, S = s->max_seg, K = M + S, d = h->d_model, hd = (uint64_t)h->n_head * h->d_head;
+    uint32_t max_dim = 0, max_cluster = 0;
+    for (uint32_t c = 0; c < txlm_n_clusters(h); c++) {
+        uint32_t dim = txlm_cluster_dim(h, c), n = txlm_cluster_end(h, c) - txlm_cluster_begin(h, c);
+        if (dim > max_dim) max_dim = dim;
+        if (n > max_cluster) max_cluster = n;
+    }
+    uint32_t head_n = h->n_cutoffs ? h->cutoffs[0] + h->n_cutoffs : h->n_token;
+
+    /* Output rows per block: everything of the adaptive softmax must fit one binding. */
+    uint64_t widest = h->n_token > max_cluster ? h->n_token : max_cluster;
+    uint64_t fit = vk->max_storage_range / (widest * 4);
+    s->out_rows = (uint32_t)(fit < S ? fit : S);
+    if (s->out_rows == 0)
+        return txlm_fail(err, TXLM_ERR_LIMIT, "one row of %llu log-probabilities exceeds the device's binding range",
+                         (unsigned long long)widest);
+
+    int rc = 0;
+#define ALLOC(buf, elems, kind) \
+    if (!rc) rc = alloc_buf(s, &s->buf, (elems), kind, #buf, err)
+    ALLOC(ids, S, TXLM_BUF_STAGING);
+    ALLOC(slide, M ? M * d : 1, TXLM_BUF_DEVICE);
+    ALLOC(z, S * d, TXLM_BUF_DEVICE);
+    ALLOC(xn, K * d, TXLM_BUF_DEVICE);
+    ALLOC(qkv, K * 3 * hd, TXLM_BUF_DEVICE);
+    ALLOC(scores, h->n_head * S * K, TXLM_BUF_DEVICE);
+    ALLOC(attn, S * hd, TXLM_BUF_DEVICE);
+    ALLOC(a, S * d, TXLM_BUF_DEVICE);
+    ALLOC(ffin, S * d, TXLM_BUF_DEVICE);
+    ALLOC(ffh, S * h->d_inner, TXLM_BUF_DEVICE);
+    ALLOC(emb_tmp, S * max_dim, TXLM_BUF_DEVICE);
+    ALLOC(zp, (uint64_t)s->out_rows * max_dim, TXLM_BUF_DEVICE);
+    ALLOC(head, (uint64_t)s->out_rows * head_n, TXLM_BUF_DEVICE);
+    ALLOC(head_lp, (uint64_t)s->out_rows * head_n, TXLM_BUF_DEVICE);
+    ALLOC(tail, (uint64_t)s->out_rows * max_cluster, TXLM_BUF_DEVICE);
+    ALLOC(out, (uint64_t)s->out_rows * h->n_token, TXLM_BUF_READBACK);
+#undef ALLOC
+    if (rc) return rc;
+
+    s->hs = calloc(h->n_layer, sizeof *s->hs);
+    s->rk = calloc(h->n_layer, sizeof *s->rk);
+    if (!s->hs || !s->rk) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    for (uint32_t n = 0; n < h->n_layer && !rc; n++) {
+        rc = alloc_buf(s, &s->hs[n], K * d, TXLM_BUF_DEVICE, "layer memory", err);
+        if (!rc) rc = txlm_tensor_alloc(vk, s->max_dist + 1, (uint32_t)hd, TXLM_BUF_DEVICE, &s->rk[n], err);
+        if (!rc && txlm_tensor_n_chunks(&s->rk[n]) != 1)
+            rc = txlm_fail(err, TXLM_ERR_LIMIT, "position keys for %u distances exceed one binding; lower clamp_len or mem_len",
+                           s->max_dist + 1);
+    }
+    if (!rc) rc = upload_positions(s, err);
+    return rc;
+}
+
+int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_session **out, txlm_err *err)
+{
+    *out = NULL;
+    const txlm_hparams *h = &m->h;
+    txlm_session *s = calloc(1, sizeof *s);
+    if (!s) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    s->m = m;
+    s->mem_len = opts && opts->mem_len ? opts->mem_len : h->mem_len;
+    s->clamp_len = opts && opts->clamp_len ? opts->clamp_len : h->clamp_len;
+    s->same_length = opts && opts->same_length >= 0 ? (opts->same_length != 0) : h->same_length;
+    s->max_seg = opts && opts->max_segment ? opts->max_segment : (h->tgt_len > 512 ? h->tgt_len : 512);
+    int rc = 0;
+    if (s->mem_len > (1u << 20) || s->max_seg > (1u << 20))
+        rc = txlm_fail(err, TXLM_ERR_LIMIT, "mem_len %u / segment length %u exceed 2^20", s->mem_len, s->max_seg);
+    uint32_t longest = s->mem_len + s->max_seg - 1;
+    s->max_dist = s->clamp_len > 0 && (uint32_t)s->clamp_len < longest ? (uint32_t)s->clamp_len : longest;
+
+    if (!rc) rc = alloc_all(s, err);
+    /* Every dispatch of a segment gets its own descriptor set. */
+    uint32_t max_sets = 64 + h->n_layer * 16 + 8 * txlm_n_clusters(h) * 4;
+    if (!rc) rc = txlm_rec_init(&s->rec, &m->ctx->vk, &m->ctx->kernels, max_sets, err);
+    if (rc) {
+        txlm_session_close(s);
+        return rc;
+    }
+    s->ops.rec = &s->rec;
+    s->ops.dummy = txlm_view_of(&m->ctx->dummy);
+    *out = s;
+    return 0;
+}
+
+void txlm_session_close(txlm_session *s)
+{
+    if (!s) return;
+    txlm_vk *vk = &s->m->ctx->vk;
+    txlm_rec_destroy(&s->rec);
+    txlm_buf *bufs[] = {&s->ids, &s->slide, &s->z, &s->xn, &s->qkv, &s->scores, &s->attn, &s->a, &s->ffin,
+                        &s->ffh, &s->emb_tmp, &s->zp, &s->head, &s->head_lp, &s->tail, &s->out};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        if (bufs[i]->buf) txlm_buf_destroy(vk, bufs[i]);
+    for (uint32_t n = 0; s->hs && n < s->m->h.n_layer; n++)
+        if (s->hs[n].buf) txlm_buf_destroy(vk, &s->hs[n]);
+    for (uint32_t n = 0; s->rk && n < s->m->h.n_layer; n++) txlm_tensor_free(vk, &s->rk[n]);
+    txlm_tensor_free(vk, &s->pos);
+    free(s->hs);
+    free(s->rk);
+    free(s);
+}

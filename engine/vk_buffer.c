@@ -1,0 +1,169 @@
+#include "vk_buffer.h"
+
+#include <string.h>
+
+static int find_memory_type(const txlm_vk *vk, uint32_t type_bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid)
+{
+    for (uint32_t i = 0; i < vk->mem_props.memoryTypeCount; i++) {
+        VkMemoryPropertyFlags f = vk->mem_props.memoryTypes[i].propertyFlags;
+        if ((type_bits & (1u << i)) && (f & want) == want && !(f & avoid)) return (int)i;
+    }
+    return -1;
+}
+
+/* Memory-type preferences per kind, best first; the first type that
+ * exists AND can be allocated wins (small ReBAR heaps run out early). */
+static const VkMemoryPropertyFlags prefs[][3] = {
+    [TXLM_BUF_DEVICE] = {VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                         VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT},
+    [TXLM_BUF_READBACK] = {VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT,
+                           VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                           VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT},
+    [TXLM_BUF_STAGING] = {VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                          VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT},
+};
+
+int txlm_buf_create(txlm_vk *vk, VkDeviceSize size, txlm_buf_kind kind, txlm_buf *out, txlm_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (size == 0) size = 16;
+    size = (size + 15) & ~(VkDeviceSize)15;
+    if (vk->memory_budget && vk->memory_used + size > vk->memory_budget)
+        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY,
+                         "device memory budget exceeded: %llu bytes in use, %llu more requested, budget %llu",
+                         (unsigned long long)vk->memory_used, (unsigned long long)size,
+                         (unsigned long long)vk->memory_budget);
+    if (size > vk->max_alloc)
+        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "buffer of %llu bytes exceeds the device's largest allocation (%llu)",
+                         (unsigned long long)size, (unsigned long long)vk->max_alloc);
+    VkBufferCreateInfo bci = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+        .size = size,
+        .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+        .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+    };
+    VkResult r = vkCreateBuffer(vk->device, &bci, NULL, &out->buf);
+    if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateBuffer");
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(vk->device, out->buf, &req);
+
+    r = VK_ERROR_OUT_OF_DEVICE_MEMORY;
+    int type = -1;
+    for (int p = 0; p < 3 && r != VK_SUCCESS; p++) {
+        VkMemoryPropertyFlags avoid = 0;
+        type = find_memory_type(vk, req.memoryTypeBits, prefs[kind][p], avoid);
+        if (type < 0) continue;
+        VkMemoryAllocateInfo mai = {
+            .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+            .allocationSize = req.size,
+            .memoryTypeIndex = (uint32_t)type,
+        };
+        r = vkAllocateMemory(vk->device, &mai, NULL, &out->mem);
+    }
+    if (r != VK_SUCCESS) {
+        vkDestroyBuffer(vk->device, out->buf, NULL);
+        out->buf = VK_NULL_HANDLE;
+        if (type < 0) return txlm_fail(err, TXLM_ERR_VULKAN, "no suitable memory type for a %llu-byte buffer", (unsigned long long)size);
+        return txlm_vk_fail(err, r, "vkAllocateMemory");
+    }
+    vkBindBufferMemory(vk->device, out->buf, out->mem, 0);
+    out->size = size;
+    VkMemoryPropertyFlags f = vk->mem_props.memoryTypes[type].propertyFlags;
+    out->coherent = (f & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
+    if (f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
+        r = vkMapMemory(vk->device, out->mem, 0, VK_WHOLE_SIZE, 0, &out->map);
+        if (r != VK_SUCCESS) {
+            txlm_buf_destroy(vk, out);
+            return txlm_vk_fail(err, r, "vkMapMemory");
+        }
+    }
+    vk->memory_used += size;
+    return 0;
+}
+
+void txlm_buf_destroy(txlm_vk *vk, txlm_buf *b)
+{
+    if (b->map) vkUnmapMemory(vk->device, b->mem);
+    if (b->buf) vkDestroyBuffer(vk->device, b->buf, NULL);
+    if (b->mem) {
+        vkFreeMemory(vk->device, b->mem, NULL);
+        vk->memory_used -= b->size;
+    }
+    memset(b, 0, sizeof *b);
+}
+
+static int flush(txlm_vk *vk, txlm_buf *b, txlm_err *err)
+{
+    if (b->coherent) return 0;
+    VkMappedMemoryRange range = {.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, .memory = b->mem, .size = VK_WHOLE_SIZE};
+    VkResult r = vkFlushMappedMemoryRanges(vk->device, 1, &range);
+    return r == VK_SUCCESS ? 0 : txlm_vk_fail(err, r, "vkFlushMappedMemoryRanges");
+}
+
+int txlm_buf_invalidate(txlm_vk *vk, txlm_buf *b, txlm_err *err)
+{
+    if (!b->map || b->coherent) return 0;
+    VkMappedMemoryRange range = {.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, .memory = b->mem, .size = VK_WHOLE_SIZE};
+    VkResult r = vkInvalidateMappedMemoryRanges(vk->device, 1, &range);
+    return r == VK_SUCCESS ? 0 : txlm_vk_fail(err, r, "vkInvalidateMappedMemoryRanges");
+}
+
+/* One transfer through a staging buffer; used only at load time on
+ * devices whose device-local memory is not mappable. */
+static int staged_copy(txlm_vk *vk, txlm_buf *dst, VkDeviceSize off, const void *src, VkDeviceSize n, txlm_err *err)
+{
+    const VkDeviceSize chunk = (VkDeviceSize)64 << 20;
+    txlm_buf stage;
+    int rc = txlm_buf_create(vk, n < chunk ? n : chunk, TXLM_BUF_STAGING, &stage, err);
+    if (rc) return rc;
+    VkCommandPool pool = VK_NULL_HANDLE;
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    VkFence fence = VK_NULL_HANDLE;
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                   .queueFamilyIndex = vk->queue_family};
+    VkResult r = vkCreateCommandPool(vk->device, &pci, NULL, &pool);
+    if (r == VK_SUCCESS) {
+        VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = pool,
+                                           .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+        r = vkAllocateCommandBuffers(vk->device, &cai, &cmd);
+    }
+    if (r == VK_SUCCESS) {
+        VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+        r = vkCreateFence(vk->device, &fci, NULL, &fence);
+    }
+    for (VkDeviceSize done = 0; r == VK_SUCCESS && done < n; done += chunk) {
+        VkDeviceSize len = n - done < chunk ? n - done : chunk;
+        memcpy(stage.map, (const char *)src + done, len);
+        if ((rc = flush(vk, &stage, err))) break;
+        VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+        vkResetCommandBuffer(cmd, 0);
+        vkBeginCommandBuffer(cmd, &bi);
+        VkBufferCopy region = {.srcOffset = 0, .dstOffset = off + done, .size = len};
+        vkCmdCopyBuffer(cmd, stage.buf, dst->buf, 1, &region);
+        vkEndCommandBuffer(cmd);
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
+        r = vkQueueSubmit(vk->queue, 1, &si, fence);
+        if (r == VK_SUCCESS) r = vkWaitForFences(vk->device, 1, &fence, VK_TRUE, UINT64_MAX);
+        if (r == VK_SUCCESS) r = vkResetFences(vk->device, 1, &fence);
+    }
+    if (r != VK_SUCCESS && !rc) rc = txlm_vk_fail(err, r, "uploading to the device");
+    if (fence) vkDestroyFence(vk->device, fence, NULL);
+    if (pool) vkDestroyCommandPool(vk->device, pool, NULL);
+    txlm_buf_destroy(vk, &stage);
+    return rc;
+}
+
+int txlm_buf_upload(txlm_vk *vk, txlm_buf *dst, VkDeviceSize off, const void *src, VkDeviceSize n, txlm_err *err)
+{
+    if (off > dst->size || n > dst->size - off)
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "upload of %llu bytes at %llu exceeds a %llu-byte buffer",
+                         (unsigned long long)n, (unsigned long long)off, (unsigned long long)dst->size);
+    if (n == 0) return 0;
+    if (dst->map) {
+        memcpy((char *)dst->map + off, src, n);
+        return flush(vk, dst, err);
+    }
+    return staged_copy(vk, dst, off, src, n, err);
+}

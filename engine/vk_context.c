@@ -1,0 +1,388 @@
+#include "vk_context.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
+
+int txlm_vk_fail(txlm_err *err, VkResult r, const char *what)
+{
+    switch (r) {
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of %s memory", what,
+                         r == VK_ERROR_OUT_OF_HOST_MEMORY ? "host" : "device");
+    case VK_ERROR_DEVICE_LOST:
+        return txlm_fail(err, TXLM_ERR_DEVICE_LOST, "%s: the GPU device was lost (driver reset or crash)", what);
+    case VK_ERROR_INCOMPATIBLE_DRIVER:
+    case VK_ERROR_INITIALIZATION_FAILED:
+        return txlm_fail(err, TXLM_ERR_NO_VULKAN, "%s: no usable Vulkan driver (VkResult %d)", what, (int)r);
+    default:
+        return txlm_fail(err, TXLM_ERR_VULKAN, "%s failed (VkResult %d)", what, (int)r);
+    }
+}
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                            VkDebugUtilsMessageTypeFlagsEXT type,
+                                                            const VkDebugUtilsMessengerCallbackDataEXT *data,
+                                                            void *user)
+{
+    txlm_vk *vk = user;
+    (void)type;
+    if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
+        vk->validation_messages++;
+        fprintf(stderr, "txlm: Vulkan validation: %s\n", data->pMessage ? data->pMessage : "(no message)");
+    }
+    return VK_FALSE;
+}
+
+static int has_instance_layer(const char *name)
+{
+    uint32_t n = 0;
+    if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return 0;
+    VkLayerProperties *p = calloc(n, sizeof *p);
+    if (!p) return 0;
+    int found = 0;
+    if (vkEnumerateInstanceLayerProperties(&n, p) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++) found = strcmp(p[i].layerName, name) == 0;
+    free(p);
+    return found;
+}
+
+static int has_instance_ext(const char *layer, const char *name)
+{
+    uint32_t n = 0;
+    if (vkEnumerateInstanceExtensionProperties(layer, &n, NULL) != VK_SUCCESS || n == 0) return 0;
+    VkExtensionProperties *p = calloc(n, sizeof *p);
+    if (!p) return 0;
+    int found = 0;
+    if (vkEnumerateInstanceExtensionProperties(layer, &n, p) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++) found = strcmp(p[i].extensionName, name) == 0;
+    free(p);
+    return found;
+}
+
+static int has_device_ext(VkPhysicalDevice pd, const char *name)
+{
+    uint32_t n = 0;
+    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0) return 0;
+    VkExtensionProperties *p = calloc(n, sizeof *p);
+    if (!p) return 0;
+    int found = 0;
+    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, p) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++) found = strcmp(p[i].extensionName, name) == 0;
+    free(p);
+    return found;
+}
+
+static int load_vulkan(txlm_err *err)
+{
+    if (volkInitialize() != VK_SUCCESS)
+        return txlm_fail(err, TXLM_ERR_NO_VULKAN,
+                         "no Vulkan loader found (libvulkan.so.1); install a Vulkan driver "
+                         "(on Debian without a GPU: mesa-vulkan-drivers for lavapipe)");
+    if (volkGetInstanceVersion() < VK_API_VERSION_1_2)
+        return txlm_fail(err, TXLM_ERR_NO_VULKAN, "the Vulkan loader supports only version %u.%u; txlm needs 1.2",
+                         VK_VERSION_MAJOR(volkGetInstanceVersion()), VK_VERSION_MINOR(volkGetInstanceVersion()));
+    return 0;
+}
+
+static int create_instance(txlm_vk *vk, int validation, txlm_err *err)
+{
+    const char *exts[3];
+    uint32_t n_ext = 0;
+    const char *layers[1];
+    uint32_t n_layers = 0;
+    VkInstanceCreateFlags flags = 0;
+
+    if (validation) {
+        if (!has_instance_layer(VALIDATION_LAYER))
+            return txlm_fail(err, TXLM_ERR_UNSUPPORTED,
+                             "validation requested but %s is not installed (Debian: vulkan-validationlayers)",
+                             VALIDATION_LAYER);
+        layers[n_layers++] = VALIDATION_LAYER;
+        exts[n_ext++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    }
+    /* MoltenVK exposes its devices only to instances that opt in. */
+    if (has_instance_ext(NULL, VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) {
+        exts[n_ext++] = VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME;
+        flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
+    }
+
+    VkApplicationInfo app = {
+        .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+        .pApplicationName = "txlm",
+        .pEngineName = "txlm",
+        .engineVersion = VK_MAKE_API_VERSION(0, TXLM_VERSION_MAJOR, TXLM_VERSION_MINOR, TXLM_VERSION_PATCH),
+        .apiVersion = VK_API_VERSION_1_2,
+    };
+    /* Synchronization validation checks the barriers between dispatches. */
+    VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+    VkValidationFeaturesEXT features = {
+        .sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+        .enabledValidationFeatureCount = 1,
+        .pEnabledValidationFeatures = enables,
+    };
+    VkDebugUtilsMessengerCreateInfoEXT dbg = {
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+        .pfnUserCallback = on_validation_message,
+        .pUserData = vk,
+    };
+    if (validation) {
+        dbg.pNext = &features;
+    }
+    VkInstanceCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+        .pNext = validation ? &dbg : NULL,
+        .flags = flags,
+        .pApplicationInfo = &app,
+        .enabledLayerCount = n_layers,
+        .ppEnabledLayerNames = layers,
+        .enabledExtensionCount = n_ext,
+        .ppEnabledExtensionNames = exts,
+    };
+    VkResult r = vkCreateInstance(&ci, NULL, &vk->instance);
+    if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateInstance");
+    volkLoadInstanceOnly(vk->instance);
+    if (validation) {
+        dbg.pNext = NULL;
+        r = vkCreateDebugUtilsMessengerEXT(vk->instance, &dbg, NULL, &vk->messenger);
+        if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateDebugUtilsMessengerEXT");
+    }
+    vk->validation = validation;
+    return 0;
+}
+
+static int compute_queue_family(VkPhysicalDevice pd, uint32_t *family)
+{
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
+    if (n == 0 || n > 64) return 0;
+    VkQueueFamilyProperties q[64];
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, q);
+    /* Prefer a compute queue without graphics: on discrete GPUs that is the
+     * async-compute engine, which nothing else competes for. */
+    int best = -1;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!(q[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
+        if (best < 0 || !(q[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) best = (int)i;
+    }
+    if (best < 0) return 0;
+    *family = (uint32_t)best;
+    return 1;
+}
+
+static int type_rank(VkPhysicalDeviceType t)
+{
+    switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 4;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 3;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 1;
+    default: return 0;
+    }
+}
+
+static txlm_device_type to_txlm_type(VkPhysicalDeviceType t)
+{
+    switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return TXLM_DEVICE_DISCRETE;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return TXLM_DEVICE_INTEGRATED;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return TXLM_DEVICE_VIRTUAL;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return TXLM_DEVICE_CPU;
+    default: return TXLM_DEVICE_OTHER;
+    }
+}
+
+static void describe(VkPhysicalDevice pd, txlm_device_info *info)
+{
+    VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sub};
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    VkPhysicalDeviceMemoryProperties mp;
+    vkGetPhysicalDeviceMemoryProperties(pd, &mp);
+    memset(info, 0, sizeof *info);
+    snprintf(info->name, sizeof info->name, "%s", p2.properties.deviceName);
+    info->type = to_txlm_type(p2.properties.deviceType);
+    info->vendor_id = p2.properties.vendorID;
+    info->device_id = p2.properties.deviceID;
+    info->api_version = p2.properties.apiVersion;
+    info->subgroup_size = sub.subgroupSize;
+    for (uint32_t i = 0; i < mp.memoryHeapCount; i++)
+        if ((mp.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) && mp.memoryHeaps[i].size > info->device_local_bytes)
+            info->device_local_bytes = mp.memoryHeaps[i].size;
+    uint32_t fam;
+    info->supported = p2.properties.apiVersion >= VK_API_VERSION_1_2 && compute_queue_family(pd, &fam);
+}
+
+/* Index of the device to use: explicit choice (index or name substring),
+ * else the best-ranked supported one. -1 with err set if none. */
+static int choose_device(VkPhysicalDevice *pds, uint32_t n, const char *want, txlm_err *err)
+{
+    txlm_device_info info;
+    if (want && *want) {
+        char *end;
+        long idx = strtol(want, &end, 10);
+        if (*end == 0) {
+            if (idx < 0 || (uint32_t)idx >= n) {
+                txlm_fail(err, TXLM_ERR_NO_DEVICE, "device index %ld out of range (%u devices)", idx, n);
+                return -1;
+            }
+            describe(pds[idx], &info);
+            if (!info.supported) {
+                txlm_fail(err, TXLM_ERR_NO_DEVICE, "device %ld (%s) lacks Vulkan 1.2 or a compute queue", idx, info.name);
+                return -1;
+            }
+            return (int)idx;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            describe(pds[i], &info);
+            if (info.supported && strstr(info.name, want)) return (int)i;
+        }
+        txlm_fail(err, TXLM_ERR_NO_DEVICE, "no supported Vulkan device's name contains \"%s\" (see `txlm devices`)", want);
+        return -1;
+    }
+    int best = -1, best_rank = -1;
+    for (uint32_t i = 0; i < n; i++) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(pds[i], &p);
+        describe(pds[i], &info);
+        if (!info.supported) continue;
+        int rank = type_rank(p.deviceType);
+        if (rank > best_rank) best = (int)i, best_rank = rank;
+    }
+    if (best < 0) txlm_fail(err, TXLM_ERR_NO_DEVICE, "no Vulkan 1.2 device with a compute queue (%u devices found)", n);
+    return best;
+}
+
+static int enumerate(VkInstance inst, VkPhysicalDevice **out, uint32_t *n, txlm_err *err)
+{
+    VkResult r = vkEnumeratePhysicalDevices(inst, n, NULL);
+    if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkEnumeratePhysicalDevices");
+    if (*n == 0) return txlm_fail(err, TXLM_ERR_NO_DEVICE, "the Vulkan loader found no devices (install a driver; without a GPU: mesa-vulkan-drivers)");
+    *out = calloc(*n, sizeof **out);
+    if (!*out) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    r = vkEnumeratePhysicalDevices(inst, n, *out);
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
+        free(*out);
+        return txlm_vk_fail(err, r, "vkEnumeratePhysicalDevices");
+    }
+    return 0;
+}
+
+int txlm_vk_list(txlm_device_info *out, uint32_t cap, uint32_t *count, txlm_err *err)
+{
+    txlm_vk vk;
+    memset(&vk, 0, sizeof vk);
+    *count = 0;
+    int rc = load_vulkan(err);
+    if (!rc) rc = create_instance(&vk, 0, err);
+    VkPhysicalDevice *pds = NULL;
+    uint32_t n = 0;
+    if (!rc) rc = enumerate(vk.instance, &pds, &n, err);
+    if (!rc) {
+        txlm_err ignore;
+        int pick = choose_device(pds, n, getenv("TXLM_DEVICE"), &ignore);
+        for (uint32_t i = 0; i < n && i < cap; i++) {
+            describe(pds[i], &out[i]);
+            out[i].preferred = (int)i == pick;
+        }
+        *count = n;
+    }
+    free(pds);
+    txlm_vk_close(&vk);
+    return rc;
+}
+
+static int create_device(txlm_vk *vk, txlm_err *err)
+{
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+        .queueFamilyIndex = vk->queue_family,
+        .queueCount = 1,
+        .pQueuePriorities = &prio,
+    };
+    const char *exts[1];
+    uint32_t n_ext = 0;
+    /* Required whenever a portability (MoltenVK) implementation advertises it. */
+    if (has_device_ext(vk->phys, "VK_KHR_portability_subset")) exts[n_ext++] = "VK_KHR_portability_subset";
+    VkDeviceCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .queueCreateInfoCount = 1,
+        .pQueueCreateInfos = &qci,
+        .enabledExtensionCount = n_ext,
+        .ppEnabledExtensionNames = exts,
+    };
+    VkResult r = vkCreateDevice(vk->phys, &ci, NULL, &vk->device);
+    if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateDevice");
+    volkLoadDevice(vk->device);
+    vkGetDeviceQueue(vk->device, vk->queue_family, 0, &vk->queue);
+    return 0;
+}
+
+int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
+{
+    memset(vk, 0, sizeof *vk);
+    int validation = opts && opts->validation;
+    const char *env = getenv("TXLM_VALIDATION");
+    if (env && *env && strcmp(env, "0") != 0) validation = 1;
+    int rc = load_vulkan(err);
+    if (rc) return rc;
+    rc = create_instance(vk, validation, err);
+    if (rc) goto fail;
+    VkPhysicalDevice *pds = NULL;
+    uint32_t n = 0;
+    rc = enumerate(vk->instance, &pds, &n, err);
+    if (rc) goto fail;
+    const char *want = opts && opts->device ? opts->device : getenv("TXLM_DEVICE");
+    int pick = choose_device(pds, n, want, err);
+    if (pick < 0) {
+        free(pds);
+        rc = err ? err->code : TXLM_ERR_NO_DEVICE;
+        goto fail;
+    }
+    vk->phys = pds[pick];
+    free(pds);
+    compute_queue_family(vk->phys, &vk->queue_family);
+
+    VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sub};
+    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+    sub.pNext = &m3;
+    vkGetPhysicalDeviceProperties2(vk->phys, &p2);
+    vk->props = p2.properties;
+    vkGetPhysicalDeviceMemoryProperties(vk->phys, &vk->mem_props);
+    vk->subgroup_size = sub.subgroupSize;
+    vk->subgroup_arith = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                         (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+    vk->max_storage_range = vk->props.limits.maxStorageBufferRange;
+    vk->storage_align = vk->props.limits.minStorageBufferOffsetAlignment;
+    if (vk->storage_align < 4) vk->storage_align = 4;
+    vk->max_alloc = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : (VkDeviceSize)1 << 30;
+    vk->memory_budget = opts ? opts->memory_budget : 0;
+
+    rc = create_device(vk, err);
+    if (rc) goto fail;
+    return 0;
+fail:
+    txlm_vk_close(vk);
+    return rc;
+}
+
+void txlm_vk_close(txlm_vk *vk)
+{
+    if (vk->device) {
+        vkDeviceWaitIdle(vk->device);
+        vkDestroyDevice(vk->device, NULL);
+    }
+    if (vk->messenger) vkDestroyDebugUtilsMessengerEXT(vk->instance, vk->messenger, NULL);
+    if (vk->instance) vkDestroyInstance(vk->instance, NULL);
+    vk->device = VK_NULL_HANDLE;
+    vk->messenger = VK_NULL_HANDLE;
+    vk->instance = VK_NULL_HANDLE;
+}

@@ -1,0 +1,43 @@
+/* The Vulkan side of a txlm_context: instance, chosen physical device,
+ * logical device, one compute queue, and the limits kernels must respect. */
+#ifndef TXLM_VK_CONTEXT_H
+#define TXLM_VK_CONTEXT_H
+
+#include <volk.h>
+
+#include "errmsg.h"
+#include "txlm.h"
+
+typedef struct txlm_vk {
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger;
+    VkPhysicalDevice phys;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t queue_family;
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceMemoryProperties mem_props;
+    uint32_t subgroup_size;
+    int subgroup_arith;              /* subgroupAdd usable in compute */
+    VkDeviceSize max_storage_range;  /* bytes one storage-buffer binding may cover */
+    VkDeviceSize storage_align;      /* minStorageBufferOffsetAlignment */
+    VkDeviceSize max_alloc;          /* maxMemoryAllocationSize */
+    uint64_t memory_budget;          /* 0 = no cap */
+    uint64_t memory_used;            /* device memory allocated through vk_buffer.c */
+    uint64_t validation_messages;
+    int validation;
+} txlm_vk;
+
+/* Loads Vulkan (volk), creates an instance, picks a device per the
+ * options (index or name substring; else TXLM_DEVICE; else discrete >
+ * integrated > virtual > CPU) and creates the logical device. */
+int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err);
+void txlm_vk_close(txlm_vk *vk);
+
+/* Enumerates devices without creating one (for `txlm devices`). */
+int txlm_vk_list(txlm_device_info *out, uint32_t cap, uint32_t *count, txlm_err *err);
+
+/* Maps a VkResult to a txlm status code and message. */
+int txlm_vk_fail(txlm_err *err, VkResult r, const char *what);
+
+#endif

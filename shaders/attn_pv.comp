@@ -1,0 +1,30 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+// O[i][h*dh + d] = sum_j P[h][i][j] * v[j][h*dh + d]  (heads concatenated).
+
+layout(local_size_x = 64) in;
+
+layout(std430, binding = 0) readonly buffer Pb { float P[]; };     // [H, qlen, klen]
+layout(std430, binding = 1) readonly buffer QKVb { float QKV[]; }; // [klen, 3*H*dh]
+layout(std430, binding = 2) writeonly buffer Ob { float O[]; };    // [qlen, H*dh]
+
+layout(push_constant) uniform Push {
+    uint qlen, klen;
+    uint H, dh;
+} p;
+
+void main()
+{
+    uint c = gl_GlobalInvocationID.x;   // h*dh + d
+    uint i = gl_GlobalInvocationID.y;
+    uint hd = p.H * p.dh;
+    if (c >= hd || i >= p.qlen) return;
+    uint h = c / p.dh;
+    uint ld = 3u * hd;
+    uint pb = (h * p.qlen + i) * p.klen;
+    float acc = 0.0;
+    for (uint j = 0u; j < p.klen; j++) acc += P[pb + j] * QKV[j * ld + 2u * hd + c];
+    O[i * hd + c] = acc;
+}

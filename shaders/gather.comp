@@ -1,0 +1,30 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+// Embedding lookup: for each token whose id lies in [row_lo, row_hi)
+// (one cluster, or the part of its table held by this buffer chunk),
+// Y[i] = alpha * E[id - row_lo]. Other rows are left untouched.
+
+layout(local_size_x = 64) in;
+
+layout(std430, binding = 0) readonly buffer Ib { int ids[]; };
+layout(std430, binding = 1) readonly buffer Eb { float E[]; };
+layout(std430, binding = 2) writeonly buffer Yb { float Y[]; };
+
+layout(push_constant) uniform Push {
+    uint n_rows, dim;
+    int row_lo, row_hi;
+    uint y_off, ldy;
+    float alpha;
+} p;
+
+void main()
+{
+    uint d = gl_GlobalInvocationID.x;
+    uint i = gl_GlobalInvocationID.y;
+    if (d >= p.dim || i >= p.n_rows) return;
+    int id = ids[i];
+    if (id < p.row_lo || id >= p.row_hi) return;
+    Y[p.y_off + i * p.ldy + d] = p.alpha * E[uint(id - p.row_lo) * p.dim + d];
+}

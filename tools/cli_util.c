@@ -1,0 +1,113 @@
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("txlm: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
+
+int cli_lib_error(txlm_status st, const char *what)
+{
+    return cli_error("%s: %s (%s)", what, txlm_last_error(), txlm_status_string(st));
+}
+
+int cli_parse_list(const char *s, int32_t **out, uint32_t *n, const char *what)
+{
+    *out = NULL;
+    *n = 0;
+    size_t cap = 1;
+    for (const char *p = s; *p; p++) cap += *p == ',';
+    int32_t *v = malloc(cap * sizeof *v);
+    if (!v) return cli_error("out of memory");
+    const char *p = s;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long x = strtol(p, &end, 10);
+        if (end == p || errno || x < 0 || x > INT32_MAX || (*end && *end != ',')) {
+            free(v);
+            return cli_error("%s: bad number at \"%.20s\" (expected comma-separated non-negative integers)", what, p);
+        }
+        v[(*n)++] = (int32_t)x;
+        p = *end ? end + 1 : end;
+    }
+    if (*n == 0) {
+        free(v);
+        return cli_error("%s: empty list", what);
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_write_file(const char *path, const void *data, size_t size)
+{
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 5);
+    if (!tmp) return cli_error("out of memory");
+    memcpy(tmp, path, len);
+    memcpy(tmp + len, ".tmp", 5);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        cli_error("%s: cannot create: %s", tmp, strerror(errno));
+        free(tmp);
+        return 1;
+    }
+    int bad = fwrite(data, 1, size, f) != size;
+    bad |= fflush(f) != 0;
+    bad |= fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        int e = errno;
+        remove(tmp);
+        free(tmp);
+        return cli_error("%s: write failed: %s", path, strerror(e));
+    }
+    free(tmp);
+    return 0;
+}
+
+const char *cli_value(int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) {
+        cli_error("%s needs a value", argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int cli_parse_i32(const char *s, const char *flag, int32_t *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < INT32_MIN || v > INT32_MAX) return cli_error("%s: \"%s\" is not an integer", flag, s);
+    *out = (int32_t)v;
+    return 0;
+}
+
+int cli_parse_u32(const char *s, const char *flag, uint32_t *out)
+{
+    int32_t v = 0;
+    if (cli_parse_i32(s, flag, &v)) return 1;
+    if (v < 0) return cli_error("%s: must not be negative", flag);
+    *out = (uint32_t)v;
+    return 0;
+}
+
+txlm_status cli_open_context(txlm_context **ctx)
+{
+    txlm_context_options o = {0};
+    return txlm_context_create(&o, ctx);
+}

@@ -1,0 +1,63 @@
+/* txlm info: a model file's hyper-parameters, vocabulary and tensors. */
+#include <string.h>
+
+#include "cli.h"
+#include "txlm_file.h"
+
+static void print_hparams(const txlm_hparams *h)
+{
+    printf("hyper-parameters:\n");
+    printf("  n_token %u  d_model %u  d_embed %u  n_head %u  d_head %u  d_inner %u  n_layer %u\n", h->n_token,
+           h->d_model, h->d_embed, h->n_head, h->d_head, h->d_inner, h->n_layer);
+    printf("  div_val %u  cutoffs [", h->div_val);
+    for (uint32_t i = 0; i < h->n_cutoffs; i++) printf("%s%u", i ? ", " : "", h->cutoffs[i]);
+    printf("]  tie_weight %u  tie_projs [", h->tie_weight);
+    for (uint32_t i = 0; i <= h->n_cutoffs; i++) printf("%s%u", i ? ", " : "", h->tie_projs[i]);
+    printf("]\n  pre_lnorm %u  untie_r %u  same_length %u  clamp_len %d  mem_len %u  tgt_len %u  eps %g\n",
+           h->pre_lnorm, h->untie_r, h->same_length, h->clamp_len, h->mem_len, h->tgt_len, (double)h->layer_norm_epsilon);
+}
+
+int cmd_info(int argc, char **argv)
+{
+    const char *path = NULL;
+    int no_verify = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: txlm info -m MODEL.txlm [--no-verify]\n\nPrints the hyper-parameters, the vocabulary summary "
+                   "and every tensor (name, dtype, shape, bytes).\n--no-verify skips the per-tensor checksums.\n");
+            return 0;
+        } else if (!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model")) {
+            if (!(path = cli_value(argc, argv, &i))) return 1;
+        } else if (!strcmp(argv[i], "--no-verify")) {
+            no_verify = 1;
+        } else {
+            return cli_error("info: unknown option \"%s\" (see txlm info --help)", argv[i]);
+        }
+    }
+    if (!path) return cli_error("info: -m MODEL is required");
+    txlm_file *f;
+    txlm_err err = {0};
+    if (txlm_file_open(path, no_verify ? TXLM_OPEN_NO_VERIFY : 0, &f, &err)) return cli_error("%s", err.msg);
+    printf("%s: txlm format 1.%u, %llu bytes\n", path, txlm_file_version_minor(f), (unsigned long long)txlm_file_size(f));
+    print_hparams(txlm_file_hparams(f));
+    const txlm_vocab *v = txlm_file_vocab(f);
+    static const char *kinds[] = {"word", "char-byte", "char-text8"};
+    printf("vocabulary: %u symbols, tokenizer %s%s%s, eos %d, unk %d\n", v->n, v->kind < 3 ? kinds[v->kind] : "?",
+           v->flags & TXLM_VOCAB_LOWER_CASE ? ", lower-case" : "", v->flags & TXLM_VOCAB_WT103_NORM ? ", wt103" : "",
+           v->eos_id, v->unk_id);
+    uint32_t n = txlm_file_tensor_count(f);
+    uint64_t total = 0;
+    printf("tensors (%u):\n", n);
+    for (uint32_t i = 0; i < n; i++) {
+        const txlm_tensor_info *t = txlm_file_tensor(f, i);
+        const txlm_dtype_info *di = txlm_dtype_get(t->dtype);
+        char shape[128] = "";
+        for (uint32_t r = 0; r < t->rank; r++)
+            snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%llu", r ? ", " : "", (unsigned long long)t->dims[r]);
+        printf("  %-48s %-5s [%s]  %llu bytes\n", t->name, di ? di->name : "?", shape, (unsigned long long)t->nbytes);
+        total += t->nbytes;
+    }
+    printf("total tensor bytes: %llu (%.2f MiB)\n", (unsigned long long)total, (double)total / (1 << 20));
+    txlm_file_close(f);
+    return 0;
+}

@@ -1,0 +1,43 @@
+/* txlm: run Transformer-XL models on any Vulkan device. */
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+    const char *name;
+    int (*run)(int, char **);
+    const char *summary;
+} commands[] = {
+    {"devices", cmd_devices, "list Vulkan devices and the one txlm uses"},
+    {"info", cmd_info, "show a model's hyper-parameters and tensors"},
+    {"logprobs", cmd_logprobs, "write log-probabilities of token segments"},
+};
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: txlm COMMAND [options]   (txlm COMMAND --help for details)\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(to, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(to, "\nenvironment: TXLM_DEVICE=<index or name substring> picks the device;\n"
+                "             TXLM_VALIDATION=1 enables the Vulkan validation layer.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 1;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("txlm %d.%d.%d\n", TXLM_VERSION_MAJOR, TXLM_VERSION_MINOR, TXLM_VERSION_PATCH);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    usage(stderr);
+    return cli_error("unknown command \"%s\"", argv[1]);
+}
