@@ -4,9 +4,16 @@
 
 #include "attn_pv.spv.h"
 #include "attn_scores.spv.h"
-#include "gather.spv.h"
+#include "dtype.h"
+#include "gather_f16.spv.h"
+#include "gather_f32.spv.h"
+#include "gather_q4_0.spv.h"
+#include "gather_q8_0.spv.h"
 #include "layernorm.spv.h"
-#include "linear.spv.h"
+#include "linear_f16.spv.h"
+#include "linear_f32.spv.h"
+#include "linear_q4_0.spv.h"
+#include "linear_q8_0.spv.h"
 #include "logsoftmax.spv.h"
 #include "softmax.spv.h"
 
@@ -17,8 +24,14 @@ static const struct {
     uint32_t n_bindings;
 } table[TXLM_K_COUNT] = {
 #define K(id, nm, nb) [id] = {#nm, txlm_spv_##nm, sizeof txlm_spv_##nm, nb}
-    K(TXLM_K_LINEAR, linear, 5),
-    K(TXLM_K_GATHER, gather, 3),
+    K(TXLM_K_LINEAR, linear_f32, 5),
+    K(TXLM_K_LINEAR_F16, linear_f16, 5),
+    K(TXLM_K_LINEAR_Q8_0, linear_q8_0, 5),
+    K(TXLM_K_LINEAR_Q4_0, linear_q4_0, 5),
+    K(TXLM_K_GATHER, gather_f32, 3),
+    K(TXLM_K_GATHER_F16, gather_f16, 3),
+    K(TXLM_K_GATHER_Q8_0, gather_q8_0, 3),
+    K(TXLM_K_GATHER_Q4_0, gather_q4_0, 3),
     K(TXLM_K_LAYERNORM, layernorm, 5),
     K(TXLM_K_ATTN_SCORES, attn_scores, 5),
     K(TXLM_K_SOFTMAX, softmax, 1),
@@ -26,6 +39,16 @@ static const struct {
     K(TXLM_K_LOGSOFTMAX, logsoftmax, 3),
 #undef K
 };
+
+txlm_kernel_id txlm_kernel_for_dtype(txlm_kernel_id base, uint32_t dtype)
+{
+    switch (dtype) {
+    case TXLM_DT_F16: return base + 1;
+    case TXLM_DT_Q8_0: return base + 2;
+    case TXLM_DT_Q4_0: return base + 3;
+    default: return base;
+    }
+}
 
 static int create_one(txlm_vk *vk, txlm_kernel *k, uint32_t id, txlm_err *err)
 {

@@ -5,9 +5,17 @@
 
 #include "vk_context.h"
 
+/* Kernels that read weights come in one variant per weight dtype, in the
+ * order f32, f16, q8_0, q4_0 (see txlm_kernel_for_dtype). */
 typedef enum txlm_kernel_id {
     TXLM_K_LINEAR,
+    TXLM_K_LINEAR_F16,
+    TXLM_K_LINEAR_Q8_0,
+    TXLM_K_LINEAR_Q4_0,
     TXLM_K_GATHER,
+    TXLM_K_GATHER_F16,
+    TXLM_K_GATHER_Q8_0,
+    TXLM_K_GATHER_Q4_0,
     TXLM_K_LAYERNORM,
     TXLM_K_ATTN_SCORES,
     TXLM_K_SOFTMAX,
@@ -30,6 +38,9 @@ typedef struct txlm_kernel {
 typedef struct txlm_kernels {
     txlm_kernel k[TXLM_K_COUNT];
 } txlm_kernels;
+
+/* The variant of a weight-reading kernel (TXLM_K_LINEAR or TXLM_K_GATHER) for a dtype. */
+txlm_kernel_id txlm_kernel_for_dtype(txlm_kernel_id base, uint32_t dtype);
 
 int txlm_kernels_init(txlm_vk *vk, txlm_kernels *ks, txlm_err *err);
 void txlm_kernels_destroy(txlm_vk *vk, txlm_kernels *ks);

@@ -27,6 +27,14 @@ static const txlm_gpu_tensor *get(loader *L, const char *name, uint32_t rows, ui
     }
     int ok = cols == 0 ? (t->rank == 1 && t->dims[0] == rows)
                        : (t->rank == 2 && t->dims[0] == rows && t->dims[1] == cols);
+    /* Kernels read vectors, r biases and cluster weights as f32 only;
+     * the packer never quantises them. */
+    int f32_only = cols == 0 || strstr(name, "_bias") || !strcmp(name, "crit.cluster_weight");
+    if (ok && f32_only && t->dtype != TXLM_DT_F32) {
+        const txlm_dtype_info *di = txlm_dtype_get(t->dtype);
+        txlm_fail(L->err, TXLM_ERR_UNSUPPORTED, "tensor '%s' is %s; it must be f32", name, di ? di->name : "?");
+        return NULL;
+    }
     if (!ok) {
         char got[96] = "";
         for (uint32_t i = 0; i < t->rank && i < 4; i++)

@@ -7,6 +7,7 @@ static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 struct linear_push {
     uint32_t M, N, K, x_off, ldx, w_off, w_ld, y_off, ldy, b_off, r_off, ldr, flags;
     float alpha;
+    uint32_t w_soff;
 };
 
 void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t row0, uint32_t nrows,
@@ -15,8 +16,8 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
 {
     uint32_t end = row0 + nrows;
     for (uint32_t c = 0; c < txlm_tensor_n_chunks(w); c++) {
-        uint32_t c0;
-        txlm_view wv = txlm_tensor_chunk(w, c, &c0);
+        uint32_t c0, soff;
+        txlm_view wv = txlm_tensor_chunk(w, c, &c0, &soff);
         uint32_t c1 = c0 + w->chunk_rows;
         uint32_t lo = row0 > c0 ? row0 : c0, hi = end < c1 ? end : c1;
         if (lo >= hi) continue;
@@ -29,10 +30,11 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
             .r_off = r ? r->off + (lo - row0) : 0, .ldr = r ? r->ld : 0,
             .flags = (flags & (TXLM_LIN_RELU | TXLM_LIN_RESIDUAL)) | (bias ? 1u : 0u),
             .alpha = alpha,
+            .w_soff = soff,
         };
         txlm_view views[5] = {x.view, wv, bias ? txlm_tensor_view(bias) : o->dummy,
                               (flags & TXLM_LIN_RESIDUAL) && r ? r->view : o->dummy, y.view};
-        txlm_rec_dispatch(o->rec, TXLM_K_LINEAR, views, &p, sizeof p, div_up(p.N, 32), div_up(M, 32), 1);
+        txlm_rec_dispatch(o->rec, txlm_kernel_for_dtype(TXLM_K_LINEAR, w->dtype), views, &p, sizeof p, div_up(p.N, 32), div_up(M, 32), 1);
     }
     txlm_rec_barrier(o->rec);
 }
@@ -47,25 +49,28 @@ void txlm_op_linear_t(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *pj, txlm_a
         .flags = 8u, /* TRANS_W */
         .alpha = 1.0f,
     };
-    txlm_view views[5] = {x.view, txlm_tensor_view(pj), o->dummy, o->dummy, y.view};
-    txlm_rec_dispatch(o->rec, TXLM_K_LINEAR, views, &p, sizeof p, div_up(p.N, 32), div_up(M, 32), 1);
+    uint32_t r0;
+    txlm_view pv = txlm_tensor_chunk(pj, 0, &r0, &p.w_soff);
+    txlm_view views[5] = {x.view, pv, o->dummy, o->dummy, y.view};
+    txlm_rec_dispatch(o->rec, txlm_kernel_for_dtype(TXLM_K_LINEAR, pj->dtype), views, &p, sizeof p, div_up(p.N, 32), div_up(M, 32), 1);
     txlm_rec_barrier(o->rec);
 }
 
 void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tensor *e, int32_t id_lo, txlm_arg y, float alpha)
 {
     for (uint32_t c = 0; c < txlm_tensor_n_chunks(e); c++) {
-        uint32_t r0;
-        txlm_view ev = txlm_tensor_chunk(e, c, &r0);
+        uint32_t r0, soff;
+        txlm_view ev = txlm_tensor_chunk(e, c, &r0, &soff);
         uint32_t nr = e->rows - r0 < e->chunk_rows ? e->rows - r0 : e->chunk_rows;
         struct {
             uint32_t n_rows, dim;
             int32_t row_lo, row_hi;
             uint32_t y_off, ldy;
             float alpha;
-        } p = {n, e->cols, id_lo + (int32_t)r0, id_lo + (int32_t)(r0 + nr), y.off, y.ld, alpha};
+            uint32_t soff;
+        } p = {n, e->cols, id_lo + (int32_t)r0, id_lo + (int32_t)(r0 + nr), y.off, y.ld, alpha, soff};
         txlm_view views[3] = {ids, ev, y.view};
-        txlm_rec_dispatch(o->rec, TXLM_K_GATHER, views, &p, sizeof p, div_up(e->cols, 64), n, 1);
+        txlm_rec_dispatch(o->rec, txlm_kernel_for_dtype(TXLM_K_GATHER, e->dtype), views, &p, sizeof p, div_up(e->cols, 64), n, 1);
     }
     txlm_rec_barrier(o->rec);
 }

@@ -23,7 +23,7 @@ static int alloc_buf(txlm_session *s, txlm_buf *b, uint64_t elems, txlm_buf_kind
 static int upload_positions(txlm_session *s, txlm_err *err)
 {
     uint32_t d = s->m->h.d_model, rows = s->max_dist + 1;
-    int rc = txlm_tensor_alloc(&s->m->ctx->vk, rows, d, TXLM_BUF_DEVICE, &s->pos, err);
+    int rc = txlm_tensor_alloc(&s->m->ctx->vk, rows, d, TXLM_DT_F32, TXLM_BUF_DEVICE, &s->pos, err);
     if (rc) return rc;
     float *t = malloc((size_t)rows * d * sizeof *t);
     if (!t) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
@@ -55,7 +55,7 @@ static int alloc_all(txlm_session *s, txlm_err *err)
 
     /* Output rows per block: everything of the adaptive softmax must fit one binding. */
     uint64_t widest = h->n_token > max_cluster ? h->n_token : max_cluster;
-    uint64_t fit = vk->max_storage_range / (widest * 4);
+    uint64_t fit = vk->split_bytes / (widest * 4);
     s->out_rows = (uint32_t)(fit < S ? fit : S);
     if (s->out_rows == 0)
         return txlm_fail(err, TXLM_ERR_LIMIT, "one row of %llu log-probabilities exceeds the device's binding range",
@@ -88,7 +88,7 @@ static int alloc_all(txlm_session *s, txlm_err *err)
     if (!s->hs || !s->rk) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     for (uint32_t n = 0; n < h->n_layer && !rc; n++) {
         rc = alloc_buf(s, &s->hs[n], K * d, TXLM_BUF_DEVICE, "layer memory", err);
-        if (!rc) rc = txlm_tensor_alloc(vk, s->max_dist + 1, (uint32_t)hd, TXLM_BUF_DEVICE, &s->rk[n], err);
+        if (!rc) rc = txlm_tensor_alloc(vk, s->max_dist + 1, (uint32_t)hd, TXLM_DT_F32, TXLM_BUF_DEVICE, &s->rk[n], err);
         if (!rc && txlm_tensor_n_chunks(&s->rk[n]) != 1)
             rc = txlm_fail(err, TXLM_ERR_LIMIT, "position keys for %u distances exceed one binding; lower clamp_len or mem_len",
                            s->max_dist + 1);

@@ -361,6 +361,12 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
     vk->subgroup_arith = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                          (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
     vk->max_storage_range = vk->props.limits.maxStorageBufferRange;
+    vk->split_bytes = vk->max_storage_range;
+    const char *split = getenv("TXLM_MAX_BINDING_BYTES");
+    if (split && *split) {
+        unsigned long long v = strtoull(split, NULL, 10);
+        if (v >= 256 && v < vk->split_bytes) vk->split_bytes = v;
+    }
     vk->storage_align = vk->props.limits.minStorageBufferOffsetAlignment;
     if (vk->storage_align < 4) vk->storage_align = 4;
     vk->max_alloc = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : (VkDeviceSize)1 << 30;

@@ -20,6 +20,10 @@ typedef struct txlm_vk {
     uint32_t subgroup_size;
     int subgroup_arith;              /* subgroupAdd usable in compute */
     VkDeviceSize max_storage_range;  /* bytes one storage-buffer binding may cover */
+    /* Bytes per binding when splitting weights and output blocks: the range
+     * above, or less when TXLM_MAX_BINDING_BYTES asks (tests use it to run
+     * the split paths on small models). */
+    VkDeviceSize split_bytes;
     VkDeviceSize storage_align;      /* minStorageBufferOffsetAlignment */
     VkDeviceSize max_alloc;          /* maxMemoryAllocationSize */
     uint64_t memory_budget;          /* 0 = no cap */

@@ -9,7 +9,8 @@
 layout(local_size_x = 64) in;
 
 layout(std430, binding = 0) readonly buffer Ib { int ids[]; };
-layout(std430, binding = 1) readonly buffer Eb { float E[]; };
+#define W_BINDING 1
+#include "weights.glsl"
 layout(std430, binding = 2) writeonly buffer Yb { float Y[]; };
 
 layout(push_constant) uniform Push {
@@ -17,6 +18,7 @@ layout(push_constant) uniform Push {
     int row_lo, row_hi;
     uint y_off, ldy;
     float alpha;
+    uint soff;      // quantised tables: uint index of the chunk's scales
 } p;
 
 void main()
@@ -26,5 +28,5 @@ void main()
     if (d >= p.dim || i >= p.n_rows) return;
     int id = ids[i];
     if (id < p.row_lo || id >= p.row_hi) return;
-    Y[p.y_off + i * p.ldy + d] = p.alpha * E[uint(id - p.row_lo) * p.dim + d];
+    Y[p.y_off + i * p.ldy + d] = p.alpha * w_at(uint(id - p.row_lo) * p.dim + d, p.soff);
 }

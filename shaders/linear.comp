@@ -11,7 +11,8 @@
 layout(local_size_x = 8, local_size_y = 8) in;
 
 layout(std430, binding = 0) readonly buffer Xb { float X[]; };
-layout(std430, binding = 1) readonly buffer Wb { float W[]; };
+#define W_BINDING 1
+#include "weights.glsl"
 layout(std430, binding = 2) readonly buffer Bb { float B[]; };
 layout(std430, binding = 3) readonly buffer Rb { float R[]; };
 layout(std430, binding = 4) writeonly buffer Yb { float Y[]; };
@@ -27,6 +28,7 @@ layout(push_constant) uniform Push {
     uint r_off, ldr;
     uint flags;
     float alpha;
+    uint w_soff;    // quantised weights: uint index of the chunk's scales
 } p;
 
 void main()
@@ -51,7 +53,7 @@ void main()
     for (uint k = 0u; k < p.K; k++) {
         float xv[4], wv[4];
         for (uint r = 0u; r < 4u; r++) xv[r] = X[xr[r] + k];
-        for (uint c = 0u; c < 4u; c++) wv[c] = W[wr[c] + k * wstep];
+        for (uint c = 0u; c < 4u; c++) wv[c] = w_at(wr[c] + k * wstep, p.w_soff);
         for (uint r = 0u; r < 4u; r++)
             for (uint c = 0u; c < 4u; c++) acc[r][c] += xv[r] * wv[c];
     }

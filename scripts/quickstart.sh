@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian), builds txlm into build/, and runs the
+# model shipped in models/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+for p in $(cat .ci/packages); do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  echo "installing: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null
+fi
+
+[ -d build ] || meson setup build > /dev/null
+meson compile -C build > /dev/null
+
+exec scripts/demo.sh

@@ -1,0 +1,151 @@
+/* End to end, through the shipped tools: txlm-pack a golden case, run
+ * `txlm logprobs` with its segments through one session, and compare
+ * every log-probability with the reference implementation's.
+ *
+ * usage: test_golden TXLM TXLM_PACK GOLDEN_DIR CASE WORK_DIR [WEIGHTS_FILE] */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#define TOLERANCE 5e-4
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) buf[n] = 0;
+    if (len) *len = (size_t)n;
+    return buf;
+}
+
+static int run(const char *cmd)
+{
+    int st = system(cmd);
+    if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "FAIL: command failed (status %d): %s\n", st, cmd);
+        return 1;
+    }
+    return 0;
+}
+
+/* Appends "a,b,c" of a JSON int array to a growing string. */
+static void append_ints(char **s, size_t *len, size_t *cap, const cJSON *arr, int *count)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr)
+    {
+        if (*len + 16 > *cap) {
+            *cap = (*cap + 16) * 2;
+            *s = realloc(*s, *cap);
+        }
+        *len += (size_t)snprintf(*s + *len, *cap - *len, "%s%d", *len ? "," : "", it->valueint);
+        (*count)++;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 6) {
+        fprintf(stderr, "usage: %s TXLM TXLM_PACK GOLDEN_DIR CASE WORK_DIR [WEIGHTS_FILE]\n", argv[0]);
+        return 2;
+    }
+    const char *txlm = argv[1], *pack = argv[2], *golden = argv[3], *name = argv[4], *work = argv[5];
+    const char *weights = argc > 6 ? argv[6] : NULL;
+    char dir[1024], path[1200], model[1200], out[1200], cmd[8192];
+    mkdir(work, 0755);
+    snprintf(dir, sizeof dir, "%s/%s", golden, name);
+    snprintf(model, sizeof model, "%s/%s%s%s.txlm", work, name, weights ? "-" : "", weights ? weights : "");
+    snprintf(out, sizeof out, "%s/%s%s%s.f32", work, name, weights ? "-" : "", weights ? weights : "");
+
+    if (weights)
+        snprintf(cmd, sizeof cmd, "'%s' '%s' --weights '%s/%s' -o '%s'", pack, dir, dir, weights, model);
+    else
+        snprintf(cmd, sizeof cmd, "'%s' '%s' -o '%s'", pack, dir, model);
+    if (run(cmd)) return 1;
+
+    snprintf(path, sizeof path, "%s/segments.json", dir);
+    char *json = slurp(path, NULL);
+    cJSON *root = json ? cJSON_Parse(json) : NULL;
+    const cJSON *segs = cJSON_GetObjectItemCaseSensitive(root, "segments");
+    if (!cJSON_IsArray(segs)) {
+        fprintf(stderr, "FAIL: cannot read %s\n", path);
+        return 1;
+    }
+    char *tokens = NULL, *lens = NULL;
+    size_t tl = 0, tc = 0, ll = 0, lc = 0;
+    int n_tokens = 0, n_segs = 0;
+    const cJSON *seg;
+    cJSON_ArrayForEach(seg, segs)
+    {
+        int before = n_tokens;
+        append_ints(&tokens, &tl, &tc, cJSON_GetObjectItemCaseSensitive(seg, "tokens"), &n_tokens);
+        cJSON *len = cJSON_CreateArray();
+        cJSON_AddItemToArray(len, cJSON_CreateNumber(n_tokens - before));
+        append_ints(&lens, &ll, &lc, len, &n_segs);
+        cJSON_Delete(len);
+    }
+    snprintf(cmd, sizeof cmd, "'%s' logprobs -m '%s' --tokens %s --segments %s -o '%s'", txlm, model, tokens, lens, out);
+    if (run(cmd)) return 1;
+
+    size_t got_len;
+    float *got = (float *)slurp(out, &got_len);
+    if (!got || got_len % (sizeof(float) * (size_t)n_tokens)) {
+        fprintf(stderr, "FAIL: %s has %zu bytes, not a multiple of %d rows\n", out, got_len, n_tokens);
+        return 1;
+    }
+    size_t V = got_len / sizeof(float) / (size_t)n_tokens;
+    double worst = 0;
+    size_t row = 0;
+    int k = 0, failed = 0;
+    cJSON_ArrayForEach(seg, segs)
+    {
+        const cJSON *file = cJSON_GetObjectItemCaseSensitive(seg, "logprobs_file");
+        const cJSON *targets = cJSON_GetObjectItemCaseSensitive(seg, "targets");
+        const cJSON *mean = cJSON_GetObjectItemCaseSensitive(seg, "mean_nll");
+        int n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(seg, "tokens"));
+        snprintf(path, sizeof path, "%s/%s", dir, file->valuestring);
+        size_t want_len;
+        float *want = (float *)slurp(path, &want_len);
+        if (!want || want_len != (size_t)n * V * sizeof(float)) {
+            fprintf(stderr, "FAIL: %s: expected %zu bytes\n", path, (size_t)n * V * sizeof(float));
+            return 1;
+        }
+        double seg_worst = 0, nll = 0;
+        for (size_t i = 0; i < (size_t)n * V; i++) {
+            double d = fabs((double)got[row * V + i] - (double)want[i]);
+            if (!(d <= seg_worst)) seg_worst = d;
+        }
+        for (int i = 0; i < n; i++) nll -= got[(row + (size_t)i) * V + (size_t)cJSON_GetArrayItem(targets, i)->valueint];
+        nll /= n;
+        printf("%s segment %d: %d tokens, max |diff| %.3g, mean NLL %.6f (reference %.6f)\n", name, k, n, seg_worst, nll,
+               mean->valuedouble);
+        if (!(seg_worst <= TOLERANCE) || fabs(nll - mean->valuedouble) > 1e-3) failed = 1;
+        if (!(seg_worst <= worst)) worst = seg_worst;
+        row += (size_t)n;
+        k++;
+        free(want);
+    }
+    remove(out);
+    remove(model);
+    if (failed) {
+        fprintf(stderr, "FAIL: %s: max |diff| %.3g exceeds %.1g (or a mean NLL differs)\n", name, worst, TOLERANCE);
+        return 1;
+    }
+    printf("%s: all %d segments within %.1g (max %.3g)\n", name, k, TOLERANCE, worst);
+    cJSON_Delete(root);
+    free(json), free(tokens), free(lens), free(got);
+    return 0;
+}

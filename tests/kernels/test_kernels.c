@@ -1,0 +1,363 @@
+/* Every GPU kernel against the CPU reference ops, on random inputs at
+ * awkward sizes, including weights split over several bindings. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "ops.h"
+#include "quantize.h"
+#include "ref_ops.h"
+
+static txlm_context *ctx;
+static txlm_rec rec;
+static txlm_ops ops;
+static int failures;
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static float frand(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (float)((rng >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
+}
+
+static float *rand_vec(size_t n, float scale)
+{
+    float *v = malloc((n ? n : 1) * sizeof *v);
+    for (size_t i = 0; i < n; i++) v[i] = frand() * scale;
+    return v;
+}
+
+#define CHECK(cond, ...)                                   \
+    do {                                                   \
+        if (!(cond)) {                                     \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                  \
+            fputc('\n', stderr);                           \
+            failures++;                                    \
+        }                                                  \
+    } while (0)
+
+static void die_if(int rc, const txlm_err *e)
+{
+    if (rc) {
+        fprintf(stderr, "FAIL: %s\n", e->msg);
+        exit(1);
+    }
+}
+
+/* A host-visible buffer holding `n` floats (inputs and outputs alike). */
+static txlm_buf host_buf(const float *data, size_t n)
+{
+    txlm_buf b;
+    txlm_err e = {0};
+    die_if(txlm_buf_create(&ctx->vk, (n ? n : 1) * 4, TXLM_BUF_READBACK, &b, &e), &e);
+    if (data) memcpy(b.map, data, n * 4);
+    else memset(b.map, 0, n * 4);
+    return b;
+}
+
+/* A weight tensor of a dtype; max_range > 0 forces it to be split into
+ * chunks of at most that many bytes. `data` is replaced by what the
+ * device will actually see (the dtype's rounding), so references use it. */
+static txlm_gpu_tensor weight_dt(float *data, uint32_t rows, uint32_t cols, uint32_t dtype, VkDeviceSize max_range)
+{
+    txlm_gpu_tensor t;
+    txlm_err e = {0};
+    uint64_t n = (uint64_t)rows * cols;
+    uint8_t *stored = malloc(n * 4 + 64);
+    switch (dtype) {
+    case TXLM_DT_F16: txlm_quantize_f16(data, n, stored); break;
+    case TXLM_DT_Q8_0: txlm_quantize_q8_0(data, n, stored); break;
+    case TXLM_DT_Q4_0: txlm_quantize_q4_0(data, n, stored); break;
+    default: memcpy(stored, data, n * 4); break;
+    }
+    txlm_dequantize(dtype, stored, n, data);
+    VkDeviceSize saved = ctx->vk.split_bytes;
+    if (max_range) ctx->vk.split_bytes = max_range;
+    die_if(txlm_tensor_alloc(&ctx->vk, rows, cols, dtype, TXLM_BUF_DEVICE, &t, &e), &e);
+    ctx->vk.split_bytes = saved;
+    die_if(txlm_tensor_write(&ctx->vk, &t, stored, &e), &e);
+    free(stored);
+    return t;
+}
+
+static txlm_gpu_tensor weight(float *data, uint32_t rows, uint32_t cols, VkDeviceSize max_range)
+{
+    return weight_dt(data, rows, cols, TXLM_DT_F32, max_range);
+}
+
+static const char *dt_name(uint32_t dt) { return txlm_dtype_get(dt)->name; }
+
+static void begin(void)
+{
+    txlm_err e = {0};
+    die_if(txlm_rec_begin(&rec, &e), &e);
+}
+
+static void run(void)
+{
+    txlm_err e = {0};
+    die_if(txlm_rec_submit(&rec, &e), &e);
+}
+
+static double max_abs_diff(const float *a, const float *b, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (!(d <= m)) m = d; /* NaN counts as a failure */
+    }
+    return m;
+}
+
+static void test_linear(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int with_bias, VkDeviceSize max_range,
+                        uint32_t dtype)
+{
+    float *x = rand_vec((size_t)M * K, 1), *w = rand_vec((size_t)N * K, 0.5f), *b = rand_vec(N, 1);
+    float *r = rand_vec((size_t)M * N, 1), *want = malloc((size_t)M * N * 4);
+    float alpha = 0.75f;
+    txlm_gpu_tensor wt = weight_dt(w, N, K, dtype, max_range), bt = weight(b, 1, N, 0);
+    ref_linear(x, w, with_bias ? b : NULL, M, N, K, 0, want);
+    for (size_t i = 0; i < (size_t)M * N; i++) {
+        want[i] *= alpha;
+        if (flags & TXLM_LIN_RELU) want[i] = want[i] > 0 ? want[i] : 0;
+        if (flags & TXLM_LIN_RESIDUAL) want[i] += r[i];
+    }
+    txlm_buf xb = host_buf(x, (size_t)M * K), rb = host_buf(r, (size_t)M * N), yb = host_buf(NULL, (size_t)M * N);
+    txlm_arg xa = txlm_arg_of(&xb, 0, K), ra = txlm_arg_of(&rb, 0, N), ya = txlm_arg_of(&yb, 0, N);
+    begin();
+    txlm_op_linear(&ops, xa, &wt, 0, N, with_bias ? &bt : NULL, 0, &ra, ya, M, flags, alpha);
+    run();
+    double diff = max_abs_diff(yb.map, want, (size_t)M * N);
+    CHECK(diff < 1e-4 * sqrt((double)K), "linear %s M=%u N=%u K=%u flags=%u bias=%d chunks=%u: max diff %g",
+          dt_name(dtype), M, N, K, flags, with_bias, txlm_tensor_n_chunks(&wt), diff);
+    CHECK(!max_range || txlm_tensor_n_chunks(&wt) > 1, "weight was not split (N=%u)", N);
+
+    /* a row range of the weight (the adaptive softmax's shortlist), into a column offset of Y */
+    if (N >= 3) {
+        uint32_t r0 = 1, nr = N - 2;
+        float *w2 = malloc((size_t)nr * K * 4), *want2 = malloc((size_t)M * nr * 4);
+        memcpy(w2, w + (size_t)r0 * K, (size_t)nr * K * 4);
+        ref_linear(x, w2, with_bias ? b + r0 : NULL, M, nr, K, 0, want2);
+        memset(yb.map, 0, (size_t)M * N * 4);
+        begin();
+        txlm_arg y2 = txlm_arg_of(&yb, 1, N);
+        txlm_op_linear(&ops, xa, &wt, r0, nr, with_bias ? &bt : NULL, r0, NULL, y2, M, 0, 1.0f);
+        run();
+        double d2 = 0;
+        for (uint32_t m = 0; m < M; m++)
+            for (uint32_t n = 0; n < nr; n++) {
+                double d = fabs(((float *)yb.map)[m * N + 1 + n] - want2[m * nr + n]);
+                if (!(d <= d2)) d2 = d;
+            }
+        CHECK(d2 < 1e-4 * sqrt((double)K), "linear row range M=%u N=%u K=%u: max diff %g", M, N, K, d2);
+        free(w2);
+        free(want2);
+    }
+    txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &rb), txlm_buf_destroy(&ctx->vk, &yb);
+    txlm_tensor_free(&ctx->vk, &wt), txlm_tensor_free(&ctx->vk, &bt);
+    free(x), free(w), free(b), free(r), free(want);
+}
+
+static void test_linear_t(uint32_t M, uint32_t N, uint32_t K, uint32_t dtype)
+{
+    float *x = rand_vec((size_t)M * K, 1), *p = rand_vec((size_t)K * N, 0.5f), *want = malloc((size_t)M * N * 4);
+    txlm_gpu_tensor pt = weight_dt(p, K, N, dtype, 0);
+    ref_linear_t(x, p, M, N, K, want);
+    txlm_buf xb = host_buf(x, (size_t)M * K), yb = host_buf(NULL, (size_t)M * N);
+    begin();
+    txlm_op_linear_t(&ops, txlm_arg_of(&xb, 0, K), &pt, txlm_arg_of(&yb, 0, N), M);
+    run();
+    double diff = max_abs_diff(yb.map, want, (size_t)M * N);
+    CHECK(diff < 1e-4 * sqrt((double)K), "linear_t %s M=%u N=%u K=%u: max diff %g", dt_name(dtype), M, N, K, diff);
+    txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &yb), txlm_tensor_free(&ctx->vk, &pt);
+    free(x), free(p), free(want);
+}
+
+static void test_gather(uint32_t n, uint32_t rows, uint32_t dim, int32_t id_lo, VkDeviceSize max_range, uint32_t dtype)
+{
+    float *e = rand_vec((size_t)rows * dim, 1);
+    txlm_gpu_tensor et = weight_dt(e, rows, dim, dtype, max_range);
+    int32_t *ids = malloc(n * sizeof *ids);
+    float *y0 = rand_vec((size_t)n * dim, 1), *want = malloc((size_t)n * dim * 4);
+    memcpy(want, y0, (size_t)n * dim * 4);
+    for (uint32_t i = 0; i < n; i++) {
+        /* ids inside and outside this table */
+        ids[i] = (int32_t)((rng >> 20) % (rows + 2 * (uint32_t)id_lo + 3));
+        frand();
+        if (ids[i] >= id_lo && ids[i] < id_lo + (int32_t)rows)
+            for (uint32_t k = 0; k < dim; k++) want[(size_t)i * dim + k] = 2.0f * e[(size_t)(ids[i] - id_lo) * dim + k];
+    }
+    txlm_buf ib = host_buf(NULL, n), yb = host_buf(y0, (size_t)n * dim);
+    memcpy(ib.map, ids, n * 4);
+    begin();
+    txlm_op_gather(&ops, txlm_view_of(&ib), n, &et, id_lo, txlm_arg_of(&yb, 0, dim), 2.0f);
+    run();
+    double diff = max_abs_diff(yb.map, want, (size_t)n * dim);
+    CHECK(diff < 1e-6, "gather %s n=%u rows=%u dim=%u id_lo=%d chunks=%u: max diff %g", dt_name(dtype), n, rows, dim,
+          id_lo, txlm_tensor_n_chunks(&et), diff);
+    txlm_buf_destroy(&ctx->vk, &ib), txlm_buf_destroy(&ctx->vk, &yb), txlm_tensor_free(&ctx->vk, &et);
+    free(e), free(ids), free(y0), free(want);
+}
+
+static void test_layernorm(uint32_t rows, uint32_t d, int residual, int in_place)
+{
+    float *x = rand_vec((size_t)rows * d, 2), *r = rand_vec((size_t)rows * d, 1);
+    float *g = rand_vec(d, 1), *b = rand_vec(d, 1), *want = malloc((size_t)rows * d * 4);
+    for (uint32_t i = 0; i < rows * d; i++) x[i] += 0.5f; /* a non-zero mean */
+    ref_layernorm(x, residual ? r : NULL, g, b, rows, d, 1e-5f, want);
+    txlm_buf xb = host_buf(x, (size_t)rows * d), rb = host_buf(r, (size_t)rows * d), yb = host_buf(NULL, (size_t)rows * d);
+    txlm_gpu_tensor gt = weight(g, 1, d, 0), bt = weight(b, 1, d, 0);
+    txlm_arg xa = txlm_arg_of(&xb, 0, d), ra = txlm_arg_of(&rb, 0, d);
+    txlm_arg ya = in_place ? xa : txlm_arg_of(&yb, 0, d);
+    begin();
+    txlm_op_layernorm(&ops, xa, residual ? &ra : NULL, &gt, &bt, ya, rows, d, 1e-5f);
+    run();
+    double diff = max_abs_diff(in_place ? xb.map : yb.map, want, (size_t)rows * d);
+    CHECK(diff < 1e-4, "layernorm rows=%u d=%u residual=%d in_place=%d: max diff %g", rows, d, residual, in_place, diff);
+    txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &rb), txlm_buf_destroy(&ctx->vk, &yb);
+    txlm_tensor_free(&ctx->vk, &gt), txlm_tensor_free(&ctx->vk, &bt);
+    free(x), free(r), free(g), free(b), free(want);
+}
+
+/* The GPU takes position keys by distance (rk_dist[p], p = 0..max_dist);
+ * the reference takes them in R's order (row j has pos klen-1-j, clamped). */
+static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, int same_length, uint32_t mem_len,
+                           int32_t clamp_len)
+{
+    uint32_t klen = mlen + qlen, hd = H * dh;
+    uint32_t max_dist = clamp_len > 0 && (uint32_t)clamp_len < klen - 1 ? (uint32_t)clamp_len : klen - 1;
+    float *qkv = rand_vec((size_t)klen * 3 * hd, 1), *rkd = rand_vec((size_t)(max_dist + 1) * hd, 1);
+    float *rwb = rand_vec(hd, 0.5f), *rrb = rand_vec(hd, 0.5f);
+    float *q = malloc((size_t)qlen * hd * 4), *k = malloc((size_t)klen * hd * 4), *v = malloc((size_t)klen * hd * 4);
+    float *rk = malloc((size_t)klen * hd * 4);
+    for (uint32_t j = 0; j < klen; j++) {
+        memcpy(k + (size_t)j * hd, qkv + (size_t)j * 3 * hd + hd, hd * 4);
+        memcpy(v + (size_t)j * hd, qkv + (size_t)j * 3 * hd + 2 * hd, hd * 4);
+        uint32_t pos = klen - 1 - j;
+        if (pos > max_dist) pos = max_dist;
+        memcpy(rk + (size_t)j * hd, rkd + (size_t)pos * hd, hd * 4);
+    }
+    for (uint32_t i = 0; i < qlen; i++) memcpy(q + (size_t)i * hd, qkv + (size_t)(mlen + i) * 3 * hd, hd * 4);
+    float *want_p = malloc((size_t)H * qlen * klen * 4), *want_o = malloc((size_t)qlen * hd * 4);
+    ref_rel_attention(q, k, v, rk, rwb, rrb, qlen, mlen, H, dh, same_length, mem_len, want_p, NULL, want_o);
+
+    txlm_buf qb = host_buf(qkv, (size_t)klen * 3 * hd), sb = host_buf(NULL, (size_t)H * qlen * klen);
+    txlm_buf ob = host_buf(NULL, (size_t)qlen * hd);
+    txlm_gpu_tensor rkt = weight(rkd, max_dist + 1, hd, 0), rwt = weight(rwb, H, dh, 0), rrt = weight(rrb, H, dh, 0);
+    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len};
+    begin();
+    txlm_op_attention(&ops, &s, txlm_view_of(&qb), txlm_tensor_view(&rkt), 0, &rwt, &rrt, txlm_view_of(&sb),
+                      txlm_view_of(&ob));
+    run();
+    double dp = max_abs_diff(sb.map, want_p, (size_t)H * qlen * klen);
+    double dout = max_abs_diff(ob.map, want_o, (size_t)qlen * hd);
+    int exact_zeros = 1;
+    const float *p = sb.map;
+    for (uint32_t h = 0; h < H; h++)
+        for (uint32_t i = 0; i < qlen; i++) {
+            double sum = 0;
+            for (uint32_t j = 0; j < klen; j++) {
+                float pv = p[((size_t)h * qlen + i) * klen + j];
+                if (ref_attn_masked((int)i, (int)j, (int)qlen, (int)mlen, same_length, (int)mem_len) && pv != 0.0f)
+                    exact_zeros = 0;
+                sum += pv;
+            }
+            CHECK(fabs(sum - 1) < 1e-5, "attention row h=%u i=%u sums to %g", h, i, sum);
+        }
+    CHECK(exact_zeros, "attention: masked entries are not exactly 0 (qlen=%u mlen=%u)", qlen, mlen);
+    CHECK(dp < 1e-5 && dout < 1e-4, "attention qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d: "
+          "prob diff %g, out diff %g", qlen, mlen, H, dh, same_length, mem_len, clamp_len, dp, dout);
+    txlm_buf_destroy(&ctx->vk, &qb), txlm_buf_destroy(&ctx->vk, &sb), txlm_buf_destroy(&ctx->vk, &ob);
+    txlm_tensor_free(&ctx->vk, &rkt), txlm_tensor_free(&ctx->vk, &rwt), txlm_tensor_free(&ctx->vk, &rrt);
+    free(qkv), free(rkd), free(rwb), free(rrb), free(q), free(k), free(v), free(rk), free(want_p), free(want_o);
+}
+
+static void test_logsoftmax(uint32_t rows, uint32_t n, uint32_t n_write, int with_add)
+{
+    float *x = rand_vec((size_t)rows * n, 8), *add = rand_vec((size_t)rows * 3, 1);
+    txlm_buf xb = host_buf(x, (size_t)rows * n), db = host_buf(NULL, (size_t)rows * n), ab = host_buf(add, (size_t)rows * 3);
+    txlm_arg aa = txlm_arg_of(&ab, 0, 3);
+    begin();
+    txlm_op_logsoftmax(&ops, txlm_arg_of(&xb, 0, n), txlm_arg_of(&db, 0, n), with_add ? &aa : NULL, 2, rows, n, n_write);
+    run();
+    double worst = 0;
+    const float *got = db.map;
+    for (uint32_t r = 0; r < rows; r++) {
+        double m = -1e300, s = 0;
+        for (uint32_t j = 0; j < n; j++) m = fmax(m, x[(size_t)r * n + j]);
+        for (uint32_t j = 0; j < n; j++) s += exp(x[(size_t)r * n + j] - m);
+        for (uint32_t j = 0; j < n; j++) {
+            double want = j < n_write ? x[(size_t)r * n + j] - m - log(s) + (with_add ? add[r * 3 + 2] : 0) : 0;
+            double d = fabs(got[(size_t)r * n + j] - want);
+            if (!(d <= worst)) worst = d;
+        }
+    }
+    CHECK(worst < 1e-4, "logsoftmax rows=%u n=%u n_write=%u add=%d: max diff %g", rows, n, n_write, with_add, worst);
+    txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &db), txlm_buf_destroy(&ctx->vk, &ab);
+    free(x), free(add);
+}
+
+int main(void)
+{
+    txlm_context_options o = {0};
+    txlm_status st = txlm_context_create(&o, &ctx);
+    if (st) {
+        fprintf(stderr, "FAIL: no device: %s\n", txlm_last_error());
+        return 1;
+    }
+    txlm_err e = {0};
+    die_if(txlm_rec_init(&rec, &ctx->vk, &ctx->kernels, 64, &e), &e);
+    ops.rec = &rec;
+    ops.dummy = txlm_view_of(&ctx->dummy);
+
+    test_linear(1, 1, 1, 0, 0, 0, TXLM_DT_F32);
+    test_linear(7, 13, 5, TXLM_LIN_RELU, 1, 0, TXLM_DT_F32);
+    test_linear(33, 67, 41, TXLM_LIN_RESIDUAL, 1, 0, TXLM_DT_F32);
+    test_linear(5, 130, 128, TXLM_LIN_RELU | TXLM_LIN_RESIDUAL, 1, 0, TXLM_DT_F32);
+    test_linear(9, 101, 24, 0, 1, 24 * 4 * 16, TXLM_DT_F32); /* weight split into chunks of 16 rows */
+    test_linear(3, 37, 33, TXLM_LIN_RELU, 1, 0, TXLM_DT_F16);
+    test_linear(10, 61, 64, TXLM_LIN_RESIDUAL, 1, 64 * 2 * 8, TXLM_DT_F16);
+    test_linear(1, 45, 96, 0, 1, 0, TXLM_DT_Q8_0);
+    test_linear(13, 77, 64, TXLM_LIN_RELU, 1, 64 / 32 * 34 * 16, TXLM_DT_Q8_0);
+    test_linear(1, 45, 96, 0, 1, 0, TXLM_DT_Q4_0);
+    test_linear(13, 77, 64, TXLM_LIN_RESIDUAL, 1, 64 / 32 * 18 * 32, TXLM_DT_Q4_0);
+    test_linear_t(1, 16, 64, TXLM_DT_F32);
+    test_linear_t(11, 37, 29, TXLM_DT_F32);
+    test_linear_t(6, 64, 48, TXLM_DT_F32);
+    test_linear_t(5, 32, 48, TXLM_DT_Q8_0);
+    test_linear_t(4, 33, 17, TXLM_DT_F16);
+    test_gather(9, 13, 5, 0, 0, TXLM_DT_F32);
+    test_gather(17, 40, 33, 7, 0, TXLM_DT_F32);
+    test_gather(31, 100, 16, 3, 16 * 4 * 8, TXLM_DT_F32); /* table split into chunks of 8 rows */
+    test_gather(12, 30, 7, 2, 0, TXLM_DT_F16);
+    test_gather(20, 50, 64, 5, 64 / 32 * 34 * 16, TXLM_DT_Q8_0);
+    test_gather(20, 50, 96, 0, 96 / 32 * 18 * 16, TXLM_DT_Q4_0);
+    test_layernorm(1, 48, 0, 0);
+    test_layernorm(5, 65, 1, 0);
+    test_layernorm(3, 1024, 1, 1);
+    test_layernorm(7, 33, 0, 1);
+    /* qlen, mlen, H, dh, same_length, mem_len, clamp */
+    test_attention(1, 0, 1, 8, 0, 4, -1);
+    test_attention(5, 3, 3, 16, 1, 6, -1);
+    test_attention(7, 20, 2, 128, 1, 20, 9);
+    test_attention(6, 0, 4, 16, 1, 16, 20);
+    test_attention(1, 10, 4, 16, 1, 10, 20);
+    test_attention(3, 12, 1, 41, 0, 12, -1);
+    test_logsoftmax(3, 1000, 1000, 0);
+    test_logsoftmax(4, 203, 200, 1);
+    test_logsoftmax(1, 1, 1, 1);
+
+    uint64_t vmsgs = txlm_context_validation_messages(ctx);
+    CHECK(vmsgs == 0, "%llu Vulkan validation messages", (unsigned long long)vmsgs);
+    txlm_rec_destroy(&rec);
+    txlm_context_destroy(ctx);
+    if (failures) {
+        fprintf(stderr, "%d kernel checks failed\n", failures);
+        return 1;
+    }
+    printf("all kernel checks passed\n");
+    return 0;
+}
