@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "context.h"
+#include "sample.h"
+#include "state.h"
 #include "model_load.h"
 #include "session.h"
 #include "txlm.h"
@@ -68,7 +70,6 @@ txlm_status txlm_context_create(const txlm_context_options *opts, txlm_context *
         free(c);
         return fail(&e);
     }
-    pthread_mutex_init(&c->queue_lock, NULL);
     *out = c;
     return TXLM_OK;
 }
@@ -80,7 +81,6 @@ void txlm_context_destroy(txlm_context *c)
     txlm_buf_destroy(&c->vk, &c->dummy);
     txlm_kernels_destroy(&c->vk, &c->kernels);
     txlm_vk_close(&c->vk);
-    pthread_mutex_destroy(&c->queue_lock);
     free(c);
 }
 
@@ -138,7 +138,7 @@ void txlm_session_free(txlm_session *s) { txlm_session_close(s); }
 
 void txlm_session_reset(txlm_session *s)
 {
-    if (s) s->mlen = 0;
+    if (s) s->mlen = 0, s->z_rows = 0;
 }
 
 uint32_t txlm_session_memory_len(const txlm_session *s) { return s ? s->mlen : 0; }
@@ -147,5 +147,57 @@ txlm_status txlm_session_feed(txlm_session *s, const int32_t *tokens, uint32_t n
 {
     if (!s || (!tokens && n)) return bad_arg("txlm_session_feed: NULL argument");
     txlm_err e = {0};
-    return txlm_forward(s, tokens, n, logprobs, &e) ? fail(&e) : TXLM_OK;
+    return txlm_forward(s, tokens, n, 0, logprobs, &e) ? fail(&e) : TXLM_OK;
+}
+
+txlm_status txlm_session_feed_rows(txlm_session *s, const int32_t *tokens, uint32_t n, uint32_t first_row,
+                                   float *logprobs)
+{
+    if (!s || (!tokens && n)) return bad_arg("txlm_session_feed_rows: NULL argument");
+    if (first_row > n) return bad_arg("txlm_session_feed_rows: first_row > n");
+    txlm_err e = {0};
+    return txlm_forward(s, tokens, n, first_row, logprobs, &e) ? fail(&e) : TXLM_OK;
+}
+
+void txlm_session_set_seed(txlm_session *s, uint64_t seed)
+{
+    if (s) s->rng = seed;
+}
+
+txlm_status txlm_session_sample(txlm_session *s, const txlm_sampling *opts, int32_t *token)
+{
+    if (!s || !token) return bad_arg("txlm_session_sample: NULL argument");
+    txlm_sampling def = {.temperature = 1.0f};
+    txlm_err e = {0};
+    return txlm_sample_next(s, opts ? opts : &def, token, &e) ? fail(&e) : TXLM_OK;
+}
+
+size_t txlm_session_state_size(const txlm_session *s) { return s ? txlm_state_size(s) : 0; }
+
+txlm_status txlm_session_save(txlm_session *s, void *buf, size_t cap, size_t *written)
+{
+    if (!s || !buf || !written) return bad_arg("txlm_session_save: NULL argument");
+    txlm_err e = {0};
+    return txlm_state_save(s, buf, cap, written, &e) ? fail(&e) : TXLM_OK;
+}
+
+txlm_status txlm_session_restore(txlm_session *s, const void *buf, size_t size)
+{
+    if (!s || !buf) return bad_arg("txlm_session_restore: NULL argument");
+    txlm_err e = {0};
+    return txlm_state_load(s, buf, size, &e) ? fail(&e) : TXLM_OK;
+}
+
+txlm_status txlm_session_save_file(txlm_session *s, const char *path)
+{
+    if (!s || !path) return bad_arg("txlm_session_save_file: NULL argument");
+    txlm_err e = {0};
+    return txlm_state_save_file(s, path, &e) ? fail(&e) : TXLM_OK;
+}
+
+txlm_status txlm_session_restore_file(txlm_session *s, const char *path)
+{
+    if (!s || !path) return bad_arg("txlm_session_restore_file: NULL argument");
+    txlm_err e = {0};
+    return txlm_state_load_file(s, path, &e) ? fail(&e) : TXLM_OK;
 }

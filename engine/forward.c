@@ -126,71 +126,21 @@ static void update_memory(txlm_session *s, uint32_t qlen)
     s->mlen = s->mem_len;
 }
 
-/* Projected adaptive log-softmax of rows [r0, r0+rows) of z into s->out:
- * the head (shortlist + one logit per tail cluster), then each tail
- * cluster's log-softmax plus its cluster's head log-probability. */
-static void log_softmax_rows(txlm_session *s, uint32_t r0, uint32_t rows)
-{
-    const txlm_model *m = s->m;
-    const txlm_hparams *h = &m->h;
-    txlm_ops *o = &s->ops;
-    uint32_t d = h->d_model, V = h->n_token;
-    txlm_arg z = rows_of(&s->z, r0, d);
-    txlm_arg out = rows_of(&s->out, 0, V);
-
-    for (uint32_t c = 0; c < m->n_clusters; c++) {
-        const txlm_out_cluster *cl = &m->out[c];
-        txlm_arg zc = z;
-        if (cl->proj) {
-            zc = rows_of(&s->zp, 0, cl->dim);
-            txlm_op_linear_t(o, z, cl->proj, zc, rows);
-        }
-        uint32_t n = cl->end - cl->begin;
-        if (h->n_cutoffs == 0) {
-            txlm_arg logits = rows_of(&s->tail, 0, V);
-            txlm_op_linear(o, zc, cl->weight, cl->row0, n, cl->bias, cl->row0, NULL, logits, rows, 0, 1.0f);
-            txlm_op_logsoftmax(o, logits, out, NULL, 0, rows, V, V);
-        } else if (c == 0) {
-            uint32_t head_n = n + h->n_cutoffs;
-            txlm_arg head = rows_of(&s->head, 0, head_n), head_lp = rows_of(&s->head_lp, 0, head_n);
-            txlm_arg head_tail = head;
-            head_tail.off += n;
-            txlm_op_linear(o, zc, cl->weight, cl->row0, n, cl->bias, cl->row0, NULL, head, rows, 0, 1.0f);
-            txlm_op_linear(o, zc, m->cluster_w, 0, h->n_cutoffs, m->cluster_b, 0, NULL, head_tail, rows, 0, 1.0f);
-            txlm_op_logsoftmax(o, head, head_lp, NULL, 0, rows, head_n, head_n);
-            txlm_op_logsoftmax(o, head, out, NULL, 0, rows, head_n, n);
-        } else {
-            uint32_t head_n = h->cutoffs[0] + h->n_cutoffs;
-            txlm_arg logits = rows_of(&s->tail, 0, n), head_lp = rows_of(&s->head_lp, 0, head_n);
-            txlm_arg dst = out;
-            dst.off += cl->begin;
-            txlm_op_linear(o, zc, cl->weight, cl->row0, n, cl->bias, cl->row0, NULL, logits, rows, 0, 1.0f);
-            txlm_op_logsoftmax(o, logits, dst, &head_lp, h->cutoffs[0] + c - 1, rows, n, n);
-        }
-    }
-}
-
 static int read_out(txlm_session *s, float *dst, uint32_t rows, txlm_err *err)
 {
-    int rc = txlm_buf_invalidate(&s->m->ctx->vk, &s->out, err);
-    if (!rc) memcpy(dst, s->out.map, (size_t)rows * s->m->h.n_token * sizeof(float));
-    return rc;
+    return txlm_session_read_out(s, dst, (size_t)rows * s->m->h.n_token, err);
 }
 
-static int submit(txlm_session *s, txlm_err *err)
-{
-    pthread_mutex_lock(&s->m->ctx->queue_lock);
-    int rc = txlm_rec_submit(&s->rec, err);
-    pthread_mutex_unlock(&s->m->ctx->queue_lock);
-    return rc;
-}
+static int submit(txlm_session *s, txlm_err *err) { return txlm_session_submit(s, err); }
 
-int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, float *logprobs, txlm_err *err)
+int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, uint32_t first_row, float *logprobs,
+                 txlm_err *err)
 {
     const txlm_hparams *h = &s->m->h;
     uint32_t d = h->d_model;
     if (qlen == 0 || qlen > s->max_seg)
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "segment of %u tokens: must be 1..%u", qlen, s->max_seg);
+    if (first_row >= qlen) logprobs = NULL;
     for (uint32_t i = 0; i < qlen; i++)
         if (tokens[i] < 0 || (uint32_t)tokens[i] >= h->n_token)
             return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "token %d at position %u is outside the vocabulary [0, %u)",
@@ -208,28 +158,31 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, float *l
         layer(s, n, qlen, out);
     }
     update_memory(s, qlen);
+    s->z_rows = qlen;
 
-    /* Log-probabilities, in blocks of rows that fit one binding; the first
-     * block rides in the segment's command buffer. */
-    uint32_t block = logprobs ? (qlen < s->out_rows ? qlen : s->out_rows) : 0;
-    if (block) log_softmax_rows(s, 0, block);
+    /* Log-probabilities of rows [first_row, qlen), in blocks of rows that fit
+     * one binding; the first block rides in the segment's command buffer. */
+    uint32_t want = logprobs ? qlen - first_row : 0;
+    uint32_t block = want < s->out_rows ? want : s->out_rows;
+    if (block) txlm_out_full(s, first_row, block);
     rc = submit(s, err);
     if (rc) {
         /* The device may have run part of the segment: forget the memory
          * rather than continue from a half-updated one. */
         s->mlen = 0;
         s->rk_rows = 0;
+        s->z_rows = 0;
         return rc;
     }
     if (block) rc = read_out(s, logprobs, block, err);
-    for (uint32_t r0 = block; !rc && logprobs && r0 < qlen; r0 += block) {
-        uint32_t rows = qlen - r0 < block ? qlen - r0 : block;
+    for (uint32_t done = block; !rc && done < want; done += block) {
+        uint32_t rows = want - done < block ? want - done : block;
         rc = txlm_rec_begin(&s->rec, err);
         if (!rc) {
-            log_softmax_rows(s, r0, rows);
+            txlm_out_full(s, first_row + done, rows);
             rc = submit(s, err);
         }
-        if (!rc) rc = read_out(s, logprobs + (size_t)r0 * h->n_token, rows, err);
+        if (!rc) rc = read_out(s, logprobs + (size_t)done * h->n_token, rows, err);
     }
     return rc;
 }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "model_load.h"
 #include "txlm_file.h"
 
@@ -173,6 +175,19 @@ int txlm_model_open(txlm_context *ctx, const char *path, unsigned open_flags, tx
     }
     m->ctx = ctx;
     m->h = *txlm_file_hparams(f);
+    /* What a saved session state is bound to: the same weights, by hash. */
+    XXH3_state_t *hs = XXH3_createState();
+    if (hs) {
+        XXH3_64bits_reset(hs);
+        XXH3_64bits_update(hs, &m->h, sizeof m->h);
+        for (uint32_t i = 0; i < txlm_file_tensor_count(f); i++) {
+            const txlm_tensor_info *t = txlm_file_tensor(f, i);
+            XXH3_64bits_update(hs, t->name, strlen(t->name));
+            XXH3_64bits_update(hs, &t->hash, sizeof t->hash);
+        }
+        m->id = XXH3_64bits_digest(hs);
+        XXH3_freeState(hs);
+    }
     loader L = {m, f, err};
     rc = upload_all(m, f, err);
     if (!rc) rc = bind_layers(&L);

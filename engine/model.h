@@ -39,6 +39,7 @@ typedef struct txlm_out_cluster {
 struct txlm_model {
     txlm_context *ctx;
     txlm_hparams h;
+    uint64_t id;                        /* identity: hash of hyper-parameters, tensor names and tensor hashes */
     txlm_gpu_tensor *tensors;           /* everything uploaded, in file order */
     uint32_t n_tensors;
     txlm_layer *layers;

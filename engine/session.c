@@ -115,6 +115,8 @@ int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_sess
     s->max_dist = s->clamp_len > 0 && (uint32_t)s->clamp_len < longest ? (uint32_t)s->clamp_len : longest;
 
     if (!rc) rc = alloc_all(s, err);
+    if (!rc && !(s->host_lp = malloc((size_t)h->n_token * sizeof *s->host_lp)))
+        rc = txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     /* Every dispatch of a segment gets its own descriptor set. */
     uint32_t max_sets = 64 + h->n_layer * 16 + 8 * txlm_n_clusters(h) * 4;
     if (!rc) rc = txlm_rec_init(&s->rec, &m->ctx->vk, &m->ctx->kernels, max_sets, err);
@@ -143,5 +145,21 @@ void txlm_session_close(txlm_session *s)
     txlm_tensor_free(vk, &s->pos);
     free(s->hs);
     free(s->rk);
+    free(s->host_lp);
     free(s);
+}
+
+int txlm_session_submit(txlm_session *s, txlm_err *err)
+{
+    pthread_mutex_lock(&s->m->ctx->vk.queue_lock);
+    int rc = txlm_rec_submit(&s->rec, err);
+    pthread_mutex_unlock(&s->m->ctx->vk.queue_lock);
+    return rc;
+}
+
+int txlm_session_read_out(txlm_session *s, float *dst, size_t n, txlm_err *err)
+{
+    int rc = txlm_buf_invalidate(&s->m->ctx->vk, &s->out, err);
+    if (!rc) memcpy(dst, s->out.map, n * sizeof(float));
+    return rc;
 }

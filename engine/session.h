@@ -21,6 +21,9 @@ struct txlm_session {
     /* state */
     uint32_t mlen;           /* rows of memory held now */
     uint32_t rk_rows;        /* position-key rows computed so far (per layer) */
+    uint32_t z_rows;         /* rows of z (last layer output) from the last segment */
+    uint64_t rng;            /* sampler state */
+    float *host_lp;          /* [n_token] host copy of one output row, for sampling */
 
     /* device buffers */
     txlm_buf ids;            /* [S] int32, host-written */
@@ -49,7 +52,24 @@ struct txlm_session {
 
 int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_session **out, txlm_err *err);
 void txlm_session_close(txlm_session *s);
-/* forward.c: one segment through the model; updates the memory. */
-int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t n, float *logprobs, txlm_err *err);
+/* forward.c: one segment through the model; updates the memory. If
+ * logprobs is not NULL it receives rows [first_row, n) x n_token. */
+int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t n, uint32_t first_row, float *logprobs,
+                 txlm_err *err);
+
+/* Submits the recorded command buffer under the context's queue lock. */
+int txlm_session_submit(txlm_session *s, txlm_err *err);
+/* Copies the first n floats of the output buffer to dst. */
+int txlm_session_read_out(txlm_session *s, float *dst, size_t n, txlm_err *err);
+
+/* adaptive_softmax.c: record the output layer for rows [r0, r0+rows) of z. */
+/* All n_token log-probabilities into s->out. */
+void txlm_out_full(txlm_session *s, uint32_t r0, uint32_t rows);
+/* The head's log-probabilities (shortlist, then one per tail cluster) into
+ * s->head_lp and, for the first n_write columns, into dst. Requires cutoffs. */
+void txlm_out_head(txlm_session *s, uint32_t r0, uint32_t rows, txlm_arg dst, uint32_t n_write);
+/* Cluster c's log-probabilities within the cluster (plus the head's
+ * log-probability of the cluster when add_head) into dst. */
+void txlm_out_tail(txlm_session *s, uint32_t c, uint32_t r0, uint32_t rows, txlm_arg dst, int add_head);
 
 #endif

@@ -108,9 +108,10 @@ int txlm_buf_invalidate(txlm_vk *vk, txlm_buf *b, txlm_err *err)
     return r == VK_SUCCESS ? 0 : txlm_vk_fail(err, r, "vkInvalidateMappedMemoryRanges");
 }
 
-/* One transfer through a staging buffer; used only at load time on
- * devices whose device-local memory is not mappable. */
-static int staged_copy(txlm_vk *vk, txlm_buf *dst, VkDeviceSize off, const void *src, VkDeviceSize n, txlm_err *err)
+/* Transfers through a staging buffer, for device-local memory that is
+ * not mappable: upload (to_device) or download. */
+static int staged_copy(txlm_vk *vk, txlm_buf *dev, VkDeviceSize off, void *host, VkDeviceSize n, int to_device,
+                       txlm_err *err)
 {
     const VkDeviceSize chunk = (VkDeviceSize)64 << 20;
     txlm_buf stage;
@@ -134,21 +135,37 @@ static int staged_copy(txlm_vk *vk, txlm_buf *dst, VkDeviceSize off, const void 
     }
     for (VkDeviceSize done = 0; r == VK_SUCCESS && done < n; done += chunk) {
         VkDeviceSize len = n - done < chunk ? n - done : chunk;
-        memcpy(stage.map, (const char *)src + done, len);
-        if ((rc = flush(vk, &stage, err))) break;
+        if (to_device) {
+            memcpy(stage.map, (const char *)host + done, len);
+            if ((rc = flush(vk, &stage, err))) break;
+        }
         VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
         vkResetCommandBuffer(cmd, 0);
         vkBeginCommandBuffer(cmd, &bi);
-        VkBufferCopy region = {.srcOffset = 0, .dstOffset = off + done, .size = len};
-        vkCmdCopyBuffer(cmd, stage.buf, dst->buf, 1, &region);
+        if (to_device) {
+            VkBufferCopy region = {.srcOffset = 0, .dstOffset = off + done, .size = len};
+            vkCmdCopyBuffer(cmd, stage.buf, dev->buf, 1, &region);
+        } else {
+            VkBufferCopy region = {.srcOffset = off + done, .dstOffset = 0, .size = len};
+            vkCmdCopyBuffer(cmd, dev->buf, stage.buf, 1, &region);
+            VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                                  .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+            vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+        }
         vkEndCommandBuffer(cmd);
         VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
+        pthread_mutex_lock(&vk->queue_lock);
         r = vkQueueSubmit(vk->queue, 1, &si, fence);
+        pthread_mutex_unlock(&vk->queue_lock);
         if (r == VK_SUCCESS) r = vkWaitForFences(vk->device, 1, &fence, VK_TRUE, UINT64_MAX);
         if (r == VK_SUCCESS) r = vkResetFences(vk->device, 1, &fence);
+        if (r == VK_SUCCESS && !to_device) {
+            if ((rc = txlm_buf_invalidate(vk, &stage, err))) break;
+            memcpy((char *)host + done, stage.map, len);
+        }
     }
-    if (r != VK_SUCCESS && !rc) rc = txlm_vk_fail(err, r, "uploading to the device");
+    if (r != VK_SUCCESS && !rc) rc = txlm_vk_fail(err, r, to_device ? "uploading to the device" : "reading from the device");
     if (fence) vkDestroyFence(vk->device, fence, NULL);
     if (pool) vkDestroyCommandPool(vk->device, pool, NULL);
     txlm_buf_destroy(vk, &stage);
@@ -165,5 +182,19 @@ int txlm_buf_upload(txlm_vk *vk, txlm_buf *dst, VkDeviceSize off, const void *sr
         memcpy((char *)dst->map + off, src, n);
         return flush(vk, dst, err);
     }
-    return staged_copy(vk, dst, off, src, n, err);
+    return staged_copy(vk, dst, off, (void *)src, n, 1, err);
+}
+
+int txlm_buf_download(txlm_vk *vk, txlm_buf *src, VkDeviceSize off, void *dst, VkDeviceSize n, txlm_err *err)
+{
+    if (off > src->size || n > src->size - off)
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "download of %llu bytes at %llu exceeds a %llu-byte buffer",
+                         (unsigned long long)n, (unsigned long long)off, (unsigned long long)src->size);
+    if (n == 0) return 0;
+    if (src->map) {
+        int rc = txlm_buf_invalidate(vk, src, err);
+        if (!rc) memcpy(dst, (const char *)src->map + off, n);
+        return rc;
+    }
+    return staged_copy(vk, src, off, dst, n, 0, err);
 }

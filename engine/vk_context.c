@@ -322,6 +322,7 @@ static int create_device(txlm_vk *vk, txlm_err *err)
     if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateDevice");
     volkLoadDevice(vk->device);
     vkGetDeviceQueue(vk->device, vk->queue_family, 0, &vk->queue);
+    pthread_mutex_init(&vk->queue_lock, NULL);
     return 0;
 }
 
@@ -385,6 +386,7 @@ void txlm_vk_close(txlm_vk *vk)
     if (vk->device) {
         vkDeviceWaitIdle(vk->device);
         vkDestroyDevice(vk->device, NULL);
+        pthread_mutex_destroy(&vk->queue_lock);
     }
     if (vk->messenger) vkDestroyDebugUtilsMessengerEXT(vk->instance, vk->messenger, NULL);
     if (vk->instance) vkDestroyInstance(vk->instance, NULL);

@@ -3,6 +3,7 @@
 #ifndef TXLM_VK_CONTEXT_H
 #define TXLM_VK_CONTEXT_H
 
+#include <pthread.h>
 #include <volk.h>
 
 #include "errmsg.h"
@@ -14,6 +15,7 @@ typedef struct txlm_vk {
     VkPhysicalDevice phys;
     VkDevice device;
     VkQueue queue;
+    pthread_mutex_t queue_lock; /* vkQueueSubmit needs external synchronisation */
     uint32_t queue_family;
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties mem_props;

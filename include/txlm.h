@@ -136,6 +136,40 @@ uint32_t txlm_session_memory_len(const txlm_session *s);
  * float log-probabilities, row-major, rows in input order. */
 txlm_status txlm_session_feed(txlm_session *s, const int32_t *tokens, uint32_t n, float *logprobs);
 
+/* Feeds n tokens but returns log-probabilities only for rows [first_row, n)
+ * (logprobs receives (n - first_row) x n_token floats). Generation feeds
+ * with first_row = n - 1 or n (none). */
+txlm_status txlm_session_feed_rows(txlm_session *s, const int32_t *tokens, uint32_t n, uint32_t first_row,
+                                   float *logprobs);
+
+/* ---- saving and restoring a session ---------------------------------- */
+/* A state holds the memory, the last output row and the sampler state. It
+ * is versioned, checksummed and bound to the model: another model refuses
+ * it. A restoring session needs mem_len >= the saved memory rows. */
+
+size_t txlm_session_state_size(const txlm_session *s);
+txlm_status txlm_session_save(txlm_session *s, void *buf, size_t cap, size_t *written);
+txlm_status txlm_session_restore(txlm_session *s, const void *buf, size_t size);
+/* Written to a temporary file and renamed: a crash never leaves a torn state at path. */
+txlm_status txlm_session_save_file(txlm_session *s, const char *path);
+txlm_status txlm_session_restore_file(txlm_session *s, const char *path);
+
+/* ---- sampling -------------------------------------------------------- */
+
+typedef struct txlm_sampling {
+    float temperature;   /* 1 = the model's distribution; <= 0 = greedy (argmax) */
+    uint32_t top_k;      /* keep the k most likely tokens; 0 = off */
+    float top_p;         /* keep the smallest set with this much probability; 0 or 1 = off */
+} txlm_sampling;
+
+/* Seeds the session's sampler (same seed, same draws). */
+void txlm_session_set_seed(txlm_session *s, uint64_t seed);
+/* Draws the token that follows the last token fed. At temperature 1 with
+ * no top-k/top-p the draw is hierarchical (head, then one tail cluster)
+ * and exact; otherwise the full distribution of that position is used.
+ * The token is NOT fed: feed it to continue. */
+txlm_status txlm_session_sample(txlm_session *s, const txlm_sampling *opts, int32_t *token);
+
 #ifdef __cplusplus
 }
 #endif

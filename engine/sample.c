@@ -1,0 +1,134 @@
+/* Drawing the next token after the last fed one.
+ *
+ * At temperature 1 without top-k/top-p the draw is hierarchical and exact:
+ * the cluster from the head distribution, then the token from that
+ * cluster's tail, computing only the head and one tail. Any other setting
+ * changes every probability, so the full distribution is computed (one
+ * output row) and the draw is made from it on the host. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sample.h"
+#include "session.h"
+
+static txlm_arg out_row(txlm_session *s) { return txlm_arg_of(&s->out, 0, s->m->h.n_token); }
+
+uint64_t txlm_rng_next(uint64_t *state)
+{
+    /* splitmix64: tiny, fast, and the same stream on every platform */
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double uniform(uint64_t *state) { return (double)(txlm_rng_next(state) >> 11) * (1.0 / 9007199254740992.0); }
+
+/* Index drawn with probability proportional to exp(lp[i] / t) over [0, n). */
+static uint32_t draw(const float *lp, uint32_t n, double t, uint64_t *rng)
+{
+    double max = -INFINITY, sum = 0;
+    for (uint32_t i = 0; i < n; i++) max = fmax(max, lp[i]);
+    for (uint32_t i = 0; i < n; i++) sum += exp((lp[i] - max) / t);
+    double u = uniform(rng) * sum, acc = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        acc += exp((lp[i] - max) / t);
+        if (u < acc) return i;
+    }
+    return n - 1;
+}
+
+static int by_prob_desc(const void *a, const void *b, void *lp_)
+{
+    const float *lp = lp_;
+    float x = lp[*(const uint32_t *)a], y = lp[*(const uint32_t *)b];
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* qsort_r is not C11; a small merge sort keeps this portable. */
+static void sort_desc(uint32_t *idx, uint32_t *tmp, uint32_t n, const float *lp)
+{
+    if (n < 2) return;
+    uint32_t h = n / 2;
+    sort_desc(idx, tmp, h, lp);
+    sort_desc(idx + h, tmp, n - h, lp);
+    uint32_t i = 0, j = h, k = 0;
+    while (i < h && j < n) tmp[k++] = by_prob_desc(&idx[j], &idx[i], (void *)lp) < 0 ? idx[j++] : idx[i++];
+    while (i < h) tmp[k++] = idx[i++];
+    while (j < n) tmp[k++] = idx[j++];
+    memcpy(idx, tmp, n * sizeof *idx);
+}
+
+/* Temperature, then top-k, then top-p (nucleus) on a full distribution. */
+static int draw_filtered(const float *lp, uint32_t n, const txlm_sampling *o, uint64_t *rng, int32_t *token, txlm_err *err)
+{
+    if (o->temperature <= 0) { /* greedy */
+        uint32_t best = 0;
+        for (uint32_t i = 1; i < n; i++)
+            if (lp[i] > lp[best]) best = i;
+        *token = (int32_t)best;
+        return 0;
+    }
+    double t = o->temperature;
+    int filter = o->top_k || (o->top_p > 0 && o->top_p < 1);
+    if (!filter) {
+        *token = (int32_t)draw(lp, n, t, rng);
+        return 0;
+    }
+    uint32_t *idx = malloc(2 * (size_t)n * sizeof *idx);
+    float *keep = malloc((size_t)n * sizeof *keep);
+    if (!idx || !keep) {
+        free(idx), free(keep);
+        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    for (uint32_t i = 0; i < n; i++) idx[i] = i;
+    sort_desc(idx, idx + n, n, lp);
+    uint32_t m = o->top_k && o->top_k < n ? o->top_k : n;
+    if (o->top_p > 0 && o->top_p < 1) {
+        double max = lp[idx[0]], total = 0, acc = 0;
+        for (uint32_t i = 0; i < m; i++) total += exp((lp[idx[i]] - max) / t);
+        uint32_t i = 0;
+        while (i < m) {
+            acc += exp((lp[idx[i]] - max) / t);
+            i++;
+            if (acc >= o->top_p * total) break;
+        }
+        m = i;
+    }
+    for (uint32_t i = 0; i < m; i++) keep[i] = lp[idx[i]];
+    *token = (int32_t)idx[draw(keep, m, t, rng)];
+    free(idx), free(keep);
+    return 0;
+}
+
+int txlm_sample_next(txlm_session *s, const txlm_sampling *o, int32_t *token, txlm_err *err)
+{
+    const txlm_hparams *h = &s->m->h;
+    if (s->z_rows == 0) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "nothing to sample from: feed at least one token first");
+    uint32_t row = s->z_rows - 1;
+    int exact_tree = h->n_cutoffs && o->temperature == 1.0f && !o->top_k && !(o->top_p > 0 && o->top_p < 1);
+    int rc = txlm_rec_begin(&s->rec, err);
+    if (rc) return rc;
+    if (!exact_tree) {
+        txlm_out_full(s, row, 1);
+        if (!(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, h->n_token, err);
+        return rc ? rc : draw_filtered(s->host_lp, h->n_token, o, &s->rng, token, err);
+    }
+    uint32_t head_n = h->cutoffs[0] + h->n_cutoffs;
+    txlm_out_head(s, row, 1, out_row(s), head_n);
+    if (!(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, head_n, err);
+    if (rc) return rc;
+    uint32_t i = draw(s->host_lp, head_n, 1.0, &s->rng);
+    if (i < h->cutoffs[0]) {
+        *token = (int32_t)i;
+        return 0;
+    }
+    uint32_t c = i - h->cutoffs[0] + 1, n = s->m->out[c].end - s->m->out[c].begin;
+    if ((rc = txlm_rec_begin(&s->rec, err))) return rc;
+    txlm_out_tail(s, c, row, 1, out_row(s), 0);
+    if (!(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, n, err);
+    if (rc) return rc;
+    *token = (int32_t)(s->m->out[c].begin + draw(s->host_lp, n, 1.0, &s->rng));
+    return 0;
+}

@@ -1,0 +1,156 @@
+/* Saving and restoring a session: its memory (every layer's rows), the
+ * last output row (so sampling can continue) and the sampler state.
+ *
+ * Layout, little-endian: "TXLMSTAT", u32 version (1), u32 header bytes,
+ * u64 model id, u32 n_layer, u32 d_model, u32 mem_len, u32 mlen,
+ * i32 clamp_len, u32 same_length, u32 has_z, u32 reserved, u64 rng,
+ * then n_layer * mlen * d_model f32 (layer by layer), then d_model f32 of
+ * the last output row when has_z, then the XXH3-64 of everything before. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "state.h"
+
+#define STATE_VERSION 1
+
+typedef struct state_header {
+    char magic[8];
+    uint32_t version, header_bytes;
+    uint64_t model_id;
+    uint32_t n_layer, d_model, mem_len, mlen;
+    int32_t clamp_len;
+    uint32_t same_length, has_z, reserved;
+    uint64_t rng;
+} state_header;
+
+static size_t payload_floats(uint32_t n_layer, uint32_t mlen, uint32_t d, uint32_t has_z)
+{
+    return ((size_t)n_layer * mlen + (has_z ? 1 : 0)) * d;
+}
+
+size_t txlm_state_size(const txlm_session *s)
+{
+    const txlm_hparams *h = &s->m->h;
+    return sizeof(state_header) + payload_floats(h->n_layer, s->mlen, h->d_model, s->z_rows > 0) * 4 + 8;
+}
+
+int txlm_state_save(txlm_session *s, void *buf, size_t cap, size_t *written, txlm_err *err)
+{
+    const txlm_hparams *h = &s->m->h;
+    txlm_vk *vk = &s->m->ctx->vk;
+    size_t need = txlm_state_size(s);
+    if (cap < need) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "state buffer of %zu bytes, %zu needed", cap, need);
+    state_header hd = {.version = STATE_VERSION, .header_bytes = sizeof hd, .model_id = s->m->id,
+                       .n_layer = h->n_layer, .d_model = h->d_model, .mem_len = s->mem_len, .mlen = s->mlen,
+                       .clamp_len = s->clamp_len, .same_length = s->same_length, .has_z = s->z_rows > 0, .rng = s->rng};
+    memcpy(hd.magic, "TXLMSTAT", 8);
+    uint8_t *p = buf;
+    memcpy(p, &hd, sizeof hd);
+    p += sizeof hd;
+    VkDeviceSize rows = (VkDeviceSize)s->mlen * h->d_model * 4, row = (VkDeviceSize)h->d_model * 4;
+    for (uint32_t n = 0; n < h->n_layer; n++, p += rows) {
+        int rc = txlm_buf_download(vk, &s->hs[n], 0, p, rows, err);
+        if (rc) return rc;
+    }
+    if (hd.has_z) {
+        int rc = txlm_buf_download(vk, &s->z, (VkDeviceSize)(s->z_rows - 1) * row, p, row, err);
+        if (rc) return rc;
+        p += row;
+    }
+    uint64_t sum = XXH3_64bits(buf, (size_t)(p - (uint8_t *)buf));
+    memcpy(p, &sum, 8);
+    *written = need;
+    return 0;
+}
+
+int txlm_state_load(txlm_session *s, const void *buf, size_t size, txlm_err *err)
+{
+    const txlm_hparams *h = &s->m->h;
+    txlm_vk *vk = &s->m->ctx->vk;
+    state_header hd;
+    if (size < sizeof hd + 8) return txlm_fail(err, TXLM_ERR_FORMAT, "session state: %zu bytes is too short", size);
+    memcpy(&hd, buf, sizeof hd);
+    if (memcmp(hd.magic, "TXLMSTAT", 8)) return txlm_fail(err, TXLM_ERR_FORMAT, "session state: bad magic");
+    if (hd.version != STATE_VERSION || hd.header_bytes != sizeof hd)
+        return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "session state: version %u not supported (this build reads %u)",
+                         hd.version, STATE_VERSION);
+    uint64_t sum;
+    memcpy(&sum, (const uint8_t *)buf + size - 8, 8);
+    if (XXH3_64bits(buf, size - 8) != sum) return txlm_fail(err, TXLM_ERR_CHECKSUM, "session state: checksum mismatch");
+    if (hd.model_id != s->m->id || hd.n_layer != h->n_layer || hd.d_model != h->d_model)
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "session state was saved with a different model");
+    if (hd.mlen > s->mem_len || hd.mlen > hd.mem_len || hd.has_z > 1)
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "session state holds %u memory rows; this session keeps %u",
+                         hd.mlen, s->mem_len);
+    if (size != sizeof hd + payload_floats(hd.n_layer, hd.mlen, hd.d_model, hd.has_z) * 4 + 8)
+        return txlm_fail(err, TXLM_ERR_FORMAT, "session state: size %zu does not match its header", size);
+    const uint8_t *p = (const uint8_t *)buf + sizeof hd;
+    VkDeviceSize rows = (VkDeviceSize)hd.mlen * h->d_model * 4, row = (VkDeviceSize)h->d_model * 4;
+    for (uint32_t n = 0; n < h->n_layer; n++, p += rows) {
+        int rc = txlm_buf_upload(vk, &s->hs[n], 0, p, rows, err);
+        if (rc) return rc;
+    }
+    s->z_rows = 0;
+    if (hd.has_z) {
+        int rc = txlm_buf_upload(vk, &s->z, 0, p, row, err);
+        if (rc) return rc;
+        s->z_rows = 1;
+    }
+    s->mlen = hd.mlen;
+    s->rng = hd.rng;
+    return 0;
+}
+
+int txlm_state_save_file(txlm_session *s, const char *path, txlm_err *err)
+{
+    size_t n = txlm_state_size(s), written;
+    void *buf = malloc(n);
+    if (!buf) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    int rc = txlm_state_save(s, buf, n, &written, err);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    /* temporary + rename: a crash mid-write never replaces a good state */
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 5);
+    if (!tmp) {
+        free(buf);
+        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    memcpy(tmp, path, len);
+    memcpy(tmp + len, ".tmp", 5);
+    FILE *f = fopen(tmp, "wb");
+    int bad = !f;
+    if (f) {
+        bad |= fwrite(buf, 1, n, f) != n;
+        bad |= fflush(f) != 0;
+        bad |= fsync(fileno(f)) != 0;
+        bad |= fclose(f) != 0;
+    }
+    if (bad || rename(tmp, path) != 0) {
+        remove(tmp);
+        rc = txlm_fail(err, TXLM_ERR_IO, "%s: cannot write the session state", path);
+    }
+    free(tmp);
+    free(buf);
+    return rc;
+}
+
+int txlm_state_load_file(txlm_session *s, const char *path, txlm_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot open", path);
+    long n = -1;
+    if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+    void *buf = n > 0 && (size_t)n < ((size_t)1 << 40) ? malloc((size_t)n) : NULL;
+    int ok = buf && fseek(f, 0, SEEK_SET) == 0 && fread(buf, 1, (size_t)n, f) == (size_t)n;
+    fclose(f);
+    int rc = ok ? txlm_state_load(s, buf, (size_t)n, err) : txlm_fail(err, TXLM_ERR_IO, "%s: cannot read", path);
+    free(buf);
+    if (rc) txlm_fail_prefix(err, "%s: ", path);
+    return rc;
+}
