@@ -87,7 +87,7 @@ static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg out)
         .qlen = qlen, .mlen = mlen, .H = h->n_head, .dh = h->d_head,
         .clamp_max = s->max_dist, .same_length = s->same_length, .mem_len = s->mem_len,
     };
-    txlm_op_attention(o, &shape, qkv.view, txlm_tensor_view(&s->rk[n]), 0, L->r_w_bias, L->r_r_bias,
+    txlm_op_attention(o, &shape, qkv.view, txlm_view_of(&s->rk[n].buf), 0, L->r_w_bias, L->r_r_bias,
                       txlm_view_of(&s->scores), attn.view);
     txlm_op_linear(o, attn, L->o_net, 0, d, NULL, 0, &hin, a, qlen, TXLM_LIN_RESIDUAL, 1.0f);
     if (!h->pre_lnorm) txlm_op_layernorm(o, a, NULL, L->attn_ln_g, L->attn_ln_b, a, qlen, d, eps);

@@ -35,25 +35,34 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
         txlm_view views[5] = {x.view, wv, bias ? txlm_tensor_view(bias) : o->dummy,
                               (flags & TXLM_LIN_RESIDUAL) && r ? r->view : o->dummy, y.view};
         txlm_rec_dispatch(o->rec, txlm_kernel_for_dtype(TXLM_K_LINEAR, w->dtype), views, &p, sizeof p, div_up(p.N, 32), div_up(M, 32), 1);
+        /* chunks write disjoint columns of Y, but bindings cover whole
+         * buffers, so each chunk is ordered after the previous one */
+        txlm_rec_barrier(o->rec);
     }
-    txlm_rec_barrier(o->rec);
 }
 
 void txlm_op_linear_t(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *pj, txlm_arg y, uint32_t M)
 {
-    struct linear_push p = {
-        .M = M, .N = pj->cols, .K = pj->rows,
-        .x_off = x.off, .ldx = x.ld,
-        .w_off = 0, .w_ld = pj->cols,
-        .y_off = y.off, .ldy = y.ld,
-        .flags = 8u, /* TRANS_W */
-        .alpha = 1.0f,
-    };
-    uint32_t r0;
-    txlm_view pv = txlm_tensor_chunk(pj, 0, &r0, &p.w_soff);
-    txlm_view views[5] = {x.view, pv, o->dummy, o->dummy, y.view};
-    txlm_rec_dispatch(o->rec, txlm_kernel_for_dtype(TXLM_K_LINEAR, pj->dtype), views, &p, sizeof p, div_up(p.N, 32), div_up(M, 32), 1);
-    txlm_rec_barrier(o->rec);
+    /* P is split along K (its rows): each chunk adds its partial product */
+    for (uint32_t c = 0; c < txlm_tensor_n_chunks(pj); c++) {
+        uint32_t k0, soff;
+        txlm_view pv = txlm_tensor_chunk(pj, c, &k0, &soff);
+        uint32_t nk = pj->rows - k0 < pj->chunk_rows ? pj->rows - k0 : pj->chunk_rows;
+        struct linear_push p = {
+            .M = M, .N = pj->cols, .K = nk,
+            .x_off = x.off + k0, .ldx = x.ld,
+            .w_off = 0, .w_ld = pj->cols,
+            .y_off = y.off, .ldy = y.ld,
+            .r_off = y.off, .ldr = y.ld,
+            .flags = 8u /* TRANS_W */ | (c ? TXLM_LIN_RESIDUAL : 0u),
+            .alpha = 1.0f,
+            .w_soff = soff,
+        };
+        txlm_view views[5] = {x.view, pv, o->dummy, c ? y.view : o->dummy, y.view};
+        txlm_rec_dispatch(o->rec, txlm_kernel_for_dtype(TXLM_K_LINEAR, pj->dtype), views, &p, sizeof p,
+                          div_up(p.N, 32), div_up(M, 32), 1);
+        txlm_rec_barrier(o->rec);
+    }
 }
 
 void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tensor *e, int32_t id_lo, txlm_arg y, float alpha)
@@ -71,8 +80,8 @@ void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tenso
         } p = {n, e->cols, id_lo + (int32_t)r0, id_lo + (int32_t)(r0 + nr), y.off, y.ld, alpha, soff};
         txlm_view views[3] = {ids, ev, y.view};
         txlm_rec_dispatch(o->rec, txlm_kernel_for_dtype(TXLM_K_GATHER, e->dtype), views, &p, sizeof p, div_up(e->cols, 64), n, 1);
+        txlm_rec_barrier(o->rec);
     }
-    txlm_rec_barrier(o->rec);
 }
 
 void txlm_op_layernorm(txlm_ops *o, txlm_arg x, const txlm_arg *r, const txlm_gpu_tensor *g, const txlm_gpu_tensor *b,

@@ -89,7 +89,7 @@ static int alloc_all(txlm_session *s, txlm_err *err)
     for (uint32_t n = 0; n < h->n_layer && !rc; n++) {
         rc = alloc_buf(s, &s->hs[n], K * d, TXLM_BUF_DEVICE, "layer memory", err);
         if (!rc) rc = txlm_tensor_alloc(vk, s->max_dist + 1, (uint32_t)hd, TXLM_DT_F32, TXLM_BUF_DEVICE, &s->rk[n], err);
-        if (!rc && txlm_tensor_n_chunks(&s->rk[n]) != 1)
+        if (!rc && s->rk[n].buf.size > vk->max_storage_range)
             rc = txlm_fail(err, TXLM_ERR_LIMIT, "position keys for %u distances exceed one binding; lower clamp_len or mem_len",
                            s->max_dist + 1);
     }

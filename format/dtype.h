@@ -9,8 +9,8 @@ typedef enum txlm_dtype {
     TXLM_DT_F32 = 0,
     TXLM_DT_F16 = 1,
     TXLM_DT_BF16 = 2,  /* accepted from checkpoints; converted before packing */
-    TXLM_DT_Q8_0 = 3,  /* 32 weights: f16 scale + 32 x int8 (34 bytes), see docs/format.md */
-    TXLM_DT_Q4_0 = 4,  /* 32 weights: f16 scale + 16 bytes of nibbles (18 bytes) */
+    TXLM_DT_Q8_0 = 3,  /* blocks of 32: 32 x int8 + one f16 scale (34 bytes); values and scales stored apart, docs/format.md */
+    TXLM_DT_Q4_0 = 4,  /* blocks of 32: 16 bytes of nibbles + one f16 scale (18 bytes), stored apart likewise */
     TXLM_DT_COUNT
 } txlm_dtype;
 
