@@ -201,3 +201,25 @@ txlm_status txlm_session_restore_file(txlm_session *s, const char *path)
     txlm_err e = {0};
     return txlm_state_load_file(s, path, &e) ? fail(&e) : TXLM_OK;
 }
+
+txlm_status txlm_session_capture_attention(txlm_session *s, txlm_capture_mode mode)
+{
+    if (!s || mode < TXLM_CAPTURE_OFF || mode > TXLM_CAPTURE_TERMS) return bad_arg("txlm_session_capture_attention");
+    txlm_err e = {0};
+    return txlm_session_set_capture(s, (int)mode, &e) ? fail(&e) : TXLM_OK;
+}
+
+txlm_status txlm_session_attention(txlm_session *s, uint32_t layer, float *probs, float *terms,
+                                   txlm_attention_shape *shape)
+{
+    if (!s || layer >= s->m->h.n_layer) return bad_arg("txlm_session_attention: no session or layer out of range");
+    if (!s->capture || !s->cap_qlen) return bad_arg("txlm_session_attention: nothing captured (enable capture, then feed)");
+    if (terms && s->capture < TXLM_CAPTURE_TERMS) return bad_arg("txlm_session_attention: terms were not captured");
+    txlm_attention_shape sh = {s->m->h.n_layer, s->m->h.n_head, s->cap_qlen, s->cap_mlen, s->cap_mlen + s->cap_qlen};
+    if (shape) *shape = sh;
+    size_t n = (size_t)sh.n_head * sh.qlen * sh.klen;
+    txlm_err e = {0};
+    if (probs && txlm_buf_download(&s->m->ctx->vk, &s->cap_probs[layer], 0, probs, n * 4, &e)) return fail(&e);
+    if (terms && txlm_buf_download(&s->m->ctx->vk, &s->cap_terms[layer], 0, terms, 4 * n * 4, &e)) return fail(&e);
+    return TXLM_OK;
+}

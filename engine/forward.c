@@ -89,6 +89,13 @@ static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg out)
     };
     txlm_op_attention(o, &shape, qkv.view, txlm_view_of(&s->rk[n].buf), 0, L->r_w_bias, L->r_r_bias,
                       txlm_view_of(&s->scores), attn.view);
+    if (s->capture) {
+        txlm_rec_copy(&s->rec, s->scores.buf, 0, s->cap_probs[n].buf, 0, (VkDeviceSize)h->n_head * qlen * klen * 4);
+        txlm_rec_barrier(&s->rec);
+        if (s->capture > 1)
+            txlm_op_attention_terms(o, &shape, qkv.view, txlm_view_of(&s->rk[n].buf), 0, L->r_w_bias, L->r_r_bias,
+                                    txlm_view_of(&s->cap_terms[n]));
+    }
     txlm_op_linear(o, attn, L->o_net, 0, d, NULL, 0, &hin, a, qlen, TXLM_LIN_RESIDUAL, 1.0f);
     if (!h->pre_lnorm) txlm_op_layernorm(o, a, NULL, L->attn_ln_g, L->attn_ln_b, a, qlen, d, eps);
 
@@ -157,6 +164,8 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, uint32_t
         txlm_arg out = n + 1 < h->n_layer ? rows_of(&s->hs[n + 1], s->mlen, d) : rows_of(&s->z, 0, d);
         layer(s, n, qlen, out);
     }
+    s->cap_qlen = qlen;
+    s->cap_mlen = s->mlen;
     update_memory(s, qlen);
     s->z_rows = qlen;
 

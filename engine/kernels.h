@@ -18,6 +18,7 @@ typedef enum txlm_kernel_id {
     TXLM_K_GATHER_Q4_0,
     TXLM_K_LAYERNORM,
     TXLM_K_ATTN_SCORES,
+    TXLM_K_ATTN_TERMS,
     TXLM_K_SOFTMAX,
     TXLM_K_ATTN_PV,
     TXLM_K_LOGSOFTMAX,

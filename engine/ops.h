@@ -48,6 +48,11 @@ typedef struct txlm_attn_shape {
 void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view qkv, txlm_view rk, uint32_t rk_off,
                        const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, txlm_view scores, txlm_view out);
 
+/* The four unscaled score terms (a) q·k (b) q·rk (c) u·k (d) v·rk into
+ * terms [4, H, qlen, klen], 0 where masked (analysis only). */
+void txlm_op_attention_terms(txlm_ops *o, const txlm_attn_shape *s, txlm_view qkv, txlm_view rk, uint32_t rk_off,
+                             const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, txlm_view terms);
+
 /* DST[:, 0:n_write] = log_softmax(SRC rows over n)[:, 0:n_write] (+ ADD[row][add_col] if add). */
 void txlm_op_logsoftmax(txlm_ops *o, txlm_arg src, txlm_arg dst, const txlm_arg *add, uint32_t add_col, uint32_t rows,
                         uint32_t n, uint32_t n_write);

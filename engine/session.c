@@ -143,6 +143,7 @@ void txlm_session_close(txlm_session *s)
         if (s->hs[n].buf) txlm_buf_destroy(vk, &s->hs[n]);
     for (uint32_t n = 0; s->rk && n < s->m->h.n_layer; n++) txlm_tensor_free(vk, &s->rk[n]);
     txlm_tensor_free(vk, &s->pos);
+    txlm_session_set_capture(s, 0, NULL);
     free(s->hs);
     free(s->rk);
     free(s->host_lp);
@@ -162,4 +163,38 @@ int txlm_session_read_out(txlm_session *s, float *dst, size_t n, txlm_err *err)
     int rc = txlm_buf_invalidate(&s->m->ctx->vk, &s->out, err);
     if (!rc) memcpy(dst, s->out.map, n * sizeof(float));
     return rc;
+}
+
+static void free_capture(txlm_session *s)
+{
+    for (uint32_t n = 0; n < s->m->h.n_layer; n++) {
+        if (s->cap_probs && s->cap_probs[n].buf) txlm_buf_destroy(&s->m->ctx->vk, &s->cap_probs[n]);
+        if (s->cap_terms && s->cap_terms[n].buf) txlm_buf_destroy(&s->m->ctx->vk, &s->cap_terms[n]);
+    }
+    free(s->cap_probs);
+    free(s->cap_terms);
+    s->cap_probs = s->cap_terms = NULL;
+    s->capture = 0;
+    s->cap_qlen = 0;
+}
+
+int txlm_session_set_capture(txlm_session *s, int mode, txlm_err *err)
+{
+    free_capture(s);
+    if (mode <= 0) return 0;
+    const txlm_hparams *h = &s->m->h;
+    uint64_t plane = (uint64_t)h->n_head * s->max_seg * (s->mem_len + s->max_seg);
+    s->cap_probs = calloc(h->n_layer, sizeof *s->cap_probs);
+    s->cap_terms = calloc(h->n_layer, sizeof *s->cap_terms);
+    int rc = s->cap_probs && s->cap_terms ? 0 : txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    for (uint32_t n = 0; n < h->n_layer && !rc; n++) {
+        rc = alloc_buf(s, &s->cap_probs[n], plane, TXLM_BUF_READBACK, "attention capture", err);
+        if (!rc && mode > 1) rc = alloc_buf(s, &s->cap_terms[n], 4 * plane, TXLM_BUF_READBACK, "attention terms capture", err);
+    }
+    if (rc) {
+        free_capture(s);
+        return rc;
+    }
+    s->capture = mode;
+    return 0;
 }

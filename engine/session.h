@@ -48,6 +48,12 @@ struct txlm_session {
     txlm_buf head_lp;        /* same, log-probabilities */
     txlm_buf tail;           /* [out_rows, largest cluster] logits */
     txlm_buf out;            /* [out_rows, n_token] log-probabilities (host-visible) */
+
+    /* attention capture, off unless asked for (txlm_session_capture_attention) */
+    int capture;             /* 0 off, 1 probabilities, 2 probabilities and the four score terms */
+    txlm_buf *cap_probs;     /* per layer [H, S, M + S], host-visible */
+    txlm_buf *cap_terms;     /* per layer [4, H, S, M + S], host-visible */
+    uint32_t cap_qlen, cap_mlen;
 };
 
 int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_session **out, txlm_err *err);
@@ -56,6 +62,9 @@ void txlm_session_close(txlm_session *s);
  * logprobs is not NULL it receives rows [first_row, n) x n_token. */
 int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t n, uint32_t first_row, float *logprobs,
                  txlm_err *err);
+
+/* Allocates (or frees, mode 0) the capture buffers. */
+int txlm_session_set_capture(txlm_session *s, int mode, txlm_err *err);
 
 /* Submits the recorded command buffer under the context's queue lock. */
 int txlm_session_submit(txlm_session *s, txlm_err *err);

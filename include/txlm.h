@@ -115,6 +115,18 @@ typedef struct txlm_model_params {
 
 void txlm_model_get_params(const txlm_model *m, txlm_model_params *out);
 
+/* ---- text ------------------------------------------------------------ */
+
+/* Text -> token ids with the model's own tokenizer (word-level with the
+ * wt103 normalisation, or character-level, per the model's vocabulary).
+ * *ids is allocated; release it with txlm_free. */
+txlm_status txlm_tokenize(txlm_model *m, const char *text, size_t len, int32_t **ids, size_t *n);
+/* Token ids -> text (NUL-terminated, allocated; release with txlm_free). */
+txlm_status txlm_detokenize(txlm_model *m, const int32_t *ids, size_t n, char **text);
+/* The vocabulary symbol of one id (not NUL-terminated), or NULL. */
+const char *txlm_token_symbol(const txlm_model *m, int32_t id, size_t *len);
+void txlm_free(void *p);
+
 /* ---- sessions -------------------------------------------------------- */
 
 typedef struct txlm_session_options {
@@ -153,6 +165,32 @@ txlm_status txlm_session_restore(txlm_session *s, const void *buf, size_t size);
 /* Written to a temporary file and renamed: a crash never leaves a torn state at path. */
 txlm_status txlm_session_save_file(txlm_session *s, const char *path);
 txlm_status txlm_session_restore_file(txlm_session *s, const char *path);
+
+/* ---- looking inside: attention capture -------------------------------- */
+
+typedef enum txlm_capture_mode {
+    TXLM_CAPTURE_OFF = 0,
+    TXLM_CAPTURE_PROBS = 1,  /* attention probabilities of every layer */
+    TXLM_CAPTURE_TERMS = 2,  /* and the four score terms (a) q·k (b) q·W_R R (c) u·k (d) v·W_R R */
+} txlm_capture_mode;
+
+/* Keeps what the next feeds compute in attention (costs device memory:
+ * per layer n_head x max_segment x (mem_len + max_segment) floats, x5 with terms). */
+txlm_status txlm_session_capture_attention(txlm_session *s, txlm_capture_mode mode);
+
+typedef struct txlm_attention_shape {
+    uint32_t n_layer, n_head;
+    uint32_t qlen;   /* queries: the last segment's tokens */
+    uint32_t mlen;   /* memory rows the last segment saw */
+    uint32_t klen;   /* keys: mlen + qlen (memory first) */
+} txlm_attention_shape;
+
+/* The last segment's captured attention of one layer: probs [n_head, qlen, klen]
+ * (masked entries exactly 0) and, if not NULL and captured, terms [4, n_head, qlen, klen]
+ * (unscaled; probs = softmax over unmasked keys of (a+b+c+d) / sqrt(d_head)).
+ * Call with both NULL to learn the shape. */
+txlm_status txlm_session_attention(txlm_session *s, uint32_t layer, float *probs, float *terms,
+                                   txlm_attention_shape *shape);
 
 /* ---- sampling -------------------------------------------------------- */
 
