@@ -15,6 +15,14 @@
 #include "linear_f32.spv.h"
 #include "linear_q4_0.spv.h"
 #include "linear_q8_0.spv.h"
+#include "linear_tiled_f16.spv.h"
+#include "linear_tiled_f32.spv.h"
+#include "linear_tiled_q4_0.spv.h"
+#include "linear_tiled_q8_0.spv.h"
+#include "linear_wide_f16.spv.h"
+#include "linear_wide_f32.spv.h"
+#include "linear_wide_q4_0.spv.h"
+#include "linear_wide_q8_0.spv.h"
 #include "logsoftmax.spv.h"
 #include "softmax.spv.h"
 
@@ -29,6 +37,14 @@ static const struct {
     K(TXLM_K_LINEAR_F16, linear_f16, 5),
     K(TXLM_K_LINEAR_Q8_0, linear_q8_0, 5),
     K(TXLM_K_LINEAR_Q4_0, linear_q4_0, 5),
+    K(TXLM_K_LINEAR_TILED, linear_tiled_f32, 5),
+    K(TXLM_K_LINEAR_TILED_F16, linear_tiled_f16, 5),
+    K(TXLM_K_LINEAR_TILED_Q8_0, linear_tiled_q8_0, 5),
+    K(TXLM_K_LINEAR_TILED_Q4_0, linear_tiled_q4_0, 5),
+    K(TXLM_K_LINEAR_WIDE, linear_wide_f32, 5),
+    K(TXLM_K_LINEAR_WIDE_F16, linear_wide_f16, 5),
+    K(TXLM_K_LINEAR_WIDE_Q8_0, linear_wide_q8_0, 5),
+    K(TXLM_K_LINEAR_WIDE_Q4_0, linear_wide_q4_0, 5),
     K(TXLM_K_GATHER, gather_f32, 3),
     K(TXLM_K_GATHER_F16, gather_f16, 3),
     K(TXLM_K_GATHER_Q8_0, gather_q8_0, 3),
@@ -93,6 +109,7 @@ int txlm_kernels_init(txlm_vk *vk, txlm_kernels *ks, txlm_err *err)
 {
     memset(ks, 0, sizeof *ks);
     for (uint32_t i = 0; i < TXLM_K_COUNT; i++) {
+        if (i >= TXLM_K_LINEAR_WIDE && i <= TXLM_K_LINEAR_WIDE_Q4_0 && !vk->int64) continue;
         int rc = create_one(vk, &ks->k[i], i, err);
         if (rc) {
             txlm_kernels_destroy(vk, ks);

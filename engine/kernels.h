@@ -12,6 +12,14 @@ typedef enum txlm_kernel_id {
     TXLM_K_LINEAR_F16,
     TXLM_K_LINEAR_Q8_0,
     TXLM_K_LINEAR_Q4_0,
+    TXLM_K_LINEAR_TILED,
+    TXLM_K_LINEAR_TILED_F16,
+    TXLM_K_LINEAR_TILED_Q8_0,
+    TXLM_K_LINEAR_TILED_Q4_0,
+    TXLM_K_LINEAR_WIDE, /* needs shaderInt64 */
+    TXLM_K_LINEAR_WIDE_F16,
+    TXLM_K_LINEAR_WIDE_Q8_0,
+    TXLM_K_LINEAR_WIDE_Q4_0,
     TXLM_K_GATHER,
     TXLM_K_GATHER_F16,
     TXLM_K_GATHER_Q8_0,
@@ -40,7 +48,7 @@ typedef struct txlm_kernels {
     txlm_kernel k[TXLM_K_COUNT];
 } txlm_kernels;
 
-/* The variant of a weight-reading kernel (TXLM_K_LINEAR or TXLM_K_GATHER) for a dtype. */
+/* The variant of a weight-reading kernel (TXLM_K_LINEAR, _TILED or TXLM_K_GATHER) for a dtype. */
 txlm_kernel_id txlm_kernel_for_dtype(txlm_kernel_id base, uint32_t dtype);
 
 int txlm_kernels_init(txlm_vk *vk, txlm_kernels *ks, txlm_err *err);

@@ -15,6 +15,11 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
                     uint32_t flags, float alpha)
 {
     uint32_t end = row0 + nrows;
+    /* 8x8 register blocks with wide loads when the shapes line up */
+    int tiled = w->cols % 8 == 0 && x.off % 8 == 0 && x.ld % 8 == 0;
+    txlm_kernel_id base = !tiled ? TXLM_K_LINEAR : o->rec->vk->int64 ? TXLM_K_LINEAR_WIDE : TXLM_K_LINEAR_TILED;
+    txlm_kernel_id kernel = txlm_kernel_for_dtype(base, w->dtype);
+    uint32_t block = tiled ? 8 : 4, group_n = tiled ? 8 : 8, group_m = tiled ? 2 : 8;
     for (uint32_t c = 0; c < txlm_tensor_n_chunks(w); c++) {
         uint32_t c0, soff;
         txlm_view wv = txlm_tensor_chunk(w, c, &c0, &soff);
@@ -34,7 +39,7 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
         };
         txlm_view views[5] = {x.view, wv, bias ? txlm_tensor_view(bias) : o->dummy,
                               (flags & TXLM_LIN_RESIDUAL) && r ? r->view : o->dummy, y.view};
-        txlm_rec_dispatch(o->rec, txlm_kernel_for_dtype(TXLM_K_LINEAR, w->dtype), views, &p, sizeof p, div_up(p.N, 32), div_up(M, 32), 1);
+        txlm_rec_dispatch(o->rec, kernel, views, &p, sizeof p, div_up(p.N, block * group_n), div_up(M, block * group_m), 1);
         /* chunks write disjoint columns of Y, but bindings cover whole
          * buffers, so each chunk is ordered after the previous one */
         txlm_rec_barrier(o->rec);

@@ -311,8 +311,13 @@ static int create_device(txlm_vk *vk, txlm_err *err)
     uint32_t n_ext = 0;
     /* Required whenever a portability (MoltenVK) implementation advertises it. */
     if (has_device_ext(vk->phys, "VK_KHR_portability_subset")) exts[n_ext++] = "VK_KHR_portability_subset";
+    VkPhysicalDeviceFeatures have, want = {0};
+    vkGetPhysicalDeviceFeatures(vk->phys, &have);
+    want.shaderInt64 = have.shaderInt64;
+    vk->int64 = have.shaderInt64 && !getenv("TXLM_NO_INT64");
     VkDeviceCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .pEnabledFeatures = &want,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &qci,
         .enabledExtensionCount = n_ext,

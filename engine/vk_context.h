@@ -21,6 +21,7 @@ typedef struct txlm_vk {
     VkPhysicalDeviceMemoryProperties mem_props;
     uint32_t subgroup_size;
     int subgroup_arith;              /* subgroupAdd usable in compute */
+    int int64;                       /* shaderInt64 enabled: 256-bit loads in the matmul kernels */
     VkDeviceSize max_storage_range;  /* bytes one storage-buffer binding may cover */
     /* Bytes per binding when splitting weights and output blocks: the range
      * above, or less when TXLM_MAX_BINDING_BYTES asks (tests use it to run
