@@ -23,6 +23,10 @@ typedef struct txlm_checkpoint {
     uint32_t n_tensors;
     const char *format;  /* "safetensors", "torch-zip", "torch-legacy" */
     void *impl;          /* mappings and owned buffers, freed by txlm_checkpoint_free */
+    /* Set by the reader that filled impl; txlm_checkpoint_free calls it on
+     * impl (NULL: free(impl)), then frees every name and the tensors array,
+     * all of which must come from malloc. */
+    void (*free_impl)(void *impl);
 } txlm_checkpoint;
 
 /* Opens a checkpoint, choosing the reader from the file's first bytes. */

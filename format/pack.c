@@ -1,1 +1,309 @@
-/* placeholder: being written */
+/* The packer: checkpoint tensors -> canonical .txlm tensors. Every tensor
+ * of the checkpoint must be accounted for (used, a tied copy equal to its
+ * source, or a known buffer), so a config that does not match the weights
+ * is refused instead of producing a model that computes garbage. */
+#include "pack.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stb/stb_ds.h>
+#include <txlm.h>
+
+#include "pack_names.h"
+#include "quantize.h"
+#include "txlm_file.h"
+
+#define PREFIX "transformer."
+#define PREFIX_LEN (sizeof PREFIX - 1)
+
+typedef struct key_entry {
+    char *key;
+    uint32_t value; /* tensor index in the checkpoint */
+} key_entry;
+
+typedef struct packer {
+    const txlm_hparams *h;
+    const txlm_checkpoint *ck;
+    key_entry *index;   /* stb_ds string map: name without "transformer." -> tensor */
+    uint8_t *used;      /* per checkpoint tensor */
+    float **converted;  /* per checkpoint tensor: its f32 copy when the source is not f32 */
+    void **stored;      /* per canonical tensor: its bytes when stored in another dtype */
+    uint32_t dtype;     /* requested dtype for large matrices */
+    int prefixed;       /* the checkpoint uses HF names: say so in messages */
+    txlm_err *err;
+} packer;
+
+static const char *key_of(const char *name)
+{
+    /* crit.* is never prefixed in HF checkpoints; "transformer.crit.*" is
+     * kept as is so that it is reported as unknown. */
+    if (strncmp(name, PREFIX, PREFIX_LEN) == 0 && strncmp(name + PREFIX_LEN, "crit.", 5) != 0) return name + PREFIX_LEN;
+    return name;
+}
+
+/* The name a checkpoint following this one's convention would use. */
+static void display_name(const packer *p, const char *key, char *out, size_t cap)
+{
+    int pre = p->prefixed && strncmp(key, "crit.", 5) != 0;
+    snprintf(out, cap, "%s%s", pre ? PREFIX : "", key);
+}
+
+static int build_index(packer *p)
+{
+    sh_new_strdup(p->index);
+    for (uint32_t i = 0; i < p->ck->n_tensors; i++) {
+        const char *name = p->ck->tensors[i].name;
+        const char *key = key_of(name);
+        if (key != name) p->prefixed = 1;
+        ptrdiff_t at = shgeti(p->index, key);
+        if (at >= 0)
+            return txlm_fail(p->err, TXLM_ERR_FORMAT, "checkpoint has both '%s' and '%s' (the same tensor twice)",
+                             p->ck->tensors[p->index[at].value].name, name);
+        shput(p->index, key, i);
+    }
+    return 0;
+}
+
+static const txlm_src_tensor *lookup(packer *p, const char *key, uint32_t *idx)
+{
+    ptrdiff_t at = shgeti(p->index, key);
+    if (at < 0) return NULL;
+    *idx = p->index[at].value;
+    return &p->ck->tensors[*idx];
+}
+
+static void shape_str(char *out, size_t cap, uint32_t rank, const uint64_t *dims)
+{
+    size_t n = (size_t)snprintf(out, cap, "[");
+    for (uint32_t i = 0; i < rank && n < cap; i++)
+        n += (size_t)snprintf(out + n, cap - n, "%s%" PRIu64, i ? ", " : "", dims[i]);
+    if (n < cap) snprintf(out + n, cap - n, "]");
+}
+
+static int check_shape(const packer *p, const txlm_src_tensor *t, const txlm_pack_name *want)
+{
+    int same = t->rank == want->rank;
+    for (uint32_t i = 0; same && i < want->rank; i++) same = t->dims[i] == want->dims[i];
+    if (same) return 0;
+    char got[128], exp[64];
+    shape_str(got, sizeof got, t->rank, t->dims);
+    shape_str(exp, sizeof exp, want->rank, want->dims);
+    return txlm_fail(p->err, TXLM_ERR_FORMAT, "tensor '%s': shape %s, expected %s for %s", t->name, got, exp, want->name);
+}
+
+/* f32 data for tensor idx: the mapped bytes themselves, or a converted copy
+ * made once and shared by every user (shared r biases). `as_floats` asks
+ * for memory that may be read as float (mapped data can be unaligned). */
+static int f32_data(packer *p, uint32_t idx, int as_floats, const void **out)
+{
+    const txlm_src_tensor *t = &p->ck->tensors[idx];
+    if (t->dtype == TXLM_DT_F32 && (!as_floats || (uintptr_t)t->data % sizeof(float) == 0)) {
+        *out = t->data;
+        return 0;
+    }
+    if (!p->converted[idx]) {
+        float *buf = malloc(t->n_elems ? t->n_elems * sizeof *buf : 1);
+        if (!buf)
+            return txlm_fail(p->err, TXLM_ERR_OUT_OF_MEMORY, "tensor '%s': out of memory converting %" PRIu64 " elements",
+                             t->name, t->n_elems);
+        for (uint64_t i = 0; i < t->n_elems; i++) buf[i] = txlm_src_get_f32(t, i);
+        p->converted[idx] = buf;
+    }
+    *out = p->converted[idx];
+    return 0;
+}
+
+/* Only weight matrices are stored in a smaller type: the kernels read
+ * vectors, r biases and the cluster weights as f32. A block type also needs
+ * whole blocks per row; other matrices stay f32. */
+static uint32_t stored_dtype(const packer *p, const txlm_pack_name *want)
+{
+    if (p->dtype == TXLM_DT_F32 || want->rank != 2 || strstr(want->name, "_bias") ||
+        !strcmp(want->name, "crit.cluster_weight"))
+        return TXLM_DT_F32;
+    if (want->dims[1] % txlm_dtype_get(p->dtype)->block_elems) return TXLM_DT_F32;
+    return p->dtype;
+}
+
+static int convert(packer *p, uint32_t i, const txlm_pack_name *want, uint32_t dtype, const void *f32, uint64_t nbytes)
+{
+    uint64_t n = want->dims[0] * want->dims[1];
+    void *buf = malloc(nbytes ? nbytes : 1);
+    if (!buf)
+        return txlm_fail(p->err, TXLM_ERR_OUT_OF_MEMORY, "tensor '%s': out of memory for %" PRIu64 " bytes", want->name,
+                         nbytes);
+    if (dtype == TXLM_DT_F16) txlm_quantize_f16(f32, n, buf);
+    else if (dtype == TXLM_DT_Q8_0) txlm_quantize_q8_0(f32, n, buf);
+    else txlm_quantize_q4_0(f32, n, buf);
+    p->stored[i] = buf;
+    return 0;
+}
+
+static int add_tensors(packer *p, txlm_writer *w, const txlm_pack_name *names, uint32_t n_names)
+{
+    p->stored = calloc(n_names ? n_names : 1, sizeof *p->stored);
+    if (!p->stored) return txlm_fail(p->err, TXLM_ERR_OUT_OF_MEMORY, "out of memory");
+    for (uint32_t i = 0; i < n_names; i++) {
+        const txlm_pack_name *want = &names[i];
+        uint32_t idx;
+        const txlm_src_tensor *t = lookup(p, want->src, &idx);
+        if (!t) {
+            char shown[TXLM_MAX_NAME + 16], exp[64];
+            display_name(p, want->src, shown, sizeof shown);
+            shape_str(exp, sizeof exp, want->rank, want->dims);
+            return txlm_fail(p->err, TXLM_ERR_FORMAT, "checkpoint lacks tensor '%s' (expected shape %s)", shown, exp);
+        }
+        if (t->dtype != TXLM_DT_F32 && t->dtype != TXLM_DT_F16 && t->dtype != TXLM_DT_BF16)
+            return txlm_fail(p->err, TXLM_ERR_UNSUPPORTED, "tensor '%s': dtype %" PRIu32 " cannot be converted to f32", t->name,
+                             t->dtype);
+        int rc = check_shape(p, t, want);
+        uint32_t dtype = stored_dtype(p, want);
+        const void *data = NULL;
+        if (!rc) rc = f32_data(p, idx, dtype != TXLM_DT_F32, &data);
+        if (rc) return rc;
+        p->used[idx] = 1;
+        uint64_t nbytes = t->n_elems * 4;
+        if (dtype != TXLM_DT_F32) {
+            nbytes = txlm_tensor_nbytes(dtype, want->rank, want->dims, p->err);
+            if (!nbytes) return p->err ? p->err->code : TXLM_ERR_FORMAT;
+            rc = convert(p, i, want, dtype, data, nbytes);
+            if (rc) return rc;
+            data = p->stored[i];
+        }
+        rc = txlm_writer_add_tensor(w, want->name, (txlm_dtype)dtype, want->rank, want->dims, data, nbytes, p->err);
+        if (rc) {
+            txlm_fail_prefix(p->err, "tensor '%s': ", want->name);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int values_equal(const txlm_src_tensor *a, const txlm_src_tensor *b, uint64_t *at)
+{
+    for (uint64_t i = 0; i < a->n_elems; i++) {
+        float x = txlm_src_get_f32(a, i), y = txlm_src_get_f32(b, i);
+        if (x != y && !(isnan(x) && isnan(y))) {
+            *at = i;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* A checkpoint may carry tied tensors under both names (torch.save does);
+ * the copy is dropped, but only after checking it is one. */
+static int check_tie(packer *p, uint32_t idx, const txlm_pack_tie *tie)
+{
+    const txlm_src_tensor *t = &p->ck->tensors[idx];
+    uint32_t sidx;
+    const txlm_src_tensor *s = lookup(p, tie->target, &sidx);
+    if (!s) return 0; /* its absence is reported as a missing tensor */
+    int same = t->rank == s->rank;
+    for (uint32_t i = 0; same && i < t->rank; i++) same = t->dims[i] == s->dims[i];
+    uint64_t at = 0;
+    if (!same || !values_equal(t, s, &at))
+        return txlm_fail(p->err, TXLM_ERR_FORMAT,
+                         "tensor '%s' should be tied to '%s' (tie_weight/tie_projs in the config) but differs %s%" PRIu64,
+                         t->name, s->name, same ? "at element " : "in shape", same ? at : 0);
+    return 0;
+}
+
+static int check_inv_freq(const packer *p, const txlm_src_tensor *t)
+{
+    uint64_t d = p->h->d_model;
+    if (t->rank != 1 || t->dims[0] != d / 2)
+        return txlm_fail(p->err, TXLM_ERR_FORMAT, "tensor '%s': %" PRIu32 "-d with %" PRIu64 " elements, expected [%" PRIu64 "]",
+                         t->name, t->rank, t->n_elems, d / 2);
+    /* Relative tolerance: float32 rounding, or half of a 16-bit type's ulp. */
+    double tol = t->dtype == TXLM_DT_F16 ? 1e-3 : t->dtype == TXLM_DT_BF16 ? 1e-2 : 1e-6;
+    for (uint64_t k = 0; k < d / 2; k++) {
+        double want = 1.0 / pow(10000.0, (double)(2 * k) / (double)d), got = txlm_src_get_f32(t, k);
+        if (!(fabs(got - want) <= tol * want))
+            return txlm_fail(p->err, TXLM_ERR_UNSUPPORTED,
+                             "tensor '%s'[%" PRIu64 "] = %g, not the standard sinusoid frequency %g", t->name, k, got, want);
+    }
+    return 0;
+}
+
+/* Everything not consumed by add_tensors must be a tied copy or a buffer. */
+static int check_leftovers(packer *p, const txlm_pack_tie *ties, uint32_t n_ties)
+{
+    for (uint32_t i = 0; i < p->ck->n_tensors; i++) {
+        if (p->used[i]) continue;
+        const txlm_src_tensor *t = &p->ck->tensors[i];
+        const char *key = key_of(t->name);
+        int rc = -1;
+        for (uint32_t k = 0; k < n_ties && rc < 0; k++)
+            if (strcmp(key, ties[k].src) == 0) rc = check_tie(p, i, &ties[k]);
+        if (rc < 0 && strcmp(key, "pos_emb.inv_freq") == 0) rc = check_inv_freq(p, t);
+        if (rc < 0)
+            return txlm_fail(p->err, TXLM_ERR_FORMAT,
+                             "checkpoint tensor '%s' is not part of a Transformer-XL LM with this config", t->name);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int pack(packer *p, const txlm_vocab *v, const txlm_pack_options *opt, const char *out_path)
+{
+    txlm_pack_name *names = NULL;
+    txlm_pack_tie *ties = NULL;
+    uint32_t n_names = 0, n_ties = 0;
+    int rc = txlm_pack_names(p->h, &names, &n_names, &ties, &n_ties, p->err);
+    if (rc) return rc;
+    rc = build_index(p);
+    txlm_writer *w = NULL;
+    if (!rc) rc = txlm_writer_open(out_path, &w, p->err);
+    if (!rc) rc = txlm_writer_set_hparams(w, p->h, p->err);
+    if (!rc) rc = txlm_writer_set_vocab(w, v, p->err);
+    if (!rc) rc = add_tensors(p, w, names, n_names);
+    if (!rc) rc = check_leftovers(p, ties, n_ties);
+    if (w) {
+        if (rc) {
+            txlm_writer_abort(w);
+        } else {
+            if (opt && opt->progress) txlm_writer_set_progress(w, opt->progress, opt->user);
+            rc = txlm_writer_finish(w, p->err);
+        }
+    }
+    if (p->stored)
+        for (uint32_t i = 0; i < n_names; i++) free(p->stored[i]);
+    free(p->stored);
+    free(names);
+    free(ties);
+    return rc;
+}
+
+int txlm_pack_write(const txlm_hparams *h, const txlm_vocab *v, const txlm_checkpoint *ck,
+                    const txlm_pack_options *opt, const char *out_path, txlm_err *err)
+{
+    char why[256];
+    if (txlm_hparams_validate(h, why, sizeof why) != 0) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "hyper-parameters: %s", why);
+    uint32_t dtype = opt ? opt->dtype : TXLM_DT_F32;
+    if (dtype != TXLM_DT_F32 && dtype != TXLM_DT_F16 && dtype != TXLM_DT_Q8_0 && dtype != TXLM_DT_Q4_0) {
+        const txlm_dtype_info *di = txlm_dtype_get(dtype);
+        return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "output dtype %s is not supported (f32, f16, q8_0, q4_0)",
+                         di ? di->name : "(unknown)");
+    }
+    if (v->n != h->n_token)
+        return txlm_fail(err, TXLM_ERR_FORMAT, "vocabulary has %" PRIu32 " symbols but the config says n_token = %" PRIu32, v->n,
+                         h->n_token);
+
+    packer p = {h, ck, NULL, NULL, NULL, NULL, dtype, 0, err};
+    size_t n = ck->n_tensors ? ck->n_tensors : 1;
+    p.used = calloc(n, 1);
+    p.converted = calloc(n, sizeof *p.converted);
+    int rc = p.used && p.converted ? pack(&p, v, opt, out_path) : txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of memory");
+    /* The writer reads tensor data only in finish, so copies live until here. */
+    if (p.converted)
+        for (uint32_t i = 0; i < ck->n_tensors; i++) free(p.converted[i]);
+    free(p.converted);
+    free(p.used);
+    shfree(p.index);
+    return rc;
+}

@@ -25,7 +25,7 @@ int txlm_config_parse_json(const char *text, uint64_t len, txlm_hparams *out, tx
 int txlm_vocab_load_txt(const char *path, txlm_vocab_buf *out, txlm_err *err);
 
 typedef struct txlm_pack_options {
-    uint32_t dtype;          /* output dtype for large matrices (TXLM_DT_F32 for now) */
+    uint32_t dtype;          /* output dtype of the large matrices; vectors and small tensors stay f32 */
     void (*progress)(void *user, uint64_t done, uint64_t total);
     void *user;
 } txlm_pack_options;

@@ -1,0 +1,295 @@
+/* The txlm-pack executable: exit status, one-line error on stderr, and no
+ * output file after any failure. Inputs are the char_preln golden case
+ * with one file replaced by a broken one. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static const char *exe, *golden_case;
+
+/* Runs txlm-pack with args (NULL-terminated); returns the exit status and
+ * fills out/errtext with what it printed. */
+static int run(const char *const *args, char **out, char **errtext)
+{
+    char so[1024], se[1024];
+    snprintf(so, sizeof so, "%s/stdout", tmp_dir());
+    snprintf(se, sizeof se, "%s/stderr", tmp_dir());
+    const char *argv[32];
+    int n = 0;
+    argv[n++] = exe;
+    for (int i = 0; args[i] && n < 31; i++) argv[n++] = args[i];
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fo = open(so, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(se, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) _exit(127);
+        execv(exe, (char *const *)argv);
+        _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
+    size_t len;
+    *out = read_file(so, &len);
+    *errtext = read_file(se, &len);
+    unlink(so);
+    unlink(se);
+    if (!*out) *out = calloc(1, 1);
+    if (!*errtext) *errtext = calloc(1, 1);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int one_line(const char *s)
+{
+    const char *nl = strchr(s, '\n');
+    return nl && nl[1] == 0;
+}
+
+/* Expects failure (exit 1, one line naming `m1` and `m2`, no output file). */
+static void expect_fail(const char *what, const char *const *args, const char *out_path, const char *m1, const char *m2)
+{
+    char *o, *e;
+    int st = run(args, &o, &e);
+    int ok = st == 1 && one_line(e) && !strncmp(e, "txlm-pack: ", 11) && (!m1 || strstr(e, m1)) && (!m2 || strstr(e, m2));
+    if (!ok) fprintf(stderr, "%s: exit %d, stderr \"%s\" (wanted \"%s\", \"%s\")\n", what, st, e, m1 ? m1 : "", m2 ? m2 : "");
+    CHECK(ok);
+    if (out_path) {
+        char tmp[1100];
+        snprintf(tmp, sizeof tmp, "%s.tmp", out_path);
+        if (file_exists(out_path) || file_exists(tmp)) fprintf(stderr, "%s: output left behind\n", what);
+        CHECK(!file_exists(out_path) && !file_exists(tmp));
+    }
+    free(o);
+    free(e);
+}
+
+/* A safetensors file whose length field claims strlen(header) + extra. */
+static void write_raw(const char *path, const char *header, uint64_t extra, uint64_t data_len)
+{
+    size_t hl = strlen(header);
+    uint64_t claimed = hl + extra;
+    uint8_t *b = calloc(1, 8 + hl + data_len);
+    for (int i = 0; i < 8; i++) b[i] = (uint8_t)(claimed >> (8 * i));
+    memcpy(b + 8, header, hl);
+    write_file(path, b, 8 + hl + data_len);
+    free(b);
+}
+
+static char *golden_file(const char *name)
+{
+    static char p[1024];
+    snprintf(p, sizeof p, "%s/%s", golden_case, name);
+    return p;
+}
+
+/* The golden model.safetensors with `entry` inserted first in its header. */
+static void splice_golden(const char *path, const char *entry)
+{
+    size_t len;
+    uint8_t *g = (uint8_t *)read_file(golden_file("model.safetensors"), &len);
+    CHECK(g != NULL && len > 9 && g[8] == '{');
+    if (!g) return;
+    uint64_t hl = 0, el = strlen(entry);
+    for (int i = 7; i >= 0; i--) hl = hl << 8 | g[i];
+    uint8_t *b = malloc(len + el);
+    for (int i = 0; i < 8; i++) b[i] = (uint8_t)((hl + el) >> (8 * i));
+    b[8] = '{';
+    memcpy(b + 9, entry, el);
+    memcpy(b + 9 + el, g + 9, len - 9);
+    write_file(path, b, len + el);
+    free(b);
+    free(g);
+}
+
+/* The golden config.json with `key`'s value replaced by `value`. */
+static void write_config_with(const char *path, const char *key, const char *value)
+{
+    size_t len;
+    char *text = read_file(golden_file("config.json"), &len);
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    char *at = text ? strstr(text, pat) : NULL;
+    CHECK(at != NULL);
+    if (!at) {
+        free(text);
+        return;
+    }
+    char *val = at + strlen(pat), *end = val;
+    while (*end && *end != ',' && *end != '\n' && *end != '}') end++;
+    FILE *f = fopen(path, "wb");
+    fprintf(f, "%.*s %s%s", (int)(val - text), text, value, end);
+    fclose(f);
+    free(text);
+}
+
+static void test_success(void)
+{
+    char out[1024], out2[1024];
+    snprintf(out, sizeof out, "%s", tmp_path("ok.txlm"));
+    snprintf(out2, sizeof out2, "%s", tmp_path("ok2.txlm"));
+    char *o, *e;
+    const char *args[] = {golden_case, "-o", out, NULL};
+    int st = run(args, &o, &e);
+    CHECK(st == 0 && e[0] == 0 && file_exists(out));
+    free(o);
+    free(e);
+
+    /* Every input named explicitly, no folder. */
+    char cfg[1024], w[1024], v[1024];
+    snprintf(cfg, sizeof cfg, "%s", golden_file("config.json"));
+    snprintf(w, sizeof w, "%s", golden_file("model.safetensors"));
+    snprintf(v, sizeof v, "%s", golden_file("vocab.txt"));
+    const char *args2[] = {"--config", cfg, "--weights", w, "--vocab", v, "--tokenizer", "word", "--dtype", "f32", "-o", out2, NULL};
+    st = run(args2, &o, &e);
+    CHECK(st == 0 && e[0] == 0 && file_exists(out2));
+    free(o);
+    free(e);
+    /* Deterministic: the same inputs give the same bytes. */
+    size_t la = 0, lb = 0;
+    char *a = read_file(out, &la), *b = read_file(out2, &lb);
+    CHECK(a && b && la == lb && memcmp(a, b, la) == 0);
+    free(a);
+    free(b);
+
+    char out3[1024];
+    snprintf(out3, sizeof out3, "%s", tmp_path("ok3.txlm"));
+    const char *args3[] = {golden_case, "--dtype", "f16", "-o", out3, NULL};
+    st = run(args3, &o, &e);
+    CHECK(st == 0 && e[0] == 0 && file_exists(out3));
+    free(o);
+    free(e);
+    size_t l3 = 0;
+    char *c3 = read_file(out3, &l3);
+    CHECK(c3 && l3 < la); /* the matrices took half the space */
+    free(c3);
+
+    const char *help[] = {"--help", NULL};
+    st = run(help, &o, &e);
+    CHECK(st == 0 && strstr(o, "usage: txlm-pack") && e[0] == 0);
+    free(o);
+    free(e);
+}
+
+static void test_usage_errors(void)
+{
+    char out[1024];
+    snprintf(out, sizeof out, "%s", tmp_path("u.txlm"));
+    expect_fail("no -o", (const char *[]){golden_case, NULL}, NULL, "-o", NULL);
+    expect_fail("no folder", (const char *[]){"-o", out, NULL}, out, "input folder", NULL);
+    expect_fail("bad option", (const char *[]){golden_case, "-o", out, "--frobnicate", NULL}, out, "--frobnicate", NULL);
+    expect_fail("missing value", (const char *[]){golden_case, "-o", out, "--weights", NULL}, out, "--weights", NULL);
+    expect_fail("bad tokenizer", (const char *[]){golden_case, "-o", out, "--tokenizer", "bpe", NULL}, out, "bpe", NULL);
+    expect_fail("bad dtype", (const char *[]){golden_case, "-o", out, "--dtype", "f64", NULL}, out, "f64", NULL);
+    expect_fail("bf16 output", (const char *[]){golden_case, "-o", out, "--dtype", "bf16", NULL}, out, "bf16", NULL);
+    expect_fail("no such folder", (const char *[]){"/nonexistent-folder", "-o", out, NULL}, out, "/nonexistent-folder", NULL);
+    /* Writing onto an input would destroy it. */
+    char cfg_copy[1024];
+    snprintf(cfg_copy, sizeof cfg_copy, "%s", tmp_path("cfg_copy.json"));
+    size_t len;
+    char *cfg = read_file(golden_file("config.json"), &len);
+    write_file(cfg_copy, cfg, len);
+    expect_fail("output is input", (const char *[]){golden_case, "--config", cfg_copy, "-o", cfg_copy, NULL}, NULL,
+                "overwrite", NULL);
+    size_t len2;
+    char *after = read_file(cfg_copy, &len2);
+    CHECK(after && len2 == len && !memcmp(after, cfg, len));
+    free(after);
+    free(cfg);
+}
+
+static void test_bad_weights(void)
+{
+    char w[1024], o[1024];
+    snprintf(w, sizeof w, "%s", tmp_path("bad.safetensors"));
+    snprintf(o, sizeof o, "%s", tmp_path("bad.txlm"));
+    const char *args[] = {golden_case, "--weights", w, "-o", o, NULL};
+    const char *ok = "{\"t\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}";
+
+    write_raw(w, ok, 100, 8);
+    expect_fail("header length beyond the file", args, o, w, "header length");
+    write_raw(w, "{\"t\":{\"dtype\":\"F32\" \"shape\":[2]}}", 0, 8);
+    expect_fail("header not JSON", args, o, w, "not valid JSON");
+    write_raw(w, "{\"t\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 0, 4);
+    expect_fail("data_offsets beyond the file", args, o, "'t'", "beyond");
+    write_raw(w, "{\"t\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", 0, 8);
+    expect_fail("offsets inconsistent with shape", args, o, "'t'", "need 12");
+    write_raw(w, "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                 "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 0, 12);
+    expect_fail("overlapping tensors", args, o, "'b'", "overlap");
+    write_raw(w, "{\"t\":{\"dtype\":\"U8\",\"shape\":[8],\"data_offsets\":[0,8]}}", 0, 8);
+    expect_fail("unknown dtype", args, o, "'t'", "'U8'");
+    write_raw(w, "{\"t\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1,1,2],\"data_offsets\":[0,8]}}", 0, 8);
+    expect_fail("rank 9", args, o, "'t'", "rank 9");
+    write_file(w, "PK", 2);
+    expect_fail("neither format", args, o, w, NULL);
+    /* Well-formed files with the wrong tensors for this config. */
+    splice_golden(w, "\"transformer.extra\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]},");
+    expect_fail("unknown tensor", args, o, "'transformer.extra'", "not part of");
+    write_raw(w, "{}", 0, 0);
+    expect_fail("missing tensor", args, o, "lacks tensor", NULL);
+}
+
+static void test_bad_config(void)
+{
+    char c[1024], o[1024];
+    snprintf(c, sizeof c, "%s", tmp_path("config.json"));
+    snprintf(o, sizeof o, "%s", tmp_path("cfg.txlm"));
+    const char *args[] = {golden_case, "--config", c, "-o", o, NULL};
+    write_config_with(c, "n_head", "\"3\"");
+    expect_fail("string n_head", args, o, "'n_head'", "expected an integer, got a string");
+    write_config_with(c, "d_model", "-48");
+    expect_fail("negative d_model", args, o, "'d_model'", "-48");
+    write_config_with(c, "n_layer", "2.5");
+    expect_fail("fractional n_layer", args, o, "'n_layer'", "2.5");
+    write_config_with(c, "attn_type", "1");
+    expect_fail("attn_type 1", args, o, "attn_type 1", "not supported");
+    write_config_with(c, "ext_len", "4");
+    expect_fail("ext_len 4", args, o, "ext_len 4", "not supported");
+    write_config_with(c, "n_layer", "3");
+    expect_fail("missing layer", args, o, "lacks tensor 'transformer.layers.2.", NULL);
+    write_config_with(c, "d_inner", "64");
+    expect_fail("wrong shape", args, o, "CoreNet.0.weight", "expected [64, 48]");
+    write_config_with(c, "untie_r", "true");
+    expect_fail("shared r bias with untie_r", args, o, "lacks tensor 'transformer.layers.0.dec_attn.r_w_bias'", NULL);
+}
+
+static void test_bad_vocab(void)
+{
+    char v[1024], o[1024];
+    snprintf(v, sizeof v, "%s", tmp_path("vocab.txt"));
+    snprintf(o, sizeof o, "%s", tmp_path("voc.txlm"));
+    const char *args[] = {golden_case, "--vocab", v, "-o", o, NULL};
+    size_t len;
+    char *text = read_file(golden_file("vocab.txt"), &len);
+    /* Drop the last line: one symbol short. */
+    size_t cut = len - 1;
+    while (cut > 0 && text[cut - 1] != '\n') cut--;
+    write_file(v, text, cut);
+    expect_fail("vocab size mismatch", args, o, "203 symbols", "n_token = 204");
+    write_file(v, "a\nb\na\n", 6);
+    expect_fail("duplicate symbol", args, o, "'a'", "lines 1 and 3");
+    free(text);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s TXLM_PACK GOLDEN_CASE_DIR\n", argv[0]);
+        return 2;
+    }
+    exe = argv[1];
+    golden_case = argv[2];
+    test_success();
+    test_usage_errors();
+    test_bad_weights();
+    test_bad_config();
+    test_bad_vocab();
+    tmp_cleanup();
+    if (test_failures) fprintf(stderr, "%d check(s) failed\n", test_failures);
+    return test_failures ? 1 : 0;
+}

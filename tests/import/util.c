@@ -1,0 +1,184 @@
+#include "util.h"
+
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int test_failures;
+
+void expect_err_at(const char *file, int line, int rc, const txlm_err *err, int code, ...)
+{
+    if (rc != code || err->code != code) {
+        test_failures++;
+        fprintf(stderr, "%s:%d: expected error %d, got rc %d (err.code %d, \"%s\")\n", file, line, code, rc, err->code,
+                err->msg);
+        return;
+    }
+    va_list ap;
+    va_start(ap, code);
+    for (const char *s; (s = va_arg(ap, const char *));)
+        if (!strstr(err->msg, s)) {
+            test_failures++;
+            fprintf(stderr, "%s:%d: message \"%s\" does not mention \"%s\"\n", file, line, err->msg, s);
+        }
+    va_end(ap);
+}
+
+void expect_ok_at(const char *file, int line, int rc, const txlm_err *err)
+{
+    if (rc != 0) {
+        test_failures++;
+        fprintf(stderr, "%s:%d: unexpected error %d: %s\n", file, line, rc, err->msg);
+    }
+}
+
+static char dir[512];
+
+const char *tmp_dir(void)
+{
+    if (!dir[0]) {
+        const char *base = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/txlm-import-XXXXXX", base && base[0] ? base : "/tmp");
+        if (!mkdtemp(dir)) {
+            perror("mkdtemp");
+            exit(1);
+        }
+    }
+    return dir;
+}
+
+void tmp_cleanup(void)
+{
+    if (!dir[0]) return;
+    DIR *d = opendir(dir);
+    if (d) {
+        for (struct dirent *e; (e = readdir(d));) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            char p[1024];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+    dir[0] = 0;
+}
+
+const char *tmp_path(const char *name)
+{
+    static char bufs[4][1024];
+    static int next;
+    char *b = bufs[next++ % 4];
+    snprintf(b, sizeof bufs[0], "%s/%s", tmp_dir(), name);
+    return b;
+}
+
+void write_file(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(1);
+    }
+}
+
+char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    if (b) {
+        b[n] = 0;
+        *len = (size_t)n;
+    }
+    return b;
+}
+
+int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+st_entry *st_add(st_image *im, const char *name, const char *dtype, int rank, const uint64_t *dims, const void *data,
+                 uint64_t len)
+{
+    if (im->n == im->cap) {
+        im->cap = im->cap ? 2 * im->cap : 64;
+        im->e = realloc(im->e, (size_t)im->cap * sizeof *im->e);
+        if (!im->e) exit(1);
+    }
+    st_entry *e = &im->e[im->n++];
+    memset(e, 0, sizeof *e);
+    snprintf(e->name, sizeof e->name, "%s", name);
+    snprintf(e->dtype, sizeof e->dtype, "%s", dtype);
+    e->rank = rank;
+    for (int i = 0; i < rank; i++) e->dims[i] = dims[i];
+    e->data = data;
+    e->len = len;
+    return e;
+}
+
+st_entry *st_find(st_image *im, const char *name)
+{
+    for (int i = 0; i < im->n; i++)
+        if (!strcmp(im->e[i].name, name)) return &im->e[i];
+    return NULL;
+}
+
+void st_remove(st_image *im, const char *name)
+{
+    st_entry *e = st_find(im, name);
+    if (!e) return;
+    memmove(e, e + 1, (size_t)(im->e + im->n - (e + 1)) * sizeof *e);
+    im->n--;
+}
+
+uint8_t *st_serialize(const st_image *im, uint64_t *size)
+{
+    size_t cap = 256 + (im->extra_json ? strlen(im->extra_json) : 0) + (size_t)im->n * 512, n = 0;
+    char *h = malloc(cap);
+    uint64_t off = 0, total = 0;
+    n += (size_t)snprintf(h + n, cap - n, "{");
+    for (int i = 0; i < im->n; i++) {
+        const st_entry *e = &im->e[i];
+        n += (size_t)snprintf(h + n, cap - n, "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[", i ? "," : "", e->name, e->dtype);
+        for (int d = 0; d < e->rank; d++) n += (size_t)snprintf(h + n, cap - n, "%s%" PRIu64, d ? "," : "", e->dims[d]);
+        n += (size_t)snprintf(h + n, cap - n, "],\"data_offsets\":[%" PRIu64 ",%" PRIu64 "]}", off, off + e->len);
+        off += e->len;
+    }
+    if (im->extra_json) n += (size_t)snprintf(h + n, cap - n, "%s%s", im->n ? "," : "", im->extra_json);
+    n += (size_t)snprintf(h + n, cap - n, "}");
+    while (n % 8) h[n++] = ' '; /* padding, as the reference writer does */
+    total = 8 + n + off;
+    uint8_t *out = malloc(total ? total : 1);
+    for (int i = 0; i < 8; i++) out[i] = (uint8_t)((uint64_t)n >> (8 * i));
+    memcpy(out + 8, h, n);
+    uint64_t pos = 8 + n;
+    for (int i = 0; i < im->n; i++) {
+        if (im->e[i].len) memcpy(out + pos, im->e[i].data, im->e[i].len);
+        pos += im->e[i].len;
+    }
+    free(h);
+    *size = total;
+    return out;
+}
+
+void st_free(st_image *im)
+{
+    free(im->e);
+    memset(im, 0, sizeof *im);
+}

@@ -1,0 +1,199 @@
+/* txlm-pack: a Transformer-XL checkpoint folder (config.json, weights,
+ * vocabulary) -> one .txlm file. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <txlm.h>
+
+#include "checkpoint.h"
+#include "pack.h"
+#include "torch.h"
+
+static const char usage[] =
+    "usage: txlm-pack DIR -o OUT.txlm [options]\n"
+    "\n"
+    "Converts a Transformer-XL language model to the .txlm format.\n"
+    "DIR holds config.json, model.safetensors (else pytorch_model.bin) and\n"
+    "vocab.txt (else vocab.pkl, else vocab.bin); options override each file.\n"
+    "\n"
+    "  -o, --output F       the .txlm file to write (written atomically)\n"
+    "  --config F           HuggingFace config.json\n"
+    "  --weights F          safetensors or torch.save checkpoint\n"
+    "  --vocab F            vocab.txt (one symbol per line) or a pickled HF tokenizer\n"
+    "  --tokenizer KIND     word (default), char (one symbol per byte) or text8\n"
+    "  --lower-case         lower-case text before looking words up\n"
+    "  --dtype T            weight matrices stored as f32 (default), f16, q8_0 or q4_0;\n"
+    "                       vectors, r biases and cluster weights stay f32, and so do\n"
+    "                       matrices whose rows are not whole 32-element blocks\n"
+    "  -h, --help           this text\n";
+
+typedef struct args {
+    const char *dir, *out, *config, *weights, *vocab, *tokenizer, *dtype;
+    int lower_case;
+} args;
+
+static int fail(const char *fmt, const char *a)
+{
+    fprintf(stderr, "txlm-pack: ");
+    fprintf(stderr, fmt, a);
+    fputc('\n', stderr);
+    return 1;
+}
+
+/* 0 = run, 1 = error, 2 = --help shown. */
+static int parse_args(int argc, char **argv, args *a)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        const char **slot = NULL;
+        if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
+            fputs(usage, stdout);
+            return 2;
+        }
+        if (!strcmp(s, "--lower-case")) {
+            a->lower_case = 1;
+            continue;
+        }
+        if (!strcmp(s, "-o") || !strcmp(s, "--output")) slot = &a->out;
+        else if (!strcmp(s, "--config")) slot = &a->config;
+        else if (!strcmp(s, "--weights")) slot = &a->weights;
+        else if (!strcmp(s, "--vocab")) slot = &a->vocab;
+        else if (!strcmp(s, "--tokenizer")) slot = &a->tokenizer;
+        else if (!strcmp(s, "--dtype")) slot = &a->dtype;
+        if (slot) {
+            if (i + 1 >= argc) return fail("%s needs a value (see --help)", s);
+            *slot = argv[++i];
+        } else if (s[0] == '-' && s[1]) {
+            return fail("unknown option '%s' (see --help)", s);
+        } else if (a->dir) {
+            return fail("more than one input folder given ('%s')", s);
+        } else {
+            a->dir = s;
+        }
+    }
+    if (!a->out) return fail("%s", "no output file given (-o OUT.txlm)");
+    if (!a->dir && !(a->config && a->weights && a->vocab))
+        return fail("%s", "no input folder given (txlm-pack DIR -o OUT.txlm, see --help)");
+    return 0;
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* The explicit path, else the first candidate present in dir. */
+static char *pick(const char *explicit_path, const char *dir, const char *const *names)
+{
+    if (explicit_path) return strdup(explicit_path);
+    for (int i = 0; names[i]; i++) {
+        size_t n = strlen(dir) + strlen(names[i]) + 2;
+        char *p = malloc(n);
+        if (!p) return NULL;
+        snprintf(p, n, "%s/%s", dir, names[i]);
+        if (exists(p)) return p;
+        free(p);
+    }
+    return NULL;
+}
+
+static int is_pickle_vocab(const char *path)
+{
+    unsigned char head[16];
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    if (txlm_vocab_sniff_pickle(head, n)) return 1;
+    size_t len = strlen(path);
+    return (len >= 4 && (!strcmp(path + len - 4, ".pkl") || !strcmp(path + len - 4, ".bin")));
+}
+
+static int load_vocab(const char *path, const args *a, txlm_vocab_buf *v, txlm_err *err)
+{
+    int rc = is_pickle_vocab(path) ? txlm_vocab_load_pickle(path, v, err) : txlm_vocab_load_txt(path, v, err);
+    if (rc) return rc;
+    if (a->tokenizer) {
+        if (!strcmp(a->tokenizer, "word")) v->v.kind = TXLM_TOK_WORD;
+        else if (!strcmp(a->tokenizer, "char")) v->v.kind = TXLM_TOK_CHAR_BYTE;
+        else if (!strcmp(a->tokenizer, "text8")) v->v.kind = TXLM_TOK_CHAR_TEXT8;
+        else
+            return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "--tokenizer '%s': expected word, char or text8", a->tokenizer);
+    }
+    if (a->lower_case) v->v.flags |= TXLM_VOCAB_LOWER_CASE;
+    return 0;
+}
+
+static int parse_dtype(const char *name, uint32_t *out, txlm_err *err)
+{
+    *out = TXLM_DT_F32;
+    if (!name) return 0;
+    for (uint32_t i = 0; i < TXLM_DT_COUNT; i++)
+        if (!strcmp(txlm_dtype_get(i)->name, name)) {
+            *out = i;
+            return 0;
+        }
+    return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "--dtype '%s': unknown type", name);
+}
+
+/* Writing onto an input would destroy it before it is fully read. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static void progress(void *user, uint64_t done, uint64_t total)
+{
+    (void)user;
+    fprintf(stderr, "\rtxlm-pack: writing %" PRIu64 " / %" PRIu64 " MiB", done >> 20, total >> 20);
+    if (done >= total) fputc('\n', stderr);
+}
+
+static int run(const args *a, txlm_err *err)
+{
+    static const char *const config_names[] = {"config.json", NULL};
+    static const char *const weight_names[] = {"model.safetensors", "pytorch_model.bin", NULL};
+    static const char *const vocab_names[] = {"vocab.txt", "vocab.pkl", "vocab.bin", NULL};
+    char *config = pick(a->config, a->dir, config_names);
+    char *weights = pick(a->weights, a->dir, weight_names);
+    char *vocab = pick(a->vocab, a->dir, vocab_names);
+    txlm_hparams h;
+    txlm_vocab_buf v;
+    txlm_checkpoint *ck = NULL;
+    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL};
+    memset(&v, 0, sizeof v);
+    int rc = 0;
+    if (!config) rc = txlm_fail(err, TXLM_ERR_IO, "%s: no config.json", a->dir);
+    else if (!weights) rc = txlm_fail(err, TXLM_ERR_IO, "%s: no model.safetensors or pytorch_model.bin", a->dir);
+    else if (!vocab) rc = txlm_fail(err, TXLM_ERR_IO, "%s: no vocab.txt, vocab.pkl or vocab.bin", a->dir);
+    else if (same_file(a->out, config) || same_file(a->out, weights) || same_file(a->out, vocab))
+        rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite an input", a->out);
+    if (!rc) rc = parse_dtype(a->dtype, &opt.dtype, err);
+    if (!rc) rc = txlm_config_load_json(config, &h, err);
+    if (!rc) rc = load_vocab(vocab, a, &v, err);
+    if (!rc) rc = txlm_checkpoint_open(weights, &ck, err);
+    if (!rc) rc = txlm_pack_write(&h, &v.v, ck, &opt, a->out, err);
+    txlm_checkpoint_free(ck);
+    txlm_vocab_buf_free(&v);
+    free(config);
+    free(weights);
+    free(vocab);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    args a;
+    memset(&a, 0, sizeof a);
+    int rc = parse_args(argc, argv, &a);
+    if (rc) return rc == 2 ? 0 : 1;
+    txlm_err err = {0, ""};
+    if (run(&a, &err)) return fail("%s", err.msg[0] ? err.msg : "failed");
+    return 0;
+}
