@@ -10,6 +10,22 @@
 #include "gather_f32.spv.h"
 #include "gather_q4_0.spv.h"
 #include "gather_q8_0.spv.h"
+#include "gemv_f32.spv.h"
+#include "gemv_f16.spv.h"
+#include "gemv_q8_0.spv.h"
+#include "gemv_q4_0.spv.h"
+#include "gemv_sg_f32.spv.h"
+#include "gemv_sg_f16.spv.h"
+#include "gemv_sg_q8_0.spv.h"
+#include "gemv_sg_q4_0.spv.h"
+#include "gemv_wide_f32.spv.h"
+#include "gemv_wide_f16.spv.h"
+#include "gemv_wide_q8_0.spv.h"
+#include "gemv_wide_q4_0.spv.h"
+#include "gemv_wide_sg_f32.spv.h"
+#include "gemv_wide_sg_f16.spv.h"
+#include "gemv_wide_sg_q8_0.spv.h"
+#include "gemv_wide_sg_q4_0.spv.h"
 #include "layernorm.spv.h"
 #include "linear_f16.spv.h"
 #include "linear_f32.spv.h"
@@ -45,6 +61,22 @@ static const struct {
     K(TXLM_K_LINEAR_WIDE_F16, linear_wide_f16, 5),
     K(TXLM_K_LINEAR_WIDE_Q8_0, linear_wide_q8_0, 5),
     K(TXLM_K_LINEAR_WIDE_Q4_0, linear_wide_q4_0, 5),
+    K(TXLM_K_GEMV, gemv_f32, 5),
+    K(TXLM_K_GEMV_F16, gemv_f16, 5),
+    K(TXLM_K_GEMV_Q8_0, gemv_q8_0, 5),
+    K(TXLM_K_GEMV_Q4_0, gemv_q4_0, 5),
+    K(TXLM_K_GEMV_SG, gemv_sg_f32, 5),
+    K(TXLM_K_GEMV_SG_F16, gemv_sg_f16, 5),
+    K(TXLM_K_GEMV_SG_Q8_0, gemv_sg_q8_0, 5),
+    K(TXLM_K_GEMV_SG_Q4_0, gemv_sg_q4_0, 5),
+    K(TXLM_K_GEMV_WIDE, gemv_wide_f32, 5),
+    K(TXLM_K_GEMV_WIDE_F16, gemv_wide_f16, 5),
+    K(TXLM_K_GEMV_WIDE_Q8_0, gemv_wide_q8_0, 5),
+    K(TXLM_K_GEMV_WIDE_Q4_0, gemv_wide_q4_0, 5),
+    K(TXLM_K_GEMV_WIDE_SG, gemv_wide_sg_f32, 5),
+    K(TXLM_K_GEMV_WIDE_SG_F16, gemv_wide_sg_f16, 5),
+    K(TXLM_K_GEMV_WIDE_SG_Q8_0, gemv_wide_sg_q8_0, 5),
+    K(TXLM_K_GEMV_WIDE_SG_Q4_0, gemv_wide_sg_q4_0, 5),
     K(TXLM_K_GATHER, gather_f32, 3),
     K(TXLM_K_GATHER_F16, gather_f16, 3),
     K(TXLM_K_GATHER_Q8_0, gather_q8_0, 3),
@@ -105,11 +137,23 @@ static int create_one(txlm_vk *vk, txlm_kernel *k, uint32_t id, txlm_err *err)
     return 0;
 }
 
+int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
+{
+    int wide = (id >= TXLM_K_LINEAR_WIDE && id <= TXLM_K_LINEAR_WIDE_Q4_0) ||
+               (id >= TXLM_K_GEMV_WIDE && id <= TXLM_K_GEMV_WIDE_SG_Q4_0);
+    int sg = (id >= TXLM_K_GEMV_SG && id <= TXLM_K_GEMV_SG_Q4_0) ||
+             (id >= TXLM_K_GEMV_WIDE_SG && id <= TXLM_K_GEMV_WIDE_SG_Q4_0);
+    if (wide && !vk->int64) return 0;
+    /* a workgroup of 8 must fit in one subgroup for subgroupAdd to sum it */
+    if (sg && !(vk->subgroup_arith && vk->subgroup_size >= 8)) return 0;
+    return 1;
+}
+
 int txlm_kernels_init(txlm_vk *vk, txlm_kernels *ks, txlm_err *err)
 {
     memset(ks, 0, sizeof *ks);
     for (uint32_t i = 0; i < TXLM_K_COUNT; i++) {
-        if (i >= TXLM_K_LINEAR_WIDE && i <= TXLM_K_LINEAR_WIDE_Q4_0 && !vk->int64) continue;
+        if (!txlm_kernel_usable(vk, i)) continue;
         int rc = create_one(vk, &ks->k[i], i, err);
         if (rc) {
             txlm_kernels_destroy(vk, ks);

@@ -20,6 +20,14 @@ typedef enum txlm_kernel_id {
     TXLM_K_LINEAR_WIDE_F16,
     TXLM_K_LINEAR_WIDE_Q8_0,
     TXLM_K_LINEAR_WIDE_Q4_0,
+    TXLM_K_GEMV, /* x4 dtypes each: narrow loads, shared-memory sums */
+    TXLM_K_GEMV_F16, TXLM_K_GEMV_Q8_0, TXLM_K_GEMV_Q4_0,
+    TXLM_K_GEMV_SG, /* subgroup sums */
+    TXLM_K_GEMV_SG_F16, TXLM_K_GEMV_SG_Q8_0, TXLM_K_GEMV_SG_Q4_0,
+    TXLM_K_GEMV_WIDE, /* 256-bit loads (shaderInt64) */
+    TXLM_K_GEMV_WIDE_F16, TXLM_K_GEMV_WIDE_Q8_0, TXLM_K_GEMV_WIDE_Q4_0,
+    TXLM_K_GEMV_WIDE_SG,
+    TXLM_K_GEMV_WIDE_SG_F16, TXLM_K_GEMV_WIDE_SG_Q8_0, TXLM_K_GEMV_WIDE_SG_Q4_0,
     TXLM_K_GATHER,
     TXLM_K_GATHER_F16,
     TXLM_K_GATHER_Q8_0,
@@ -50,6 +58,9 @@ typedef struct txlm_kernels {
 
 /* The variant of a weight-reading kernel (TXLM_K_LINEAR, _TILED or TXLM_K_GATHER) for a dtype. */
 txlm_kernel_id txlm_kernel_for_dtype(txlm_kernel_id base, uint32_t dtype);
+
+/* Whether this device can run kernel id (64-bit loads, subgroup sums). */
+int txlm_kernel_usable(const txlm_vk *vk, uint32_t id);
 
 int txlm_kernels_init(txlm_vk *vk, txlm_kernels *ks, txlm_err *err);
 void txlm_kernels_destroy(txlm_vk *vk, txlm_kernels *ks);

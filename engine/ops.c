@@ -18,8 +18,15 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
     /* 8x8 register blocks with wide loads when the shapes line up */
     int tiled = w->cols % 8 == 0 && x.off % 8 == 0 && x.ld % 8 == 0;
     txlm_kernel_id base = !tiled ? TXLM_K_LINEAR : o->rec->vk->int64 ? TXLM_K_LINEAR_WIDE : TXLM_K_LINEAR_TILED;
-    txlm_kernel_id kernel = txlm_kernel_for_dtype(base, w->dtype);
     uint32_t block = tiled ? 8 : 4, group_n = tiled ? 8 : 8, group_m = tiled ? 2 : 8;
+    if (tiled && M == 1 && !o->no_gemv) {
+        /* one row: a single pass over the weights, 32 rows per workgroup */
+        int wide = o->rec->vk->int64;
+        int sg = txlm_kernel_usable(o->rec->vk, TXLM_K_GEMV_SG);
+        base = wide ? (sg ? TXLM_K_GEMV_WIDE_SG : TXLM_K_GEMV_WIDE) : (sg ? TXLM_K_GEMV_SG : TXLM_K_GEMV);
+        block = 32, group_n = 1, group_m = 1;
+    }
+    txlm_kernel_id kernel = txlm_kernel_for_dtype(base, w->dtype);
     for (uint32_t c = 0; c < txlm_tensor_n_chunks(w); c++) {
         uint32_t c0, soff;
         txlm_view wv = txlm_tensor_chunk(w, c, &c0, &soff);

@@ -20,6 +20,7 @@ static inline txlm_arg txlm_arg_of(const txlm_buf *b, uint32_t off, uint32_t ld)
 typedef struct txlm_ops {
     txlm_rec *rec;
     txlm_view dummy;   /* bound to bindings a dispatch does not use */
+    int no_gemv;       /* benchmarks: use the matrix kernel for single rows too */
 } txlm_ops;
 
 enum { TXLM_LIN_RELU = 2, TXLM_LIN_RESIDUAL = 4 };

@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #if WIDE
 // 256-bit loads (8 floats at once) where the device has 64-bit integers
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
@@ -14,18 +15,8 @@
 
 layout(local_size_x = 8, local_size_y = 2) in;
 
-#if WIDE
-layout(std430, binding = 0) readonly buffer Xb { u64vec4 X8[]; };
-void x_load8(uint e, out vec4 lo, out vec4 hi)
-{
-    u64vec4 u = X8[e >> 3];
-    lo = vec4(uintBitsToFloat(unpackUint2x32(u.x)), uintBitsToFloat(unpackUint2x32(u.y)));
-    hi = vec4(uintBitsToFloat(unpackUint2x32(u.z)), uintBitsToFloat(unpackUint2x32(u.w)));
-}
-#else
-layout(std430, binding = 0) readonly buffer Xb { vec4 X4[]; };
-void x_load8(uint e, out vec4 lo, out vec4 hi) { lo = X4[e >> 2]; hi = X4[(e >> 2) + 1u]; }
-#endif
+#define X_BINDING 0
+#include "xload8.glsl"
 #define W_BINDING 1
 #include "weights8.glsl"
 layout(std430, binding = 2) readonly buffer Bb { float B[]; };
@@ -53,27 +44,27 @@ void main()
     if (n0 >= p.N || m0 >= p.M) return;
 
     uint xr[8], wr[8];
-    for (uint r = 0u; r < 8u; r++) xr[r] = p.x_off + min(m0 + r, p.M - 1u) * p.ldx;
-    for (uint c = 0u; c < 8u; c++) wr[c] = p.w_off + min(n0 + c, p.N - 1u) * p.w_ld;
+    [[unroll]] for (uint r = 0u; r < 8u; r++) xr[r] = p.x_off + min(m0 + r, p.M - 1u) * p.ldx;
+    [[unroll]] for (uint c = 0u; c < 8u; c++) wr[c] = p.w_off + min(n0 + c, p.N - 1u) * p.w_ld;
 
     float acc[8][8];
-    for (uint r = 0u; r < 8u; r++)
-        for (uint c = 0u; c < 8u; c++) acc[r][c] = 0.0;
+    [[unroll]] for (uint r = 0u; r < 8u; r++)
+        [[unroll]] for (uint c = 0u; c < 8u; c++) acc[r][c] = 0.0;
 
     for (uint k = 0u; k < p.K; k += 8u) {
         vec4 xl[8], xh[8];
-        for (uint r = 0u; r < 8u; r++) x_load8(xr[r] + k, xl[r], xh[r]);
-        for (uint c = 0u; c < 8u; c++) {
+        [[unroll]] for (uint r = 0u; r < 8u; r++) x_load8(xr[r] + k, xl[r], xh[r]);
+        [[unroll]] for (uint c = 0u; c < 8u; c++) {
             vec4 wl, wh;
             w_load8(wr[c] + k, p.w_soff, wl, wh);
-            for (uint r = 0u; r < 8u; r++) acc[r][c] += dot(xl[r], wl) + dot(xh[r], wh);
+            [[unroll]] for (uint r = 0u; r < 8u; r++) acc[r][c] += dot(xl[r], wl) + dot(xh[r], wh);
         }
     }
 
-    for (uint r = 0u; r < 8u; r++) {
+    [[unroll]] for (uint r = 0u; r < 8u; r++) {
         uint m = m0 + r;
         if (m >= p.M) break;
-        for (uint c = 0u; c < 8u; c++) {
+        [[unroll]] for (uint c = 0u; c < 8u; c++) {
             uint n = n0 + c;
             if (n >= p.N) break;
             float y = acc[r][c];
