@@ -119,12 +119,12 @@ static struct attn_push attn_push_of(const txlm_attn_shape *s, uint32_t rk_off)
                               s->mem_len, (float)(1.0 / sqrt((double)s->dh))};
 }
 
-void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view qkv, txlm_view rk, uint32_t rk_off,
+void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,
                        const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, txlm_view scores, txlm_view out)
 {
     uint32_t klen = s->mlen + s->qlen;
     struct attn_push ps = attn_push_of(s, rk_off);
-    txlm_view v1[5] = {qkv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), scores};
+    txlm_view v1[6] = {q, kv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), scores};
     txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SCORES, v1, &ps, sizeof ps, div_up(klen, 64), s->qlen, s->H);
     txlm_rec_barrier(o->rec);
 
@@ -137,16 +137,16 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view qkv, txl
     struct {
         uint32_t qlen, klen, H, dh;
     } pv = {s->qlen, klen, s->H, s->dh};
-    txlm_view v3[3] = {scores, qkv, out};
+    txlm_view v3[3] = {scores, kv, out};
     txlm_rec_dispatch(o->rec, TXLM_K_ATTN_PV, v3, &pv, sizeof pv, div_up(s->H * s->dh, 64), s->qlen, 1);
     txlm_rec_barrier(o->rec);
 }
 
-void txlm_op_attention_terms(txlm_ops *o, const txlm_attn_shape *s, txlm_view qkv, txlm_view rk, uint32_t rk_off,
+void txlm_op_attention_terms(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,
                              const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, txlm_view terms)
 {
     struct attn_push ps = attn_push_of(s, rk_off);
-    txlm_view v[5] = {qkv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), terms};
+    txlm_view v[6] = {q, kv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), terms};
     txlm_rec_dispatch(o->rec, TXLM_K_ATTN_TERMS, v, &ps, sizeof ps, div_up(ps.klen, 64), s->qlen, s->H);
     txlm_rec_barrier(o->rec);
 }

@@ -45,13 +45,15 @@ typedef struct txlm_attn_shape {
 } txlm_attn_shape;
 
 /* Relative attention: scores into S [H, qlen, klen] (left as probabilities),
- * output heads into O [qlen, H*dh]. qkv [klen, 3*H*dh]; rk [distances, H*dh] at element rk_off. */
-void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view qkv, txlm_view rk, uint32_t rk_off,
+ * output heads into O [qlen, H*dh]. q [qlen, H*dh] (this segment's queries);
+ * kv [klen, 2*H*dh] (keys | values, memory rows first); rk [distances, H*dh]
+ * at element rk_off. */
+void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,
                        const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, txlm_view scores, txlm_view out);
 
 /* The four unscaled score terms (a) q·k (b) q·rk (c) u·k (d) v·rk into
  * terms [4, H, qlen, klen], 0 where masked (analysis only). */
-void txlm_op_attention_terms(txlm_ops *o, const txlm_attn_shape *s, txlm_view qkv, txlm_view rk, uint32_t rk_off,
+void txlm_op_attention_terms(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,
                              const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, txlm_view terms);
 
 /* DST[:, 0:n_write] = log_softmax(SRC rows over n)[:, 0:n_write] (+ ADD[row][add_col] if add). */

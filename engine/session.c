@@ -65,10 +65,12 @@ static int alloc_all(txlm_session *s, txlm_err *err)
 #define ALLOC(buf, elems, kind) \
     if (!rc) rc = alloc_buf(s, &s->buf, (elems), kind, #buf, err)
     ALLOC(ids, S, TXLM_BUF_STAGING);
-    ALLOC(slide, M ? M * d : 1, TXLM_BUF_DEVICE);
+    ALLOC(slide, M ? M * 2 * hd : 1, TXLM_BUF_DEVICE);
+    ALLOC(h[0], S * d, TXLM_BUF_DEVICE);
+    ALLOC(h[1], S * d, TXLM_BUF_DEVICE);
     ALLOC(z, S * d, TXLM_BUF_DEVICE);
-    ALLOC(xn, K * d, TXLM_BUF_DEVICE);
-    ALLOC(qkv, K * 3 * hd, TXLM_BUF_DEVICE);
+    ALLOC(xn, S * d, TXLM_BUF_DEVICE);
+    ALLOC(q, S * hd, TXLM_BUF_DEVICE);
     ALLOC(scores, h->n_head * S * K, TXLM_BUF_DEVICE);
     ALLOC(attn, S * hd, TXLM_BUF_DEVICE);
     ALLOC(a, S * d, TXLM_BUF_DEVICE);
@@ -83,11 +85,11 @@ static int alloc_all(txlm_session *s, txlm_err *err)
 #undef ALLOC
     if (rc) return rc;
 
-    s->hs = calloc(h->n_layer, sizeof *s->hs);
+    s->kv = calloc(h->n_layer, sizeof *s->kv);
     s->rk = calloc(h->n_layer, sizeof *s->rk);
-    if (!s->hs || !s->rk) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (!s->kv || !s->rk) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     for (uint32_t n = 0; n < h->n_layer && !rc; n++) {
-        rc = alloc_buf(s, &s->hs[n], K * d, TXLM_BUF_DEVICE, "layer memory", err);
+        rc = alloc_buf(s, &s->kv[n], K * 2 * hd, TXLM_BUF_DEVICE, "layer memory (keys and values)", err);
         if (!rc) rc = txlm_tensor_alloc(vk, s->max_dist + 1, (uint32_t)hd, TXLM_DT_F32, TXLM_BUF_DEVICE, &s->rk[n], err);
         if (!rc && s->rk[n].buf.size > vk->max_storage_range)
             rc = txlm_fail(err, TXLM_ERR_LIMIT, "position keys for %u distances exceed one binding; lower clamp_len or mem_len",
@@ -135,16 +137,16 @@ void txlm_session_close(txlm_session *s)
     if (!s) return;
     txlm_vk *vk = &s->m->ctx->vk;
     txlm_rec_destroy(&s->rec);
-    txlm_buf *bufs[] = {&s->ids, &s->slide, &s->z, &s->xn, &s->qkv, &s->scores, &s->attn, &s->a, &s->ffin,
+    txlm_buf *bufs[] = {&s->ids, &s->slide, &s->h[0], &s->h[1], &s->z, &s->xn, &s->q, &s->scores, &s->attn, &s->a, &s->ffin,
                         &s->ffh, &s->emb_tmp, &s->zp, &s->head, &s->head_lp, &s->tail, &s->out};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (bufs[i]->buf) txlm_buf_destroy(vk, bufs[i]);
-    for (uint32_t n = 0; s->hs && n < s->m->h.n_layer; n++)
-        if (s->hs[n].buf) txlm_buf_destroy(vk, &s->hs[n]);
+    for (uint32_t n = 0; s->kv && n < s->m->h.n_layer; n++)
+        if (s->kv[n].buf) txlm_buf_destroy(vk, &s->kv[n]);
     for (uint32_t n = 0; s->rk && n < s->m->h.n_layer; n++) txlm_tensor_free(vk, &s->rk[n]);
     txlm_tensor_free(vk, &s->pos);
     txlm_session_set_capture(s, 0, NULL);
-    free(s->hs);
+    free(s->kv);
     free(s->rk);
     free(s->host_lp);
     free(s);

@@ -27,11 +27,12 @@ struct txlm_session {
 
     /* device buffers */
     txlm_buf ids;            /* [S] int32, host-written */
-    txlm_buf *hs;            /* per layer: [M + S, d] = memory rows then this segment's input */
-    txlm_buf slide;          /* [M, d] staging for the memory slide */
+    txlm_buf *kv;            /* per layer: [M + S, 2*H*dh] keys | values, memory rows then this segment's */
+    txlm_buf slide;          /* [M, 2*H*dh] staging for the memory slide */
+    txlm_buf h[2];           /* [S, d] layer inputs/outputs, alternating */
     txlm_buf z;              /* [S, d] last layer's output */
-    txlm_buf xn;             /* [M + S, d] pre-norm LN(cat) */
-    txlm_buf qkv;            /* [M + S, 3*H*dh] */
+    txlm_buf xn;             /* [S, d] pre-norm LN(h) */
+    txlm_buf q;              /* [S, H*dh] this segment's queries */
     txlm_buf scores;         /* [H, S, M + S] */
     txlm_buf attn;           /* [S, H*dh] */
     txlm_buf a;              /* [S, d] after attention */

@@ -1,10 +1,11 @@
-/* Saving and restoring a session: its memory (every layer's rows), the
+/* Saving and restoring a session: its memory (every layer's keys and values), the
  * last output row (so sampling can continue) and the sampler state.
  *
  * Layout, little-endian: "TXLMSTAT", u32 version (1), u32 header bytes,
  * u64 model id, u32 n_layer, u32 d_model, u32 mem_len, u32 mlen,
  * i32 clamp_len, u32 same_length, u32 has_z, u32 reserved, u64 rng,
- * then n_layer * mlen * d_model f32 (layer by layer), then d_model f32 of
+ * then n_layer * mlen * 2*n_head*d_head f32 (layer by layer; each row the
+ * keys then the values of one memory position), then d_model f32 of
  * the last output row when has_z, then the XXH3-64 of everything before. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,15 +27,15 @@ typedef struct state_header {
     uint64_t rng;
 } state_header;
 
-static size_t payload_floats(uint32_t n_layer, uint32_t mlen, uint32_t d, uint32_t has_z)
+static size_t payload_floats(const txlm_hparams *h, uint32_t mlen, uint32_t has_z)
 {
-    return ((size_t)n_layer * mlen + (has_z ? 1 : 0)) * d;
+    return (size_t)h->n_layer * mlen * 2 * h->n_head * h->d_head + (has_z ? h->d_model : 0);
 }
 
 size_t txlm_state_size(const txlm_session *s)
 {
     const txlm_hparams *h = &s->m->h;
-    return sizeof(state_header) + payload_floats(h->n_layer, s->mlen, h->d_model, s->z_rows > 0) * 4 + 8;
+    return sizeof(state_header) + payload_floats(h, s->mlen, s->z_rows > 0) * 4 + 8;
 }
 
 int txlm_state_save(txlm_session *s, void *buf, size_t cap, size_t *written, txlm_err *err)
@@ -50,9 +51,9 @@ int txlm_state_save(txlm_session *s, void *buf, size_t cap, size_t *written, txl
     uint8_t *p = buf;
     memcpy(p, &hd, sizeof hd);
     p += sizeof hd;
-    VkDeviceSize rows = (VkDeviceSize)s->mlen * h->d_model * 4, row = (VkDeviceSize)h->d_model * 4;
+    VkDeviceSize rows = (VkDeviceSize)s->mlen * 2 * h->n_head * h->d_head * 4, row = (VkDeviceSize)h->d_model * 4;
     for (uint32_t n = 0; n < h->n_layer; n++, p += rows) {
-        int rc = txlm_buf_download(vk, &s->hs[n], 0, p, rows, err);
+        int rc = txlm_buf_download(vk, &s->kv[n], 0, p, rows, err);
         if (rc) return rc;
     }
     if (hd.has_z) {
@@ -85,12 +86,12 @@ int txlm_state_load(txlm_session *s, const void *buf, size_t size, txlm_err *err
     if (hd.mlen > s->mem_len || hd.mlen > hd.mem_len || hd.has_z > 1)
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "session state holds %u memory rows; this session keeps %u",
                          hd.mlen, s->mem_len);
-    if (size != sizeof hd + payload_floats(hd.n_layer, hd.mlen, hd.d_model, hd.has_z) * 4 + 8)
+    if (size != sizeof hd + payload_floats(h, hd.mlen, hd.has_z) * 4 + 8)
         return txlm_fail(err, TXLM_ERR_FORMAT, "session state: size %zu does not match its header", size);
     const uint8_t *p = (const uint8_t *)buf + sizeof hd;
-    VkDeviceSize rows = (VkDeviceSize)hd.mlen * h->d_model * 4, row = (VkDeviceSize)h->d_model * 4;
+    VkDeviceSize rows = (VkDeviceSize)hd.mlen * 2 * h->n_head * h->d_head * 4, row = (VkDeviceSize)h->d_model * 4;
     for (uint32_t n = 0; n < h->n_layer; n++, p += rows) {
-        int rc = txlm_buf_upload(vk, &s->hs[n], 0, p, rows, err);
+        int rc = txlm_buf_upload(vk, &s->kv[n], 0, p, rows, err);
         if (rc) return rc;
     }
     s->z_rows = 0;

@@ -7,7 +7,7 @@
 layout(local_size_x = 64) in;
 
 layout(std430, binding = 0) readonly buffer Pb { float P[]; };     // [H, qlen, klen]
-layout(std430, binding = 1) readonly buffer QKVb { float QKV[]; }; // [klen, 3*H*dh]
+layout(std430, binding = 1) readonly buffer KVb { float KV[]; };   // [klen, 2*H*dh]: k | v
 layout(std430, binding = 2) writeonly buffer Ob { float O[]; };    // [qlen, H*dh]
 
 layout(push_constant) uniform Push {
@@ -22,9 +22,8 @@ void main()
     uint hd = p.H * p.dh;
     if (c >= hd || i >= p.qlen) return;
     uint h = c / p.dh;
-    uint ld = 3u * hd;
     uint pb = (h * p.qlen + i) * p.klen;
     float acc = 0.0;
-    for (uint j = 0u; j < p.klen; j++) acc += P[pb + j] * QKV[j * ld + 2u * hd + c];
+    for (uint j = 0u; j < p.klen; j++) acc += P[pb + j] * KV[j * 2u * hd + hd + c];
     O[i * hd + c] = acc;
 }

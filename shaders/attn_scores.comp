@@ -10,11 +10,12 @@
 
 layout(local_size_x = 64) in;
 
-layout(std430, binding = 0) readonly buffer QKVb { float QKV[]; };  // [klen, 3*H*dh]: q | k | v
-layout(std430, binding = 1) readonly buffer RKb { float RK[]; };    // [distances, H*dh]
-layout(std430, binding = 2) readonly buffer RWb { float RWB[]; };   // r_w_bias [H, dh]
-layout(std430, binding = 3) readonly buffer RRb { float RRB[]; };   // r_r_bias [H, dh]
-layout(std430, binding = 4) writeonly buffer Sb { float S[]; };     // [H, qlen, klen]
+layout(std430, binding = 0) readonly buffer Qb { float Q[]; };     // [qlen, H*dh]
+layout(std430, binding = 1) readonly buffer KVb { float KV[]; };   // [klen, 2*H*dh]: k | v (memory rows first)
+layout(std430, binding = 2) readonly buffer RKb { float RK[]; };   // [distances, H*dh]
+layout(std430, binding = 3) readonly buffer RWb { float RWB[]; };  // r_w_bias [H, dh]
+layout(std430, binding = 4) readonly buffer RRb { float RRB[]; };  // r_r_bias [H, dh]
+layout(std430, binding = 5) writeonly buffer Sb { float S[]; };    // [H, qlen, klen]
 
 layout(push_constant) uniform Push {
     uint qlen, mlen, klen;
@@ -49,15 +50,14 @@ void main()
         return;
     }
     uint hd = p.H * p.dh;
-    uint ld = 3u * hd;
-    uint qb = (p.mlen + i) * ld + h * p.dh;
-    uint kb = j * ld + hd + h * p.dh;
+    uint qb = i * hd + h * p.dh;
+    uint kb = j * 2u * hd + h * p.dh;
     uint dist = min(p.mlen + i - j, p.clamp_max);
     uint rb = p.rk_off + dist * hd + h * p.dh;
     float ac = 0.0, bd = 0.0;
     for (uint d = 0u; d < p.dh; d++) {
-        float q = QKV[qb + d];
-        ac += (q + RWB[h * p.dh + d]) * QKV[kb + d];
+        float q = Q[qb + d];
+        ac += (q + RWB[h * p.dh + d]) * KV[kb + d];
         bd += (q + RRB[h * p.dh + d]) * RK[rb + d];
     }
     S[out_idx] = (ac + bd) * p.scale;

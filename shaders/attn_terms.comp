@@ -9,11 +9,12 @@
 
 layout(local_size_x = 64) in;
 
-layout(std430, binding = 0) readonly buffer QKVb { float QKV[]; };
-layout(std430, binding = 1) readonly buffer RKb { float RK[]; };
-layout(std430, binding = 2) readonly buffer RWb { float RWB[]; };
-layout(std430, binding = 3) readonly buffer RRb { float RRB[]; };
-layout(std430, binding = 4) writeonly buffer Tb { float T[]; };     // [4, H, qlen, klen]
+layout(std430, binding = 0) readonly buffer Qb { float Q[]; };     // [qlen, H*dh]
+layout(std430, binding = 1) readonly buffer KVb { float KV[]; };   // [klen, 2*H*dh]
+layout(std430, binding = 2) readonly buffer RKb { float RK[]; };
+layout(std430, binding = 3) readonly buffer RWb { float RWB[]; };
+layout(std430, binding = 4) readonly buffer RRb { float RRB[]; };
+layout(std430, binding = 5) writeonly buffer Tb { float T[]; };    // [4, H, qlen, klen]
 
 layout(push_constant) uniform Push {
     uint qlen, mlen, klen;
@@ -47,12 +48,11 @@ void main()
     float a = 0.0, b = 0.0, c = 0.0, d = 0.0;
     if (!masked(i, j)) {
         uint hd = p.H * p.dh;
-        uint ld = 3u * hd;
-        uint qb = (p.mlen + i) * ld + h * p.dh;
-        uint kb = j * ld + hd + h * p.dh;
+        uint qb = i * hd + h * p.dh;
+        uint kb = j * 2u * hd + h * p.dh;
         uint rb = p.rk_off + min(p.mlen + i - j, p.clamp_max) * hd + h * p.dh;
         for (uint e = 0u; e < p.dh; e++) {
-            float q = QKV[qb + e], k = QKV[kb + e], r = RK[rb + e];
+            float q = Q[qb + e], k = KV[kb + e], r = RK[rb + e];
             a += q * k;
             b += q * r;
             c += RWB[h * p.dh + e] * k;
