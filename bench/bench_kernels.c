@@ -33,7 +33,8 @@ int main(int argc, char **argv)
     txlm_err e = {0};
     txlm_rec rec;
     txlm_rec_init(&rec, &ctx->vk, &ctx->kernels, 16, &e);
-    txlm_ops ops = {.rec = &rec, .dummy = txlm_view_of(&ctx->dummy), .no_gemv = getenv("NO_GEMV") != NULL};
+    txlm_ops ops = {.rec = &rec, .dummy = txlm_view_of(&ctx->dummy), .no_gemv = getenv("NO_GEMV") != NULL,
+                    .no_fused_attention = getenv("NO_FUSED") != NULL};
     float *w = malloc((size_t)N * K * 4);
     for (size_t i = 0; i < (size_t)N * K; i++) w[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
     uint8_t *q = malloc((size_t)N * K * 4);
@@ -66,6 +67,39 @@ int main(int argc, char **argv)
         txlm_tensor_free(&ctx->vk, &t);
     }
     txlm_buf_destroy(&ctx->vk, &x), txlm_buf_destroy(&ctx->vk, &y);
+
+    /* relative attention at the wt103 evaluation shape (or qlen 1 for generation) */
+    uint32_t H = 16, dh = 64, hd = H * dh;
+    uint32_t shapes[][2] = {{128, 640}, {1, 640}};
+    for (int si = 0; si < 2; si++) {
+        uint32_t ql = shapes[si][0], ml = shapes[si][1], kl = ql + ml;
+        txlm_buf qb, kvb, sb, ob;
+        txlm_gpu_tensor rk, rw, rr;
+        txlm_buf_create(&ctx->vk, (size_t)ql * hd * 4, TXLM_BUF_DEVICE, &qb, &e);
+        txlm_buf_create(&ctx->vk, (size_t)kl * 2 * hd * 4, TXLM_BUF_DEVICE, &kvb, &e);
+        txlm_buf_create(&ctx->vk, (size_t)H * ql * kl * 4, TXLM_BUF_DEVICE, &sb, &e);
+        txlm_buf_create(&ctx->vk, (size_t)ql * hd * 4, TXLM_BUF_DEVICE, &ob, &e);
+        txlm_tensor_alloc(&ctx->vk, kl, hd, TXLM_DT_F32, TXLM_BUF_DEVICE, &rk, &e);
+        txlm_tensor_alloc(&ctx->vk, H, dh, TXLM_DT_F32, TXLM_BUF_DEVICE, &rw, &e);
+        txlm_tensor_alloc(&ctx->vk, H, dh, TXLM_DT_F32, TXLM_BUF_DEVICE, &rr, &e);
+        txlm_attn_shape sh = {ql, ml, H, dh, kl - 1, 1, ml};
+        double times[64];
+        for (uint32_t r = 0; r < reps && r < 64; r++) {
+            txlm_rec_begin(&rec, &e);
+            txlm_op_attention(&ops, &sh, txlm_view_of(&qb), txlm_view_of(&kvb), txlm_tensor_view(&rk), 0, &rw, &rr,
+                              NULL, txlm_view_of(&sb), txlm_view_of(&ob));
+            double t0 = now();
+            if (txlm_rec_submit(&rec, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
+            times[r] = now() - t0;
+        }
+        qsort(times, reps, sizeof *times, cmp);
+        double med = times[reps / 2];
+        printf("attention qlen %u mlen %u H %u dh %u: %8.2f ms  %6.2f GFLOP/s\n", ql, ml, H, dh, med * 1e3,
+               4.0 * H * ql * kl * dh * 1.5 / med * 1e-9);
+        txlm_buf_destroy(&ctx->vk, &qb), txlm_buf_destroy(&ctx->vk, &kvb), txlm_buf_destroy(&ctx->vk, &sb);
+        txlm_buf_destroy(&ctx->vk, &ob);
+        txlm_tensor_free(&ctx->vk, &rk), txlm_tensor_free(&ctx->vk, &rw), txlm_tensor_free(&ctx->vk, &rr);
+    }
     txlm_rec_destroy(&rec);
     txlm_context_destroy(ctx);
     free(w), free(q);

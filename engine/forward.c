@@ -89,7 +89,9 @@ static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg hin, txlm
         .clamp_max = s->max_dist, .same_length = s->same_length, .mem_len = s->mem_len,
     };
     txlm_view kv = txlm_view_of(&s->kv[n]), rk = txlm_view_of(&s->rk[n].buf);
-    txlm_op_attention(o, &shape, q.view, kv, rk, 0, L->r_w_bias, L->r_r_bias, txlm_view_of(&s->scores), attn.view);
+    txlm_view scores = txlm_view_of(&s->scores);
+    txlm_op_attention(o, &shape, q.view, kv, rk, 0, L->r_w_bias, L->r_r_bias, s->capture ? &scores : NULL, scores,
+                      attn.view);
     if (s->capture) {
         txlm_rec_copy(&s->rec, s->scores.buf, 0, s->cap_probs[n].buf, 0, (VkDeviceSize)h->n_head * qlen * klen * 4);
         txlm_rec_barrier(&s->rec);

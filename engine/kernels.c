@@ -5,6 +5,7 @@
 #include "attn_pv.spv.h"
 #include "attn_scores.spv.h"
 #include "attn_terms.spv.h"
+#include "attn_fused.spv.h"
 #include "dtype.h"
 #include "gather_f16.spv.h"
 #include "gather_f32.spv.h"
@@ -84,6 +85,7 @@ static const struct {
     K(TXLM_K_LAYERNORM, layernorm, 5),
     K(TXLM_K_ATTN_SCORES, attn_scores, 6),
     K(TXLM_K_ATTN_TERMS, attn_terms, 6),
+    K(TXLM_K_ATTN_FUSED, attn_fused, 6),
     K(TXLM_K_SOFTMAX, softmax, 1),
     K(TXLM_K_ATTN_PV, attn_pv, 3),
     K(TXLM_K_LOGSOFTMAX, logsoftmax, 3),

@@ -35,6 +35,7 @@ typedef enum txlm_kernel_id {
     TXLM_K_LAYERNORM,
     TXLM_K_ATTN_SCORES,
     TXLM_K_ATTN_TERMS,
+    TXLM_K_ATTN_FUSED,
     TXLM_K_SOFTMAX,
     TXLM_K_ATTN_PV,
     TXLM_K_LOGSOFTMAX,

@@ -120,10 +120,20 @@ static struct attn_push attn_push_of(const txlm_attn_shape *s, uint32_t rk_off)
 }
 
 void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,
-                       const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, txlm_view scores, txlm_view out)
+                       const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, const txlm_view *probs,
+                       txlm_view scratch, txlm_view out)
 {
     uint32_t klen = s->mlen + s->qlen;
     struct attn_push ps = attn_push_of(s, rk_off);
+    /* One invocation per query: with a handful of queries (generation) the
+     * three-pass path keeps more of the device busy, so it stays in use there. */
+    if (!probs && !o->no_fused_attention && s->qlen > 4 && s->dh % 4 == 0 && s->dh <= 256 && rk_off % 4 == 0) {
+        txlm_view v[6] = {q, kv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), out};
+        txlm_rec_dispatch(o->rec, TXLM_K_ATTN_FUSED, v, &ps, sizeof ps, div_up(s->qlen, 8), s->H, 1);
+        txlm_rec_barrier(o->rec);
+        return;
+    }
+    txlm_view scores = probs ? *probs : scratch;
     txlm_view v1[6] = {q, kv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), scores};
     txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SCORES, v1, &ps, sizeof ps, div_up(klen, 64), s->qlen, s->H);
     txlm_rec_barrier(o->rec);

@@ -21,6 +21,7 @@ typedef struct txlm_ops {
     txlm_rec *rec;
     txlm_view dummy;   /* bound to bindings a dispatch does not use */
     int no_gemv;       /* benchmarks: use the matrix kernel for single rows too */
+    int no_fused_attention; /* benchmarks and tests: always the three-pass attention */
 } txlm_ops;
 
 enum { TXLM_LIN_RELU = 2, TXLM_LIN_RESIDUAL = 4 };
@@ -44,12 +45,14 @@ typedef struct txlm_attn_shape {
     uint32_t same_length, mem_len;
 } txlm_attn_shape;
 
-/* Relative attention: scores into S [H, qlen, klen] (left as probabilities),
- * output heads into O [qlen, H*dh]. q [qlen, H*dh] (this segment's queries);
- * kv [klen, 2*H*dh] (keys | values, memory rows first); rk [distances, H*dh]
- * at element rk_off. */
+/* Relative attention, output heads into O [qlen, H*dh]. q [qlen, H*dh]
+ * (this segment's queries); kv [klen, 2*H*dh] (keys | values, memory rows
+ * first); rk [distances, H*dh] at element rk_off. With probs == NULL one
+ * fused pass is used where the shape allows (online softmax, no score
+ * matrix); otherwise the probabilities are left in *probs [H, qlen, klen]. */
 void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,
-                       const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, txlm_view scores, txlm_view out);
+                       const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, const txlm_view *probs,
+                       txlm_view scratch, txlm_view out);
 
 /* The four unscaled score terms (a) q·k (b) q·rk (c) u·k (d) v·rk into
  * terms [4, H, qlen, klen], 0 where masked (analysis only). */

@@ -224,36 +224,41 @@ static void test_layernorm(uint32_t rows, uint32_t d, int residual, int in_place
 
 /* The GPU takes position keys by distance (rk_dist[p], p = 0..max_dist);
  * the reference takes them in R's order (row j has pos klen-1-j, clamped). */
+/* The GPU takes position keys by distance (rk_dist[p], p = 0..max_dist);
+ * the reference takes them in R's order (row j has pos klen-1-j, clamped). */
 static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, int same_length, uint32_t mem_len,
                            int32_t clamp_len)
 {
     uint32_t klen = mlen + qlen, hd = H * dh;
     uint32_t max_dist = clamp_len > 0 && (uint32_t)clamp_len < klen - 1 ? (uint32_t)clamp_len : klen - 1;
-    float *qkv = rand_vec((size_t)klen * 3 * hd, 1), *rkd = rand_vec((size_t)(max_dist + 1) * hd, 1);
-    float *rwb = rand_vec(hd, 0.5f), *rrb = rand_vec(hd, 0.5f);
-    float *q = malloc((size_t)qlen * hd * 4), *k = malloc((size_t)klen * hd * 4), *v = malloc((size_t)klen * hd * 4);
-    float *rk = malloc((size_t)klen * hd * 4);
+    float *q = rand_vec((size_t)qlen * hd, 1), *kv = rand_vec((size_t)klen * 2 * hd, 1);
+    float *rkd = rand_vec((size_t)(max_dist + 1) * hd, 1), *rwb = rand_vec(hd, 0.5f), *rrb = rand_vec(hd, 0.5f);
+    float *k = malloc((size_t)klen * hd * 4), *v = malloc((size_t)klen * hd * 4), *rk = malloc((size_t)klen * hd * 4);
     for (uint32_t j = 0; j < klen; j++) {
-        memcpy(k + (size_t)j * hd, qkv + (size_t)j * 3 * hd + hd, hd * 4);
-        memcpy(v + (size_t)j * hd, qkv + (size_t)j * 3 * hd + 2 * hd, hd * 4);
+        memcpy(k + (size_t)j * hd, kv + (size_t)j * 2 * hd, hd * 4);
+        memcpy(v + (size_t)j * hd, kv + (size_t)j * 2 * hd + hd, hd * 4);
         uint32_t pos = klen - 1 - j;
         if (pos > max_dist) pos = max_dist;
         memcpy(rk + (size_t)j * hd, rkd + (size_t)pos * hd, hd * 4);
     }
-    for (uint32_t i = 0; i < qlen; i++) memcpy(q + (size_t)i * hd, qkv + (size_t)(mlen + i) * 3 * hd, hd * 4);
-    float *want_p = malloc((size_t)H * qlen * klen * 4), *want_o = malloc((size_t)qlen * hd * 4);
-    ref_rel_attention(q, k, v, rk, rwb, rrb, qlen, mlen, H, dh, same_length, mem_len, want_p, NULL, want_o);
+    size_t plane = (size_t)H * qlen * klen;
+    float *want_p = malloc(plane * 4), *want_o = malloc((size_t)qlen * hd * 4), *want_t = malloc(4 * plane * 4);
+    ref_rel_attention(q, k, v, rk, rwb, rrb, qlen, mlen, H, dh, same_length, mem_len, want_p, want_t, want_o);
 
-    txlm_buf qb = host_buf(qkv, (size_t)klen * 3 * hd), sb = host_buf(NULL, (size_t)H * qlen * klen);
-    txlm_buf ob = host_buf(NULL, (size_t)qlen * hd);
+    txlm_buf qb = host_buf(q, (size_t)qlen * hd), kvb = host_buf(kv, (size_t)klen * 2 * hd);
+    txlm_buf sb = host_buf(NULL, plane), ob = host_buf(NULL, (size_t)qlen * hd), tb = host_buf(NULL, 4 * plane);
     txlm_gpu_tensor rkt = weight(rkd, max_dist + 1, hd, 0), rwt = weight(rwb, H, dh, 0), rrt = weight(rrb, H, dh, 0);
     txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len};
     begin();
-    txlm_op_attention(&ops, &s, txlm_view_of(&qb), txlm_tensor_view(&rkt), 0, &rwt, &rrt, txlm_view_of(&sb),
-                      txlm_view_of(&ob));
+    txlm_view probs = txlm_view_of(&sb);
+    txlm_op_attention(&ops, &s, txlm_view_of(&qb), txlm_view_of(&kvb), txlm_tensor_view(&rkt), 0, &rwt, &rrt, &probs,
+                      probs, txlm_view_of(&ob));
+    txlm_op_attention_terms(&ops, &s, txlm_view_of(&qb), txlm_view_of(&kvb), txlm_tensor_view(&rkt), 0, &rwt, &rrt,
+                            txlm_view_of(&tb));
     run();
-    double dp = max_abs_diff(sb.map, want_p, (size_t)H * qlen * klen);
+    double dp = max_abs_diff(sb.map, want_p, plane);
     double dout = max_abs_diff(ob.map, want_o, (size_t)qlen * hd);
+    double dt = max_abs_diff(tb.map, want_t, 4 * plane);
     int exact_zeros = 1;
     const float *p = sb.map;
     for (uint32_t h = 0; h < H; h++)
@@ -268,11 +273,12 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
             CHECK(fabs(sum - 1) < 1e-5, "attention row h=%u i=%u sums to %g", h, i, sum);
         }
     CHECK(exact_zeros, "attention: masked entries are not exactly 0 (qlen=%u mlen=%u)", qlen, mlen);
-    CHECK(dp < 1e-5 && dout < 1e-4, "attention qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d: "
-          "prob diff %g, out diff %g", qlen, mlen, H, dh, same_length, mem_len, clamp_len, dp, dout);
-    txlm_buf_destroy(&ctx->vk, &qb), txlm_buf_destroy(&ctx->vk, &sb), txlm_buf_destroy(&ctx->vk, &ob);
+    CHECK(dp < 1e-5 && dout < 1e-4 && dt < 1e-4 * dh, "attention qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d: "
+          "prob diff %g, out diff %g, terms diff %g", qlen, mlen, H, dh, same_length, mem_len, clamp_len, dp, dout, dt);
+    txlm_buf_destroy(&ctx->vk, &qb), txlm_buf_destroy(&ctx->vk, &kvb), txlm_buf_destroy(&ctx->vk, &sb);
+    txlm_buf_destroy(&ctx->vk, &ob), txlm_buf_destroy(&ctx->vk, &tb);
     txlm_tensor_free(&ctx->vk, &rkt), txlm_tensor_free(&ctx->vk, &rwt), txlm_tensor_free(&ctx->vk, &rrt);
-    free(qkv), free(rkd), free(rwb), free(rrb), free(q), free(k), free(v), free(rk), free(want_p), free(want_o);
+    free(q), free(kv), free(rkd), free(rwb), free(rrb), free(k), free(v), free(rk), free(want_p), free(want_o), free(want_t);
 }
 
 static void test_logsoftmax(uint32_t rows, uint32_t n, uint32_t n_write, int with_add)
