@@ -49,7 +49,7 @@ void txlm_out_tail(txlm_session *s, uint32_t c, uint32_t r0, uint32_t rows, txlm
     }
 }
 
-void txlm_out_full(txlm_session *s, uint32_t r0, uint32_t rows)
+void txlm_out_rows(txlm_session *s, uint32_t r0, uint32_t rows, uint32_t mask)
 {
     const txlm_hparams *h = &s->m->h;
     txlm_arg out = rows_of(&s->out, 0, h->n_token);
@@ -59,6 +59,7 @@ void txlm_out_full(txlm_session *s, uint32_t r0, uint32_t rows)
     }
     txlm_out_head(s, r0, rows, out, h->cutoffs[0]);
     for (uint32_t c = 1; c < s->m->n_clusters; c++) {
+        if (!(mask & (1u << c))) continue;
         txlm_arg dst = out;
         dst.off += s->m->out[c].begin;
         txlm_out_tail(s, c, r0, rows, dst, 1);

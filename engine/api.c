@@ -147,7 +147,8 @@ txlm_status txlm_session_feed(txlm_session *s, const int32_t *tokens, uint32_t n
 {
     if (!s || (!tokens && n)) return bad_arg("txlm_session_feed: NULL argument");
     txlm_err e = {0};
-    return txlm_forward(s, tokens, n, 0, logprobs, &e) ? fail(&e) : TXLM_OK;
+    txlm_out_req req = {.first_row = 0, .logprobs = logprobs};
+    return txlm_forward(s, tokens, n, &req, &e) ? fail(&e) : TXLM_OK;
 }
 
 txlm_status txlm_session_feed_rows(txlm_session *s, const int32_t *tokens, uint32_t n, uint32_t first_row,
@@ -156,7 +157,8 @@ txlm_status txlm_session_feed_rows(txlm_session *s, const int32_t *tokens, uint3
     if (!s || (!tokens && n)) return bad_arg("txlm_session_feed_rows: NULL argument");
     if (first_row > n) return bad_arg("txlm_session_feed_rows: first_row > n");
     txlm_err e = {0};
-    return txlm_forward(s, tokens, n, first_row, logprobs, &e) ? fail(&e) : TXLM_OK;
+    txlm_out_req req = {.first_row = first_row, .logprobs = logprobs};
+    return txlm_forward(s, tokens, n, &req, &e) ? fail(&e) : TXLM_OK;
 }
 
 void txlm_session_set_seed(txlm_session *s, uint64_t seed)
@@ -222,4 +224,13 @@ txlm_status txlm_session_attention(txlm_session *s, uint32_t layer, float *probs
     if (probs && txlm_buf_download(&s->m->ctx->vk, &s->cap_probs[layer], 0, probs, n * 4, &e)) return fail(&e);
     if (terms && txlm_buf_download(&s->m->ctx->vk, &s->cap_terms[layer], 0, terms, 4 * n * 4, &e)) return fail(&e);
     return TXLM_OK;
+}
+
+txlm_status txlm_session_score(txlm_session *s, const int32_t *tokens, const int32_t *targets, uint32_t n,
+                               float *target_logprobs)
+{
+    if (!s || !tokens || !targets || !target_logprobs) return bad_arg("txlm_session_score: NULL argument");
+    txlm_err e = {0};
+    txlm_out_req req = {.first_row = 0, .targets = targets, .target_lp = target_logprobs};
+    return txlm_forward(s, tokens, n, &req, &e) ? fail(&e) : TXLM_OK;
 }

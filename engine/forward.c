@@ -136,25 +136,54 @@ static void update_memory(txlm_session *s, uint32_t qlen)
     s->mlen = s->mem_len;
 }
 
-static int read_out(txlm_session *s, float *dst, uint32_t rows, txlm_err *err)
-{
-    return txlm_session_read_out(s, dst, (size_t)rows * s->m->h.n_token, err);
-}
-
 static int submit(txlm_session *s, txlm_err *err) { return txlm_session_submit(s, err); }
 
-int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, uint32_t first_row, float *logprobs,
-                 txlm_err *err)
+/* Tail clusters the targets of rows [r0, r0+rows) fall in (bit c = cluster c). */
+static uint32_t clusters_needed(const txlm_session *s, const int32_t *targets, uint32_t rows)
+{
+    uint32_t mask = 1;
+    for (uint32_t i = 0; i < rows; i++)
+        for (uint32_t c = 1; c < s->m->n_clusters; c++)
+            if ((uint32_t)targets[i] >= s->m->out[c].begin && (uint32_t)targets[i] < s->m->out[c].end) mask |= 1u << c;
+    return mask;
+}
+
+/* Records the output layer for rows [r0, r0+rows) of z (all clusters, or
+ * with targets only those the targets need). */
+static void record_output(txlm_session *s, const txlm_out_req *req, uint32_t r0, uint32_t rows)
+{
+    uint32_t mask = req->targets ? clusters_needed(s, req->targets + (r0 - req->first_row), rows) : ~0u;
+    txlm_out_rows(s, r0, rows, mask);
+}
+
+/* Copies what was asked for out of the host-visible output block. */
+static int collect_output(txlm_session *s, const txlm_out_req *req, uint32_t r0, uint32_t rows, txlm_err *err)
+{
+    uint32_t V = s->m->h.n_token, at = r0 - req->first_row;
+    int rc = txlm_buf_invalidate(&s->m->ctx->vk, &s->out, err);
+    const float *out = s->out.map;
+    if (!rc && req->logprobs) memcpy(req->logprobs + (size_t)at * V, out, (size_t)rows * V * sizeof *out);
+    if (!rc && req->targets)
+        for (uint32_t i = 0; i < rows; i++) req->target_lp[at + i] = out[(size_t)i * V + (uint32_t)req->targets[at + i]];
+    return rc;
+}
+
+int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const txlm_out_req *req, txlm_err *err)
 {
     const txlm_hparams *h = &s->m->h;
     uint32_t d = h->d_model;
+    static const txlm_out_req none = {0};
+    if (!req) req = &none;
     if (qlen == 0 || qlen > s->max_seg)
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "segment of %u tokens: must be 1..%u", qlen, s->max_seg);
-    if (first_row >= qlen) logprobs = NULL;
     for (uint32_t i = 0; i < qlen; i++)
         if (tokens[i] < 0 || (uint32_t)tokens[i] >= h->n_token)
             return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "token %d at position %u is outside the vocabulary [0, %u)",
                              tokens[i], i, h->n_token);
+    for (uint32_t i = req->first_row; req->targets && i < qlen; i++)
+        if (req->targets[i - req->first_row] < 0 || (uint32_t)req->targets[i - req->first_row] >= h->n_token)
+            return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "target %d at position %u is outside the vocabulary [0, %u)",
+                             req->targets[i - req->first_row], i, h->n_token);
     int rc = txlm_buf_upload(&s->m->ctx->vk, &s->ids, 0, tokens, qlen * sizeof *tokens, err);
     if (!rc) rc = txlm_rec_begin(&s->rec, err);
     if (rc) return rc;
@@ -173,11 +202,11 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, uint32_t
     update_memory(s, qlen);
     s->z_rows = qlen;
 
-    /* Log-probabilities of rows [first_row, qlen), in blocks of rows that fit
-     * one binding; the first block rides in the segment's command buffer. */
-    uint32_t want = logprobs ? qlen - first_row : 0;
+    /* The output layer in blocks of rows that fit one binding; the first
+     * block rides in the segment's command buffer. */
+    uint32_t want = (req->logprobs || req->targets) && req->first_row < qlen ? qlen - req->first_row : 0;
     uint32_t block = want < s->out_rows ? want : s->out_rows;
-    if (block) txlm_out_full(s, first_row, block);
+    if (block) record_output(s, req, req->first_row, block);
     rc = submit(s, err);
     if (rc) {
         /* The device may have run part of the segment: forget the memory
@@ -187,15 +216,15 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, uint32_t
         s->z_rows = 0;
         return rc;
     }
-    if (block) rc = read_out(s, logprobs, block, err);
+    if (block) rc = collect_output(s, req, req->first_row, block, err);
     for (uint32_t done = block; !rc && done < want; done += block) {
-        uint32_t rows = want - done < block ? want - done : block;
+        uint32_t r0 = req->first_row + done, rows = want - done < block ? want - done : block;
         rc = txlm_rec_begin(&s->rec, err);
         if (!rc) {
-            txlm_out_full(s, first_row + done, rows);
+            record_output(s, req, r0, rows);
             rc = submit(s, err);
         }
-        if (!rc) rc = read_out(s, logprobs + (size_t)done * h->n_token, rows, err);
+        if (!rc) rc = collect_output(s, req, r0, rows, err);
     }
     return rc;
 }

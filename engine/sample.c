@@ -111,7 +111,7 @@ int txlm_sample_next(txlm_session *s, const txlm_sampling *o, int32_t *token, tx
     int rc = txlm_rec_begin(&s->rec, err);
     if (rc) return rc;
     if (!exact_tree) {
-        txlm_out_full(s, row, 1);
+        txlm_out_rows(s, row, 1, ~0u);
         if (!(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, h->n_token, err);
         return rc ? rc : draw_filtered(s->host_lp, h->n_token, o, &s->rng, token, err);
     }

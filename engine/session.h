@@ -59,10 +59,16 @@ struct txlm_session {
 
 int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_session **out, txlm_err *err);
 void txlm_session_close(txlm_session *s);
-/* forward.c: one segment through the model; updates the memory. If
- * logprobs is not NULL it receives rows [first_row, n) x n_token. */
-int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t n, uint32_t first_row, float *logprobs,
-                 txlm_err *err);
+/* What a segment's caller wants back, for rows [first_row, n). */
+typedef struct txlm_out_req {
+    uint32_t first_row;
+    float *logprobs;           /* all n_token log-probabilities per row, or NULL */
+    const int32_t *targets;    /* one token per row to score, or NULL */
+    float *target_lp;          /* receives log p(target) per row */
+} txlm_out_req;
+
+/* forward.c: one segment through the model; updates the memory. */
+int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t n, const txlm_out_req *req, txlm_err *err);
 
 /* Allocates (or frees, mode 0) the capture buffers. */
 int txlm_session_set_capture(txlm_session *s, int mode, txlm_err *err);
@@ -73,8 +79,9 @@ int txlm_session_submit(txlm_session *s, txlm_err *err);
 int txlm_session_read_out(txlm_session *s, float *dst, size_t n, txlm_err *err);
 
 /* adaptive_softmax.c: record the output layer for rows [r0, r0+rows) of z. */
-/* All n_token log-probabilities into s->out. */
-void txlm_out_full(txlm_session *s, uint32_t r0, uint32_t rows);
+/* Log-probabilities into s->out: the head's part always, and the tail
+ * clusters c whose bit is set in mask (all of them with ~0). */
+void txlm_out_rows(txlm_session *s, uint32_t r0, uint32_t rows, uint32_t mask);
 /* The head's log-probabilities (shortlist, then one per tail cluster) into
  * s->head_lp and, for the first n_write columns, into dst. Requires cutoffs. */
 void txlm_out_head(txlm_session *s, uint32_t r0, uint32_t rows, txlm_arg dst, uint32_t n_write);

@@ -154,6 +154,12 @@ txlm_status txlm_session_feed(txlm_session *s, const int32_t *tokens, uint32_t n
 txlm_status txlm_session_feed_rows(txlm_session *s, const int32_t *tokens, uint32_t n, uint32_t first_row,
                                    float *logprobs);
 
+/* Feeds n tokens and writes log p(targets[i] | tokens[0..i], memory) for
+ * every position (the evaluation protocol: targets are the next tokens).
+ * Computes the head and only the tail clusters that targets fall in. */
+txlm_status txlm_session_score(txlm_session *s, const int32_t *tokens, const int32_t *targets, uint32_t n,
+                               float *target_logprobs);
+
 /* ---- saving and restoring a session ---------------------------------- */
 /* A state holds the memory, the last output row and the sampler state. It
  * is versioned, checksummed and bound to the model: another model refuses
