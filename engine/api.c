@@ -10,20 +10,24 @@
 #include "model_load.h"
 #include "session.h"
 #include "txlm.h"
+#include "txlm_api_error.h"
 
 static _Thread_local char last_error[512];
 
-static txlm_status fail(const txlm_err *e)
+txlm_status txlm_api_fail(const txlm_err *e)
 {
     snprintf(last_error, sizeof last_error, "%s", e->msg);
     return (txlm_status)e->code;
 }
 
-static txlm_status bad_arg(const char *what)
+txlm_status txlm_api_bad_arg(const char *what)
 {
     snprintf(last_error, sizeof last_error, "invalid argument: %s", what);
     return TXLM_ERR_INVALID_ARGUMENT;
 }
+
+#define fail txlm_api_fail
+#define bad_arg txlm_api_bad_arg
 
 const char *txlm_last_error(void) { return last_error; }
 
@@ -124,6 +128,7 @@ void txlm_model_get_params(const txlm_model *m, txlm_model_params *p)
         .d_head = h->d_head, .d_inner = h->d_inner, .n_layer = h->n_layer, .div_val = h->div_val,
         .n_clusters = txlm_n_clusters(h), .clamp_len = h->clamp_len, .mem_len = h->mem_len,
         .tgt_len = h->tgt_len, .pre_lnorm = h->pre_lnorm, .same_length = h->same_length,
+        .tokenizer = (txlm_tokenizer_type)m->vocab.kind, .eos_id = m->vocab.eos_id, .unk_id = m->vocab.unk_id,
     };
 }
 

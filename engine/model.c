@@ -146,6 +146,19 @@ static int bind_clusters(loader *L)
     return 0;
 }
 
+static int copy_vocab(txlm_model *m, const txlm_vocab *v, txlm_err *err)
+{
+    m->vocab = *v;
+    m->vocab_offsets = malloc(((size_t)v->n + 1) * sizeof *m->vocab_offsets);
+    m->vocab_blob = malloc(v->blob_size ? v->blob_size : 1);
+    if (!m->vocab_offsets || !m->vocab_blob) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    memcpy(m->vocab_offsets, v->offsets, ((size_t)v->n + 1) * sizeof *m->vocab_offsets);
+    memcpy(m->vocab_blob, v->blob, v->blob_size);
+    m->vocab.offsets = m->vocab_offsets;
+    m->vocab.blob = m->vocab_blob;
+    return 0;
+}
+
 static int upload_all(txlm_model *m, const txlm_file *f, txlm_err *err)
 {
     m->n_tensors = txlm_file_tensor_count(f);
@@ -189,7 +202,9 @@ int txlm_model_open(txlm_context *ctx, const char *path, unsigned open_flags, tx
         XXH3_freeState(hs);
     }
     loader L = {m, f, err};
-    rc = upload_all(m, f, err);
+    pthread_mutex_init(&m->tok_lock, NULL);
+    rc = copy_vocab(m, txlm_file_vocab(f), err);
+    if (!rc) rc = upload_all(m, f, err);
     if (!rc) rc = bind_layers(&L);
     if (!rc) rc = bind_clusters(&L);
     txlm_file_close(f);
@@ -207,5 +222,9 @@ void txlm_model_close(txlm_model *m)
     for (uint32_t i = 0; i < m->n_tensors; i++) txlm_tensor_free(&m->ctx->vk, &m->tensors[i]);
     free(m->tensors);
     free(m->layers);
+    free(m->vocab_offsets);
+    free(m->vocab_blob);
+    if (m->tok) m->tok_free(m->tok);
+    pthread_mutex_destroy(&m->tok_lock);
     free(m);
 }

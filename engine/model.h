@@ -4,6 +4,8 @@
 #ifndef TXLM_MODEL_H
 #define TXLM_MODEL_H
 
+#include <pthread.h>
+
 #include "context.h"
 #include "hparams.h"
 #include "tensor.h"
@@ -48,6 +50,12 @@ struct txlm_model {
     uint32_t n_clusters;
     txlm_out_cluster out[TXLM_MAX_CLUSTERS];
     const txlm_gpu_tensor *cluster_w, *cluster_b; /* [n_cutoffs, d_embed], [n_cutoffs] */
+    txlm_vocab vocab;                   /* views into vocab_offsets / vocab_blob */
+    uint32_t *vocab_offsets;
+    char *vocab_blob;
+    struct txlm_tokenizer *tok;         /* built on first use (txlm_tokenize) */
+    void (*tok_free)(struct txlm_tokenizer *);
+    pthread_mutex_t tok_lock;
 };
 
 #endif

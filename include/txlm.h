@@ -105,12 +105,20 @@ txlm_status txlm_model_load(txlm_context *ctx, const char *path, const txlm_mode
                             txlm_model **out);
 void txlm_model_free(txlm_model *m);
 
+typedef enum txlm_tokenizer_type {
+    TXLM_TOKENIZER_WORD = 0,       /* words; wt103 models normalise raw text first */
+    TXLM_TOKENIZER_CHAR_BYTE = 1,  /* one token per byte (enwik8) */
+    TXLM_TOKENIZER_CHAR_TEXT8 = 2, /* one token per character, '_' for space (text8) */
+} txlm_tokenizer_type;
+
 typedef struct txlm_model_params {
     uint32_t n_token, d_model, d_embed, n_head, d_head, d_inner, n_layer;
     uint32_t div_val, n_clusters;
     int32_t clamp_len;
     uint32_t mem_len, tgt_len;
     int pre_lnorm, same_length;
+    txlm_tokenizer_type tokenizer;
+    int32_t eos_id, unk_id;        /* -1 when the vocabulary has none */
 } txlm_model_params;
 
 void txlm_model_get_params(const txlm_model *m, txlm_model_params *out);

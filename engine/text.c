@@ -1,0 +1,47 @@
+/* The public text API: the model's tokenizer, built on first use. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_load.h"
+#include "tokenizer.h"
+#include "txlm.h"
+#include "txlm_api_error.h"
+
+static int get_tokenizer(txlm_model *m, txlm_tokenizer **out, txlm_err *err)
+{
+    pthread_mutex_lock(&m->tok_lock);
+    int rc = m->tok ? 0 : txlm_tok_create(&m->vocab, &m->tok, err);
+    m->tok_free = txlm_tok_free;
+    *out = m->tok;
+    pthread_mutex_unlock(&m->tok_lock);
+    return rc;
+}
+
+txlm_status txlm_tokenize(txlm_model *m, const char *text, size_t len, int32_t **ids, size_t *n)
+{
+    if (!m || (!text && len) || !ids || !n) return txlm_api_bad_arg("txlm_tokenize: NULL argument");
+    txlm_err e = {0};
+    txlm_tokenizer *t;
+    if (get_tokenizer(m, &t, &e) || txlm_tok_encode(t, text ? text : "", len, ids, n, &e)) return txlm_api_fail(&e);
+    return TXLM_OK;
+}
+
+txlm_status txlm_detokenize(txlm_model *m, const int32_t *ids, size_t n, char **text)
+{
+    if (!m || (!ids && n) || !text) return txlm_api_bad_arg("txlm_detokenize: NULL argument");
+    txlm_err e = {0};
+    txlm_tokenizer *t;
+    if (get_tokenizer(m, &t, &e) || txlm_tok_decode(t, ids, n, text, &e)) return txlm_api_fail(&e);
+    return TXLM_OK;
+}
+
+const char *txlm_token_symbol(const txlm_model *m, int32_t id, size_t *len)
+{
+    if (!m || id < 0 || (uint32_t)id >= m->vocab.n) return NULL;
+    uint32_t l;
+    const char *s = txlm_vocab_sym(&m->vocab, (uint32_t)id, &l);
+    if (len) *len = l;
+    return s;
+}
+
+void txlm_free(void *p) { free(p); }
