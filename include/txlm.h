@@ -23,6 +23,12 @@
 extern "C" {
 #endif
 
+#if defined(__GNUC__) && !defined(TXLM_STATIC)
+#define TXLM_API __attribute__((visibility("default")))
+#else
+#define TXLM_API
+#endif
+
 #define TXLM_VERSION_MAJOR 0
 #define TXLM_VERSION_MINOR 1
 #define TXLM_VERSION_PATCH 0
@@ -44,9 +50,9 @@ typedef enum txlm_status {
 } txlm_status;
 
 /* Static English name of a status ("format error", ...). */
-const char *txlm_status_string(txlm_status s);
+TXLM_API const char *txlm_status_string(txlm_status s);
 /* The message of the last failed call on this thread ("" if none). */
-const char *txlm_last_error(void);
+TXLM_API const char *txlm_last_error(void);
 
 /* ---- devices and contexts ------------------------------------------- */
 
@@ -76,7 +82,7 @@ typedef struct txlm_device_info {
 
 /* Lists the Vulkan devices. *count receives the number; at most `cap`
  * entries are written to `out` (which may be NULL with cap 0). */
-txlm_status txlm_list_devices(txlm_device_info *out, uint32_t cap, uint32_t *count);
+TXLM_API txlm_status txlm_list_devices(txlm_device_info *out, uint32_t cap, uint32_t *count);
 
 typedef struct txlm_context_options {
     /* Device index or a substring of its name; NULL = $TXLM_DEVICE, then
@@ -89,11 +95,11 @@ typedef struct txlm_context_options {
     uint64_t memory_budget;
 } txlm_context_options;
 
-txlm_status txlm_context_create(const txlm_context_options *opts, txlm_context **out);
-void txlm_context_destroy(txlm_context *ctx);
-txlm_status txlm_context_device(const txlm_context *ctx, txlm_device_info *out);
+TXLM_API txlm_status txlm_context_create(const txlm_context_options *opts, txlm_context **out);
+TXLM_API void txlm_context_destroy(txlm_context *ctx);
+TXLM_API txlm_status txlm_context_device(const txlm_context *ctx, txlm_device_info *out);
 /* Validation messages seen so far (0 when validation is off). */
-uint64_t txlm_context_validation_messages(const txlm_context *ctx);
+TXLM_API uint64_t txlm_context_validation_messages(const txlm_context *ctx);
 
 /* ---- models ---------------------------------------------------------- */
 
@@ -101,9 +107,9 @@ typedef struct txlm_model_options {
     int no_verify;         /* skip per-tensor hashes at load */
 } txlm_model_options;
 
-txlm_status txlm_model_load(txlm_context *ctx, const char *path, const txlm_model_options *opts,
+TXLM_API txlm_status txlm_model_load(txlm_context *ctx, const char *path, const txlm_model_options *opts,
                             txlm_model **out);
-void txlm_model_free(txlm_model *m);
+TXLM_API void txlm_model_free(txlm_model *m);
 
 typedef enum txlm_tokenizer_type {
     TXLM_TOKENIZER_WORD = 0,       /* words; wt103 models normalise raw text first */
@@ -121,19 +127,19 @@ typedef struct txlm_model_params {
     int32_t eos_id, unk_id;        /* -1 when the vocabulary has none */
 } txlm_model_params;
 
-void txlm_model_get_params(const txlm_model *m, txlm_model_params *out);
+TXLM_API void txlm_model_get_params(const txlm_model *m, txlm_model_params *out);
 
 /* ---- text ------------------------------------------------------------ */
 
 /* Text -> token ids with the model's own tokenizer (word-level with the
  * wt103 normalisation, or character-level, per the model's vocabulary).
  * *ids is allocated; release it with txlm_free. */
-txlm_status txlm_tokenize(txlm_model *m, const char *text, size_t len, int32_t **ids, size_t *n);
+TXLM_API txlm_status txlm_tokenize(txlm_model *m, const char *text, size_t len, int32_t **ids, size_t *n);
 /* Token ids -> text (NUL-terminated, allocated; release with txlm_free). */
-txlm_status txlm_detokenize(txlm_model *m, const int32_t *ids, size_t n, char **text);
+TXLM_API txlm_status txlm_detokenize(txlm_model *m, const int32_t *ids, size_t n, char **text);
 /* The vocabulary symbol of one id (not NUL-terminated), or NULL. */
-const char *txlm_token_symbol(const txlm_model *m, int32_t id, size_t *len);
-void txlm_free(void *p);
+TXLM_API const char *txlm_token_symbol(const txlm_model *m, int32_t id, size_t *len);
+TXLM_API void txlm_free(void *p);
 
 /* ---- sessions -------------------------------------------------------- */
 
@@ -144,28 +150,28 @@ typedef struct txlm_session_options {
     uint32_t max_segment; /* longest segment fed at once; 0 = max(tgt_len, 512) */
 } txlm_session_options;
 
-txlm_status txlm_session_create(txlm_model *m, const txlm_session_options *opts, txlm_session **out);
-void txlm_session_free(txlm_session *s);
+TXLM_API txlm_status txlm_session_create(txlm_model *m, const txlm_session_options *opts, txlm_session **out);
+TXLM_API void txlm_session_free(txlm_session *s);
 /* Forget the memory: the next segment starts a new text. */
-void txlm_session_reset(txlm_session *s);
+TXLM_API void txlm_session_reset(txlm_session *s);
 /* Rows currently held in each layer's memory. */
-uint32_t txlm_session_memory_len(const txlm_session *s);
+TXLM_API uint32_t txlm_session_memory_len(const txlm_session *s);
 
 /* Feeds one segment of n tokens (1..max_segment) through the model and
  * updates the memory. If logprobs is not NULL it receives [n, n_token]
  * float log-probabilities, row-major, rows in input order. */
-txlm_status txlm_session_feed(txlm_session *s, const int32_t *tokens, uint32_t n, float *logprobs);
+TXLM_API txlm_status txlm_session_feed(txlm_session *s, const int32_t *tokens, uint32_t n, float *logprobs);
 
 /* Feeds n tokens but returns log-probabilities only for rows [first_row, n)
  * (logprobs receives (n - first_row) x n_token floats). Generation feeds
  * with first_row = n - 1 or n (none). */
-txlm_status txlm_session_feed_rows(txlm_session *s, const int32_t *tokens, uint32_t n, uint32_t first_row,
+TXLM_API txlm_status txlm_session_feed_rows(txlm_session *s, const int32_t *tokens, uint32_t n, uint32_t first_row,
                                    float *logprobs);
 
 /* Feeds n tokens and writes log p(targets[i] | tokens[0..i], memory) for
  * every position (the evaluation protocol: targets are the next tokens).
  * Computes the head and only the tail clusters that targets fall in. */
-txlm_status txlm_session_score(txlm_session *s, const int32_t *tokens, const int32_t *targets, uint32_t n,
+TXLM_API txlm_status txlm_session_score(txlm_session *s, const int32_t *tokens, const int32_t *targets, uint32_t n,
                                float *target_logprobs);
 
 /* ---- saving and restoring a session ---------------------------------- */
@@ -173,12 +179,12 @@ txlm_status txlm_session_score(txlm_session *s, const int32_t *tokens, const int
  * is versioned, checksummed and bound to the model: another model refuses
  * it. A restoring session needs mem_len >= the saved memory rows. */
 
-size_t txlm_session_state_size(const txlm_session *s);
-txlm_status txlm_session_save(txlm_session *s, void *buf, size_t cap, size_t *written);
-txlm_status txlm_session_restore(txlm_session *s, const void *buf, size_t size);
+TXLM_API size_t txlm_session_state_size(const txlm_session *s);
+TXLM_API txlm_status txlm_session_save(txlm_session *s, void *buf, size_t cap, size_t *written);
+TXLM_API txlm_status txlm_session_restore(txlm_session *s, const void *buf, size_t size);
 /* Written to a temporary file and renamed: a crash never leaves a torn state at path. */
-txlm_status txlm_session_save_file(txlm_session *s, const char *path);
-txlm_status txlm_session_restore_file(txlm_session *s, const char *path);
+TXLM_API txlm_status txlm_session_save_file(txlm_session *s, const char *path);
+TXLM_API txlm_status txlm_session_restore_file(txlm_session *s, const char *path);
 
 /* ---- looking inside: attention capture -------------------------------- */
 
@@ -190,7 +196,7 @@ typedef enum txlm_capture_mode {
 
 /* Keeps what the next feeds compute in attention (costs device memory:
  * per layer n_head x max_segment x (mem_len + max_segment) floats, x5 with terms). */
-txlm_status txlm_session_capture_attention(txlm_session *s, txlm_capture_mode mode);
+TXLM_API txlm_status txlm_session_capture_attention(txlm_session *s, txlm_capture_mode mode);
 
 typedef struct txlm_attention_shape {
     uint32_t n_layer, n_head;
@@ -203,7 +209,7 @@ typedef struct txlm_attention_shape {
  * (masked entries exactly 0) and, if not NULL and captured, terms [4, n_head, qlen, klen]
  * (unscaled; probs = softmax over unmasked keys of (a+b+c+d) / sqrt(d_head)).
  * Call with both NULL to learn the shape. */
-txlm_status txlm_session_attention(txlm_session *s, uint32_t layer, float *probs, float *terms,
+TXLM_API txlm_status txlm_session_attention(txlm_session *s, uint32_t layer, float *probs, float *terms,
                                    txlm_attention_shape *shape);
 
 /* ---- sampling -------------------------------------------------------- */
@@ -215,12 +221,12 @@ typedef struct txlm_sampling {
 } txlm_sampling;
 
 /* Seeds the session's sampler (same seed, same draws). */
-void txlm_session_set_seed(txlm_session *s, uint64_t seed);
+TXLM_API void txlm_session_set_seed(txlm_session *s, uint64_t seed);
 /* Draws the token that follows the last token fed. At temperature 1 with
  * no top-k/top-p the draw is hierarchical (head, then one tail cluster)
  * and exact; otherwise the full distribution of that position is used.
  * The token is NOT fed: feed it to continue. */
-txlm_status txlm_session_sample(txlm_session *s, const txlm_sampling *opts, int32_t *token);
+TXLM_API txlm_status txlm_session_sample(txlm_session *s, const txlm_sampling *opts, int32_t *token);
 
 #ifdef __cplusplus
 }

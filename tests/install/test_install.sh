@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# meson install into a temporary prefix, build examples/embed.c against the
+# installed pkg-config file, and run it on a packed golden model.
+# usage: test_install.sh BUILD_DIR SOURCE_DIR TXLM_PACK GOLDEN_CASE_DIR
+set -euo pipefail
+build=$1 src=$2 pack=$3 case_dir=$4
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+DESTDIR="$tmp/root" meson install -C "$build" --no-rebuild --quiet > /dev/null
+prefix=$(meson introspect "$build" --buildoptions | python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="prefix"][0])')
+root="$tmp/root$prefix"
+pc=$(dirname "$(find "$root" -name txlm.pc | head -n 1)")
+[ -n "$pc" ] || { echo "FAIL: txlm.pc not installed"; exit 1; }
+[ -f "$root/include/txlm.h" ] || { echo "FAIL: txlm.h not installed"; exit 1; }
+export PKG_CONFIG_PATH="$pc" PKG_CONFIG_SYSROOT_DIR="$tmp/root"
+libdir=$(dirname "$(find "$root" -name libtxlm.so | head -n 1)")
+cc "$src/examples/embed.c" $(pkg-config --cflags --libs txlm) -Wl,-rpath,"$libdir" -o "$tmp/embed"
+"$pack" "$case_dir" -o "$tmp/model.txlm"
+out=$(printf 'w5 w9 w12\nw7\n' | "$tmp/embed" "$tmp/model.txlm" 7)
+echo "$out"
+# two prompts answered: two lines beginning with the prompt marker
+[ "$(printf '%s\n' "$out" | grep -c '^> ')" -ge 2 ] || { echo "FAIL: unexpected output"; exit 1; }
+echo "installed library, header and txlm.pc work"

@@ -1,0 +1,202 @@
+/* txlm generate: text in, text out, streamed token by token. The prompt is
+ * fed in segments (memory carried), then each sampled token is fed back as
+ * a one-token segment. Ctrl-C stops after the current token. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static void usage(void)
+{
+    printf("usage: txlm generate -m MODEL [-p PROMPT | -f PROMPT_FILE] [-n TOKENS] [--temperature T]\n"
+           "                     [--top-k K] [--top-p P] [--seed S] [--mem-len M] [--clamp-len C] [--no-verify]\n\n"
+           "Prints the prompt, then streams the continuation. Defaults: 200 tokens, temperature 1 (the model's own\n"
+           "distribution, drawn exactly and cheaply through the adaptive softmax's clusters), no top-k/top-p,\n"
+           "seed 1 (same seed, same text). Temperature 0 picks the most likely token.\n");
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (n + 1 == cap) {
+            char *b = realloc(buf, cap *= 2);
+            if (!b) free(buf);
+            buf = b;
+        }
+    }
+    fclose(f);
+    if (buf) buf[n] = 0;
+    return buf;
+}
+
+/* Streams the text of the tokens since the last line break: decodes the
+ * current line and prints what extends what was printed (word models
+ * re-attach punctuation, so a token's text can depend on the next one). */
+typedef struct streamer {
+    txlm_model *m;
+    int32_t eos;
+    int32_t *line;
+    size_t n, cap, printed;
+} streamer;
+
+static int stream_push(streamer *st, int32_t id)
+{
+    if (st->n == st->cap) {
+        size_t cap = st->cap ? st->cap * 2 : 64;
+        int32_t *l = realloc(st->line, cap * sizeof *l);
+        if (!l) return cli_error("out of memory");
+        st->line = l, st->cap = cap;
+    }
+    st->line[st->n++] = id;
+    return 0;
+}
+
+/* Adds a prompt token as already printed. */
+static int stream_token_quiet(streamer *st, int32_t id)
+{
+    if (stream_push(st, id)) return 1;
+    char *text = NULL;
+    txlm_status s = txlm_detokenize(st->m, st->line, st->n, &text);
+    if (s) return cli_lib_error(s, "detokenizing");
+    st->printed = strlen(text);
+    txlm_free(text);
+    return 0;
+}
+
+static int stream_token(streamer *st, int32_t id)
+{
+    if (stream_push(st, id)) return 1;
+    char *text = NULL;
+    txlm_status s = txlm_detokenize(st->m, st->line, st->n, &text);
+    if (s) return cli_lib_error(s, "detokenizing");
+    size_t len = strlen(text);
+    if (len > st->printed) {
+        fwrite(text + st->printed, 1, len - st->printed, stdout);
+        st->printed = len;
+    }
+    if (id == st->eos || (len && text[len - 1] == '\n')) st->n = 0, st->printed = 0;
+    txlm_free(text);
+    fflush(stdout);
+    return 0;
+}
+
+int cmd_generate(int argc, char **argv)
+{
+    const char *model = NULL, *prompt = NULL, *prompt_file = NULL;
+    uint32_t n_gen = 200;
+    uint64_t seed = 1;
+    txlm_sampling samp = {.temperature = 1.0f};
+    txlm_session_options so = {.same_length = -1};
+    txlm_model_options mo = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage();
+            return 0;
+        }
+        if (!strcmp(a, "--no-verify")) { mo.no_verify = 1; continue; }
+        if (!(v = cli_value(argc, argv, &i))) return 1;
+        char *end;
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
+        else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) prompt = v;
+        else if (!strcmp(a, "-f") || !strcmp(a, "--prompt-file")) prompt_file = v;
+        else if (!strcmp(a, "-n")) { if (cli_parse_u32(v, a, &n_gen)) return 1; }
+        else if (!strcmp(a, "--top-k")) { if (cli_parse_u32(v, a, &samp.top_k)) return 1; }
+        else if (!strcmp(a, "--mem-len")) { if (cli_parse_u32(v, a, &so.mem_len)) return 1; }
+        else if (!strcmp(a, "--clamp-len")) { if (cli_parse_i32(v, a, &so.clamp_len)) return 1; }
+        else if (!strcmp(a, "--temperature")) {
+            samp.temperature = strtof(v, &end);
+            if (!*v || *end || !(samp.temperature >= 0)) return cli_error("--temperature: bad value \"%s\"", v);
+        } else if (!strcmp(a, "--top-p")) {
+            samp.top_p = strtof(v, &end);
+            if (!*v || *end || !(samp.top_p >= 0 && samp.top_p <= 1)) return cli_error("--top-p: must be in [0, 1]");
+        } else if (!strcmp(a, "--seed")) {
+            seed = strtoull(v, &end, 10);
+            if (!*v || *end) return cli_error("--seed: \"%s\" is not a number", v);
+        } else return cli_error("generate: unknown option \"%s\" (see txlm generate --help)", a);
+    }
+    if (!model) return cli_error("generate: -m MODEL is required");
+    if (prompt && prompt_file) return cli_error("generate: give -p or -f, not both");
+
+    int rc = 1;
+    char *owned_prompt = NULL;
+    int32_t *ids = NULL;
+    size_t n_ids = 0;
+    txlm_context *ctx = NULL;
+    txlm_model *m = NULL;
+    txlm_session *s = NULL;
+    streamer st = {0};
+    if (prompt_file && !(prompt = owned_prompt = read_file(prompt_file))) return cli_error("%s: cannot read", prompt_file);
+    txlm_status e = cli_open_context(&ctx);
+    if (e) { rc = cli_lib_error(e, "opening the device"); goto done; }
+    if ((e = txlm_model_load(ctx, model, &mo, &m))) { rc = cli_lib_error(e, "loading the model"); goto done; }
+    txlm_model_params p;
+    txlm_model_get_params(m, &p);
+    so.max_segment = p.tgt_len ? p.tgt_len : 128;
+    if ((e = txlm_session_create(m, &so, &s))) { rc = cli_lib_error(e, "creating a session"); goto done; }
+    txlm_session_set_seed(s, seed);
+    if (prompt && *prompt && (e = txlm_tokenize(m, prompt, strlen(prompt), &ids, &n_ids))) {
+        rc = cli_lib_error(e, "tokenizing the prompt");
+        goto done;
+    }
+    if (n_ids == 0) {
+        /* no prompt: start where a text starts, after a line break */
+        int32_t start = p.eos_id >= 0 ? p.eos_id : 0;
+        free(ids);
+        if (!(ids = malloc(sizeof *ids))) { rc = cli_error("out of memory"); goto done; }
+        ids[0] = start;
+        n_ids = 1;
+    } else if (prompt) {
+        fputs(prompt, stdout);
+        fflush(stdout);
+    }
+    for (size_t at = 0; at < n_ids; at += so.max_segment) {
+        uint32_t len = (uint32_t)(n_ids - at < so.max_segment ? n_ids - at : so.max_segment);
+        if ((e = txlm_session_feed_rows(s, ids + at, len, len, NULL))) { rc = cli_lib_error(e, "feeding the prompt"); goto done; }
+    }
+
+    signal(SIGINT, on_sigint);
+    st.m = m;
+    st.eos = p.eos_id;
+    /* continue the prompt's last line, so spacing and punctuation join up */
+    if (prompt && *prompt) {
+        size_t from = n_ids;
+        while (from > 0 && ids[from - 1] != p.eos_id) from--;
+        for (size_t i = from; i < n_ids; i++)
+            if (stream_token_quiet(&st, ids[i])) goto done;
+    }
+    for (uint32_t i = 0; i < n_gen && !interrupted; i++) {
+        int32_t tok;
+        if ((e = txlm_session_sample(s, &samp, &tok))) { rc = cli_lib_error(e, "sampling"); goto done; }
+        if (stream_token(&st, tok)) goto done;
+        if ((e = txlm_session_feed_rows(s, &tok, 1, 1, NULL))) { rc = cli_lib_error(e, "running the model"); goto done; }
+    }
+    fputc('\n', stdout);
+    rc = 0;
+    if (txlm_context_validation_messages(ctx))
+        rc = cli_error("%llu Vulkan validation messages", (unsigned long long)txlm_context_validation_messages(ctx));
+done:
+    signal(SIGINT, SIG_DFL);
+    free(owned_prompt);
+    txlm_free(ids);
+    free(st.line);
+    txlm_session_free(s);
+    txlm_model_free(m);
+    txlm_context_destroy(ctx);
+    return rc;
+}
