@@ -11,6 +11,8 @@ static const struct {
     {"devices", cmd_devices, "list Vulkan devices and the one txlm uses"},
     {"info", cmd_info, "show a model's hyper-parameters and tensors"},
     {"logprobs", cmd_logprobs, "write log-probabilities of token segments"},
+    {"eval", cmd_eval, "perplexity or bits per character of a text file"},
+    {"generate", cmd_generate, "generate text from a prompt"},
 };
 
 static void usage(FILE *to)

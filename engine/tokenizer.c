@@ -1,0 +1,186 @@
+/* Tokenizers: whitespace-separated words (with <unk> and <eos>), one
+ * symbol per byte (enwik8), one symbol per character with '_' for space
+ * (text8). Symbol lookups go through an stb_ds string map. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stb/stb_ds.h>
+
+#include "tokenizer.h"
+#include "txlm.h"
+
+typedef struct sym_entry {
+    char *key;
+    int32_t value;
+} sym_entry;
+
+struct txlm_tokenizer {
+    const txlm_vocab *v;
+    sym_entry *map;         /* stb_ds string map: symbol -> id */
+    int32_t byte_id[256];   /* character models: byte -> id, -1 if absent */
+};
+
+typedef struct id_list {
+    int32_t *a;
+    size_t n, cap;
+} id_list;
+
+static int push(id_list *l, int32_t id, txlm_err *err)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        int32_t *a = realloc(l->a, cap * sizeof *a);
+        if (!a) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+        l->a = a;
+        l->cap = cap;
+    }
+    l->a[l->n++] = id;
+    return 0;
+}
+
+/* Which byte a character-model symbol stands for: the byte itself, or (as
+ * the enwik8 preprocessing writes them) its decimal value; -1 if neither. */
+static int symbol_byte(const char *s, uint32_t len, int text8)
+{
+    if (len == 1) return text8 && s[0] == '_' ? ' ' : (unsigned char)s[0];
+    if (len > 3) return -1;
+    int b = 0;
+    for (uint32_t i = 0; i < len; i++) {
+        if (!isdigit((unsigned char)s[i])) return -1;
+        b = b * 10 + (s[i] - '0');
+    }
+    return b < 256 ? b : -1;
+}
+
+int txlm_tok_create(const txlm_vocab *v, txlm_tokenizer **out, txlm_err *err)
+{
+    txlm_tokenizer *t = calloc(1, sizeof *t);
+    if (!t) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+    t->v = v;
+    for (int b = 0; b < 256; b++) t->byte_id[b] = -1;
+    sh_new_arena(t->map);
+    for (uint32_t i = 0; i < v->n; i++) {
+        uint32_t len;
+        const char *s = txlm_vocab_sym(v, i, &len);
+        char key[1024];
+        if (len < sizeof key) {
+            memcpy(key, s, len);
+            key[len] = 0;
+            shput(t->map, key, (int32_t)i);
+        }
+        if (v->kind != TXLM_TOK_WORD) {
+            int b = symbol_byte(s, len, v->kind == TXLM_TOK_CHAR_TEXT8);
+            if (b >= 0 && t->byte_id[b] < 0) t->byte_id[b] = (int32_t)i;
+        }
+    }
+    *out = t;
+    return 0;
+}
+
+void txlm_tok_free(txlm_tokenizer *t)
+{
+    if (!t) return;
+    shfree(t->map);
+    free(t);
+}
+
+static int32_t lookup(txlm_tokenizer *t, const char *w, size_t len)
+{
+    char key[1024];
+    if (len >= sizeof key) return t->v->unk_id;
+    for (size_t i = 0; i < len; i++)
+        key[i] = (t->v->flags & TXLM_VOCAB_LOWER_CASE) ? (char)tolower((unsigned char)w[i]) : w[i];
+    key[len] = 0;
+    ptrdiff_t at = shgeti(t->map, key);
+    return at >= 0 ? t->map[at].value : t->v->unk_id;
+}
+
+static int encode_words(txlm_tokenizer *t, const char *s, size_t len, id_list *l, txlm_err *err)
+{
+    size_t i = 0;
+    while (i < len) {
+        if (s[i] == '\n') {
+            if (t->v->eos_id >= 0 && push(l, t->v->eos_id, err)) return -1;
+            i++;
+            continue;
+        }
+        if (isspace((unsigned char)s[i])) {
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < len && !isspace((unsigned char)s[j])) j++;
+        int32_t id = lookup(t, s + i, j - i);
+        if (id < 0)
+            return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "word \"%.*s\" at byte %zu is not in the vocabulary, which has no <unk>",
+                             (int)(j - i > 64 ? 64 : j - i), s + i, i);
+        if (push(l, id, err)) return -1;
+        i = j;
+    }
+    return 0;
+}
+
+static int encode_chars(txlm_tokenizer *t, const char *s, size_t len, id_list *l, txlm_err *err)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char b = (unsigned char)s[i];
+        int32_t id = t->byte_id[b];
+        if (b == '\n' && id < 0) id = t->v->eos_id;
+        if (id < 0) id = t->v->unk_id;
+        if (id < 0)
+            return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "byte 0x%02x at offset %zu has no symbol in the vocabulary", b, i);
+        if (push(l, id, err)) return -1;
+    }
+    return 0;
+}
+
+int txlm_tok_encode(txlm_tokenizer *t, const char *text, size_t len, int32_t **ids, size_t *n, txlm_err *err)
+{
+    id_list l = {0};
+    int rc = t->v->kind == TXLM_TOK_WORD ? encode_words(t, text, len, &l, err) : encode_chars(t, text, len, &l, err);
+    if (rc) {
+        free(l.a);
+        return err && err->code ? err->code : TXLM_ERR_INVALID_ARGUMENT;
+    }
+    *ids = l.a;
+    *n = l.n;
+    return 0;
+}
+
+int txlm_tok_decode(txlm_tokenizer *t, const int32_t *ids, size_t n, char **text, txlm_err *err)
+{
+    const txlm_vocab *v = t->v;
+    size_t cap = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i] < 0 || (uint32_t)ids[i] >= v->n)
+            return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "token %d at position %zu is outside the vocabulary [0, %u)",
+                             ids[i], i, v->n);
+        cap += (size_t)(v->offsets[ids[i] + 1] - v->offsets[ids[i]]) + 1;
+    }
+    char *out = malloc(cap), *w = out;
+    if (!out) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "detokenize: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        uint32_t len;
+        const char *s = txlm_vocab_sym(v, (uint32_t)ids[i], &len);
+        if (v->kind == TXLM_TOK_WORD) {
+            if (ids[i] == v->eos_id) {
+                *w++ = '\n';
+                continue;
+            }
+            if (w > out && w[-1] != '\n') *w++ = ' ';
+            memcpy(w, s, len);
+            w += len;
+        } else {
+            int b = ids[i] == v->eos_id ? '\n' : symbol_byte(s, len, v->kind == TXLM_TOK_CHAR_TEXT8);
+            if (b >= 0) *w++ = (char)b;
+            else {
+                memcpy(w, s, len);
+                w += len;
+            }
+        }
+    }
+    *w = 0;
+    *text = out;
+    return 0;
+}
