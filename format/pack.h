@@ -23,6 +23,9 @@ int txlm_config_parse_json(const char *text, uint64_t len, txlm_hparams *out, tx
 
 /* vocab.txt: one symbol per line, line number = id. */
 int txlm_vocab_load_txt(const char *path, txlm_vocab_buf *out, txlm_err *err);
+/* The same from memory: takes ownership of the malloc'd text (freed on
+ * failure, kept as the blob on success); `where` names it in messages. */
+int txlm_vocab_parse_txt(const char *where, char *text, uint32_t len, txlm_vocab_buf *out, txlm_err *err);
 
 typedef struct txlm_pack_options {
     uint32_t dtype;          /* output dtype of the large matrices; vectors and small tensors stay f32 */

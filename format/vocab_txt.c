@@ -135,16 +135,13 @@ static int split_lines(const char *path, char *text, uint32_t len, txlm_vocab_bu
     return 0;
 }
 
-int txlm_vocab_load_txt(const char *path, txlm_vocab_buf *out, txlm_err *err)
+int txlm_vocab_parse_txt(const char *where, char *text, uint32_t len, txlm_vocab_buf *out, txlm_err *err)
 {
     memset(out, 0, sizeof *out);
-    char *text = NULL;
-    uint32_t len = 0;
-    int rc = read_file(path, &text, &len, err);
-    if (rc) return rc;
     txlm_vocab_buf b;
     memset(&b, 0, sizeof b);
-    rc = split_lines(path, text, len, &b, err);
+    int rc = len > TXLM_VOCB_MAX_BLOB ? txlm_fail(err, TXLM_ERR_LIMIT, "%s: larger than %u bytes", where, TXLM_VOCB_MAX_BLOB)
+                                      : split_lines(where, text, len, &b, err);
     if (rc) {
         free(text);
         free(b.offsets);
@@ -154,7 +151,7 @@ int txlm_vocab_load_txt(const char *path, txlm_vocab_buf *out, txlm_err *err)
     b.v.blob = b.blob;
     b.v.kind = TXLM_TOK_WORD;
     b.v.flags = 0;
-    rc = check_unique(path, &b.v, err);
+    rc = check_unique(where, &b.v, err);
     if (rc) {
         txlm_vocab_buf_free(&b);
         return rc;
@@ -163,4 +160,14 @@ int txlm_vocab_load_txt(const char *path, txlm_vocab_buf *out, txlm_err *err)
     b.v.unk_id = find_sym(&b.v, "<unk>");
     *out = b;
     return 0;
+}
+
+int txlm_vocab_load_txt(const char *path, txlm_vocab_buf *out, txlm_err *err)
+{
+    memset(out, 0, sizeof *out);
+    char *text = NULL;
+    uint32_t len = 0;
+    int rc = read_file(path, &text, &len, err);
+    if (rc) return rc;
+    return txlm_vocab_parse_txt(path, text, len, out, err);
 }

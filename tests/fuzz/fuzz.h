@@ -1,0 +1,15 @@
+/* The entry point every fuzz target defines: libFuzzer calls it with each
+ * input; replay.c calls it with the saved corpus and regression inputs. */
+#ifndef TXLM_FUZZ_H
+#define TXLM_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Aborts with a message when an accepted input breaks an invariant, so
+ * both libFuzzer and the replay test report it as a failure. */
+void fuzz_require(int cond, const char *what);
+
+#endif

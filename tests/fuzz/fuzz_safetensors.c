@@ -1,0 +1,27 @@
+/* safetensors reader from memory: every tensor handed out must lie inside
+ * the input, and its first and last elements must be readable. */
+#include "checkpoint.h"
+#include "fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    txlm_checkpoint *c = NULL;
+    txlm_err err = {0, ""};
+    int rc = txlm_safetensors_open_memory(data, size, &c, &err);
+    if (rc) {
+        fuzz_require(c == NULL && err.code == rc && err.msg[0], "a status and a message on failure");
+        return 0;
+    }
+    const uint8_t *lo = data, *hi = data + size;
+    float sum = 0;
+    for (uint32_t i = 0; i < c->n_tensors; i++) {
+        const txlm_src_tensor *t = &c->tensors[i];
+        const uint8_t *p = t->data;
+        fuzz_require(t->nbytes == 0 || (p >= lo && p <= hi && t->nbytes <= (uint64_t)(hi - p)), "tensor inside the input");
+        fuzz_require(txlm_checkpoint_find(c, t->name) == t, "tensor found by its name");
+        if (t->n_elems) sum += txlm_src_get_f32(t, 0) + txlm_src_get_f32(t, t->n_elems - 1);
+    }
+    (void)sum;
+    txlm_checkpoint_free(c);
+    return 0;
+}

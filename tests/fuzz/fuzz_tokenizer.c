@@ -1,0 +1,101 @@
+/* Tokenizers on fixed vocabularies of every kind. The first input byte
+ * picks the vocabulary (kind, flags, with or without <unk>/<eos>); the rest
+ * is text to encode and, read as little-endian int32, ids to decode. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "tokenizer.h"
+#include "txlm_layout.h"
+
+#define N_VOCABS 6
+
+static txlm_vocab vocabs[N_VOCABS];
+static uint32_t offsets[N_VOCABS][300];
+static char blobs[N_VOCABS][2048];
+
+static void add(int k, const char *sym, uint32_t len)
+{
+    txlm_vocab *v = &vocabs[k];
+    memcpy(blobs[k] + v->blob_size, sym, len);
+    v->blob_size += len;
+    offsets[k][++v->n] = v->blob_size;
+}
+
+static void build(void)
+{
+    static const char *words[] = {"<eos>", "<unk>", "the", "The", "a", "cat", "sat", "on", "mat", ".", ",", "@-@", "caf\xc3\xa9",
+                                  "\xe2\x82\xac", "'s", "n't", "=", "1", "2", "<formula>"};
+    const int nw = (int)(sizeof words / sizeof words[0]);
+    for (int k = 0; k < N_VOCABS; k++) {
+        vocabs[k].offsets = offsets[k];
+        vocabs[k].blob = blobs[k];
+        vocabs[k].eos_id = vocabs[k].unk_id = -1;
+    }
+    /* 0: words with <eos>/<unk>, lower-casing; 1: words, wt103 flag, no <unk>. */
+    for (int i = 0; i < nw; i++) add(0, words[i], (uint32_t)strlen(words[i]));
+    vocabs[0].eos_id = 0, vocabs[0].unk_id = 1, vocabs[0].flags = TXLM_VOCAB_LOWER_CASE;
+    for (int i = 2; i < nw; i++) add(1, words[i], (uint32_t)strlen(words[i]));
+    vocabs[1].flags = TXLM_VOCAB_WT103_NORM;
+    /* 2: every byte; 3: enwik8-style decimal symbols for some bytes, with <eos>. */
+    for (int b = 0; b < 256; b++) {
+        char c = (char)b;
+        add(2, &c, 1);
+    }
+    vocabs[2].kind = TXLM_TOK_CHAR_BYTE;
+    add(3, "<eos>", 5);
+    for (int b = 32; b < 127; b++) {
+        char s[4];
+        int len = 0;
+        if (b % 3 == 0) s[len++] = (char)('0' + b / 100), s[len++] = (char)('0' + b / 10 % 10), s[len++] = (char)('0' + b % 10);
+        else s[len++] = (char)b;
+        add(3, s, (uint32_t)len);
+    }
+    vocabs[3].kind = TXLM_TOK_CHAR_BYTE, vocabs[3].eos_id = 0;
+    /* 4: text8 letters and '_' with <unk>; 5: text8 without <unk>. */
+    for (int k = 4; k < 6; k++) {
+        if (k == 4) add(k, "<unk>", 5);
+        add(k, "_", 1);
+        for (char c = 'a'; c <= 'z'; c++) add(k, &c, 1);
+        vocabs[k].kind = TXLM_TOK_CHAR_TEXT8;
+    }
+    vocabs[4].unk_id = 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static int built;
+    if (!built) build(), built = 1;
+    if (size < 1) return 0;
+    const txlm_vocab *v = &vocabs[data[0] % N_VOCABS];
+    txlm_tokenizer *t = NULL;
+    txlm_err err = {0, ""};
+    fuzz_require(txlm_tok_create(v, &t, &err) == 0, "tokenizer built");
+    const char *text = (const char *)data + 1;
+    size_t len = size - 1;
+    int32_t *ids = NULL;
+    size_t n = 0;
+    int rc = txlm_tok_encode(t, text, len, &ids, &n, &err);
+    if (rc == 0) {
+        for (size_t i = 0; i < n; i++) fuzz_require(ids[i] >= 0 && (uint32_t)ids[i] < v->n, "ids inside the vocabulary");
+        char *back = NULL;
+        fuzz_require(txlm_tok_decode(t, ids, n, &back, &err) == 0, "encoded ids decode");
+        free(back);
+    } else {
+        fuzz_require(err.code == rc && err.msg[0], "a status and a message on failure");
+    }
+    free(ids);
+    size_t m = len / 4;
+    int32_t *raw = malloc((m ? m : 1) * sizeof *raw);
+    if (raw) {
+        memcpy(raw, text, m * 4);
+        char *out = NULL;
+        txlm_err e2 = {0, ""};
+        if (txlm_tok_decode(t, raw, m, &out, &e2) == 0) fuzz_require(out != NULL, "decoded text");
+        else fuzz_require(e2.code && e2.msg[0], "a status and a message on failure");
+        free(out);
+        free(raw);
+    }
+    txlm_tok_free(t);
+    return 0;
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# A few seconds of libFuzzer on one target, as a test: NAME SOURCE_DIR [BINARY].
+# Without BINARY, uses the one tests/fuzz/run.sh built in build-fuzz/ and
+# is skipped (status 77) when there is none. New inputs go to a temporary
+# directory; a crashing input is copied to tests/fuzz/out/NAME/.
+set -euo pipefail
+name=$1 dir=$2 bin=${3:-}
+root=$(cd "$dir/../.." && pwd)
+[ -n "$bin" ] || bin=$root/build-fuzz/tests/fuzz/fuzz_${name}_libfuzzer
+if [ ! -x "$bin" ]; then
+  echo "no libFuzzer build of $name (tests/fuzz/run.sh makes one): skipped"
+  exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/corpus"
+seeds=()
+for d in "$dir/corpus/$name" "$dir/regress/$name"; do [ -d "$d" ] && seeds+=("$d"); done
+set +e
+"$bin" -max_total_time="${FUZZ_SHORT_SECONDS:-5}" -artifact_prefix="$tmp/" -print_final_stats=1 \
+  "$tmp/corpus" "${seeds[@]}" 2>"$tmp/log"
+rc=$?
+set -e
+grep -E '^(#[0-9]+ *DONE|stat::number_of_executed_units|SUMMARY)' "$tmp/log" || true
+if [ $rc -ne 0 ]; then
+  tail -n 40 "$tmp/log"
+  mkdir -p "$root/tests/fuzz/out/$name"
+  cp "$tmp"/crash-* "$tmp"/leak-* "$tmp"/timeout-* "$tmp"/oom-* "$root/tests/fuzz/out/$name/" 2>/dev/null || true
+  echo "fuzz_$name failed; inputs kept in tests/fuzz/out/$name/"
+fi
+exit $rc
