@@ -159,17 +159,51 @@ static int copy_vocab(txlm_model *m, const txlm_vocab *v, txlm_err *err)
     return 0;
 }
 
+/* Refuses, before anything is allocated, a model that cannot fit: larger
+ * than the device's heaps together or than what the context's budget has
+ * left. Without this a huge model fails only after uploading most of it. */
+static int check_fits(txlm_model *m, const txlm_file *f, txlm_err *err)
+{
+    const txlm_vk *vk = &m->ctx->vk;
+    uint64_t need = 0;
+    for (uint32_t i = 0; i < txlm_file_tensor_count(f); i++) {
+        const txlm_tensor_info *t = txlm_file_tensor(f, i);
+        if (t->rank < 1 || t->rank > 2)
+            return txlm_fail(err, TXLM_ERR_FORMAT, "tensor '%s' has rank %u; the model uses only 1-D and 2-D tensors",
+                             t->name, t->rank);
+        if (t->dims[0] > UINT32_MAX || t->dims[t->rank - 1] > UINT32_MAX)
+            return txlm_fail(err, TXLM_ERR_LIMIT, "tensor '%s' has a dimension above 2^32 - 1", t->name);
+        /* Each buffer is rounded up to 16 bytes; nbytes <= 2^43 (file caps), so the sum cannot wrap. */
+        need += (t->nbytes + 15) & ~(uint64_t)15;
+    }
+    uint64_t local = 0, any = 0;
+    for (uint32_t i = 0; i < vk->mem_props.memoryHeapCount; i++) {
+        any += vk->mem_props.memoryHeaps[i].size;
+        if (vk->mem_props.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) local += vk->mem_props.memoryHeaps[i].size;
+    }
+    uint64_t heaps = local ? local : any;
+    if (need > heaps)
+        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "the weights need %llu bytes of device memory; the device's heaps hold %llu",
+                         (unsigned long long)need, (unsigned long long)heaps);
+    uint64_t used = __atomic_load_n(&vk->memory_used, __ATOMIC_RELAXED);
+    if (vk->memory_budget && (used > vk->memory_budget || need > vk->memory_budget - used))
+        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY,
+                         "the weights need %llu bytes of device memory; the context's budget of %llu has %llu left",
+                         (unsigned long long)need, (unsigned long long)vk->memory_budget,
+                         (unsigned long long)(used > vk->memory_budget ? 0 : vk->memory_budget - used));
+    return 0;
+}
+
 static int upload_all(txlm_model *m, const txlm_file *f, txlm_err *err)
 {
+    int rc = check_fits(m, f, err);
+    if (rc) return rc;
     m->n_tensors = txlm_file_tensor_count(f);
     m->tensors = calloc(m->n_tensors ? m->n_tensors : 1, sizeof *m->tensors);
     if (!m->tensors) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     for (uint32_t i = 0; i < m->n_tensors; i++) {
         const txlm_tensor_info *t = txlm_file_tensor(f, i);
-        if (t->rank < 1 || t->rank > 2)
-            return txlm_fail(err, TXLM_ERR_FORMAT, "tensor '%s' has rank %u; the model uses only 1-D and 2-D tensors",
-                             t->name, t->rank);
-        int rc = txlm_tensor_upload(&m->ctx->vk, f, t, &m->tensors[i], err);
+        rc = txlm_tensor_upload(&m->ctx->vk, f, t, &m->tensors[i], err);
         if (rc) return rc;
     }
     return 0;

@@ -146,10 +146,7 @@ int txlm_rec_submit(txlm_rec *r, txlm_err *err)
         return r->first_err.code;
     }
     if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "vkEndCommandBuffer");
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &r->cmd};
-    res = vkQueueSubmit(r->vk->queue, 1, &si, r->fence);
-    if (res == VK_SUCCESS) res = vkWaitForFences(r->vk->device, 1, &r->fence, VK_TRUE, UINT64_MAX);
-    if (res == VK_SUCCESS) res = vkResetFences(r->vk->device, 1, &r->fence);
+    res = txlm_vk_submit_wait(r->vk, r->cmd, r->fence);
     if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "running a segment on the device");
     return 0;
 }

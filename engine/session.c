@@ -154,10 +154,8 @@ void txlm_session_close(txlm_session *s)
 
 int txlm_session_submit(txlm_session *s, txlm_err *err)
 {
-    pthread_mutex_lock(&s->m->ctx->vk.queue_lock);
-    int rc = txlm_rec_submit(&s->rec, err);
-    pthread_mutex_unlock(&s->m->ctx->vk.queue_lock);
-    return rc;
+    /* txlm_vk_submit_wait serialises on the context's queue. */
+    return txlm_rec_submit(&s->rec, err);
 }
 
 int txlm_session_read_out(txlm_session *s, float *dst, size_t n, txlm_err *err)

@@ -23,19 +23,33 @@ static const VkMemoryPropertyFlags prefs[][3] = {
                           VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT},
 };
 
+/* Counts n bytes against the budget, atomically: models and sessions of
+ * one context may allocate from several threads. */
+static int reserve(txlm_vk *vk, VkDeviceSize n, txlm_err *err)
+{
+    uint64_t used = __atomic_load_n(&vk->memory_used, __ATOMIC_RELAXED);
+    for (;;) {
+        if (vk->memory_budget && (n > vk->memory_budget || used > vk->memory_budget - n))
+            return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY,
+                             "device memory budget exceeded: %llu bytes in use, %llu more requested, budget %llu",
+                             (unsigned long long)used, (unsigned long long)n, (unsigned long long)vk->memory_budget);
+        if (__atomic_compare_exchange_n(&vk->memory_used, &used, used + n, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return 0;
+    }
+}
+
+static void release(txlm_vk *vk, VkDeviceSize n) { __atomic_fetch_sub(&vk->memory_used, n, __ATOMIC_RELAXED); }
+
 int txlm_buf_create(txlm_vk *vk, VkDeviceSize size, txlm_buf_kind kind, txlm_buf *out, txlm_err *err)
 {
     memset(out, 0, sizeof *out);
     if (size == 0) size = 16;
-    size = (size + 15) & ~(VkDeviceSize)15;
-    if (vk->memory_budget && vk->memory_used + size > vk->memory_budget)
-        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY,
-                         "device memory budget exceeded: %llu bytes in use, %llu more requested, budget %llu",
-                         (unsigned long long)vk->memory_used, (unsigned long long)size,
-                         (unsigned long long)vk->memory_budget);
+    /* Checked before rounding up, which would wrap for sizes near 2^64. */
     if (size > vk->max_alloc)
         return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "buffer of %llu bytes exceeds the device's largest allocation (%llu)",
                          (unsigned long long)size, (unsigned long long)vk->max_alloc);
+    size = (size + 15) & ~(VkDeviceSize)15;
+    int rc = reserve(vk, size, err);
+    if (rc) return rc;
     VkBufferCreateInfo bci = {
         .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
         .size = size,
@@ -43,9 +57,20 @@ int txlm_buf_create(txlm_vk *vk, VkDeviceSize size, txlm_buf_kind kind, txlm_buf
         .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
     };
     VkResult r = vkCreateBuffer(vk->device, &bci, NULL, &out->buf);
-    if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateBuffer");
+    if (r != VK_SUCCESS) {
+        release(vk, size);
+        return txlm_vk_fail(err, r, "vkCreateBuffer");
+    }
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(vk->device, out->buf, &req);
+    /* The driver may round the allocation up: the budget counts what it takes. */
+    if (req.size > size && (rc = reserve(vk, req.size - size, err))) {
+        release(vk, size);
+        vkDestroyBuffer(vk->device, out->buf, NULL);
+        out->buf = VK_NULL_HANDLE;
+        return rc;
+    }
+    out->charged = req.size > size ? req.size : size;
 
     r = VK_ERROR_OUT_OF_DEVICE_MEMORY;
     int type = -1;
@@ -61,23 +86,22 @@ int txlm_buf_create(txlm_vk *vk, VkDeviceSize size, txlm_buf_kind kind, txlm_buf
         r = vkAllocateMemory(vk->device, &mai, NULL, &out->mem);
     }
     if (r != VK_SUCCESS) {
+        release(vk, out->charged);
         vkDestroyBuffer(vk->device, out->buf, NULL);
-        out->buf = VK_NULL_HANDLE;
+        memset(out, 0, sizeof *out);
         if (type < 0) return txlm_fail(err, TXLM_ERR_VULKAN, "no suitable memory type for a %llu-byte buffer", (unsigned long long)size);
         return txlm_vk_fail(err, r, "vkAllocateMemory");
     }
-    vkBindBufferMemory(vk->device, out->buf, out->mem, 0);
+    r = vkBindBufferMemory(vk->device, out->buf, out->mem, 0);
     out->size = size;
     VkMemoryPropertyFlags f = vk->mem_props.memoryTypes[type].propertyFlags;
     out->coherent = (f & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
-    if (f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
+    if (r == VK_SUCCESS && (f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
         r = vkMapMemory(vk->device, out->mem, 0, VK_WHOLE_SIZE, 0, &out->map);
-        if (r != VK_SUCCESS) {
-            txlm_buf_destroy(vk, out);
-            return txlm_vk_fail(err, r, "vkMapMemory");
-        }
+    if (r != VK_SUCCESS) {
+        txlm_buf_destroy(vk, out);
+        return txlm_vk_fail(err, r, "binding or mapping device memory");
     }
-    vk->memory_used += size;
     return 0;
 }
 
@@ -85,10 +109,8 @@ void txlm_buf_destroy(txlm_vk *vk, txlm_buf *b)
 {
     if (b->map) vkUnmapMemory(vk->device, b->mem);
     if (b->buf) vkDestroyBuffer(vk->device, b->buf, NULL);
-    if (b->mem) {
-        vkFreeMemory(vk->device, b->mem, NULL);
-        vk->memory_used -= b->size;
-    }
+    if (b->mem) vkFreeMemory(vk->device, b->mem, NULL);
+    if (b->charged) release(vk, b->charged);
     memset(b, 0, sizeof *b);
 }
 
@@ -154,12 +176,7 @@ static int staged_copy(txlm_vk *vk, txlm_buf *dev, VkDeviceSize off, void *host,
             vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
         }
         vkEndCommandBuffer(cmd);
-        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
-        pthread_mutex_lock(&vk->queue_lock);
-        r = vkQueueSubmit(vk->queue, 1, &si, fence);
-        pthread_mutex_unlock(&vk->queue_lock);
-        if (r == VK_SUCCESS) r = vkWaitForFences(vk->device, 1, &fence, VK_TRUE, UINT64_MAX);
-        if (r == VK_SUCCESS) r = vkResetFences(vk->device, 1, &fence);
+        r = txlm_vk_submit_wait(vk, cmd, fence);
         if (r == VK_SUCCESS && !to_device) {
             if ((rc = txlm_buf_invalidate(vk, &stage, err))) break;
             memcpy((char *)host + done, stage.map, len);

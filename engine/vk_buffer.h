@@ -17,6 +17,7 @@ typedef struct txlm_buf {
     VkDeviceSize size;
     void *map;         /* non-NULL when host-visible */
     int coherent;
+    VkDeviceSize charged; /* bytes counted against the context's memory budget */
 } txlm_buf;
 
 int txlm_buf_create(txlm_vk *vk, VkDeviceSize size, txlm_buf_kind kind, txlm_buf *out, txlm_err *err);

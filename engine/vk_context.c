@@ -377,6 +377,8 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
     if (vk->storage_align < 4) vk->storage_align = 4;
     vk->max_alloc = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : (VkDeviceSize)1 << 30;
     vk->memory_budget = opts ? opts->memory_budget : 0;
+    const char *lose = getenv("TXLM_FAULT_DEVICE_LOST");
+    if (lose && *lose) vk->lose_at_submit = strtoull(lose, NULL, 10);
 
     rc = create_device(vk, err);
     if (rc) goto fail;
@@ -384,6 +386,24 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
 fail:
     txlm_vk_close(vk);
     return rc;
+}
+
+VkResult txlm_vk_submit_wait(txlm_vk *vk, VkCommandBuffer cmd, VkFence fence)
+{
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
+    pthread_mutex_lock(&vk->queue_lock);
+    vk->submits++;
+    if (vk->lose_at_submit && vk->submits >= vk->lose_at_submit) vk->lost = 1;
+    VkResult r = vk->lost ? VK_ERROR_DEVICE_LOST : vkQueueSubmit(vk->queue, 1, &si, fence);
+    pthread_mutex_unlock(&vk->queue_lock);
+    if (r == VK_SUCCESS) r = vkWaitForFences(vk->device, 1, &fence, VK_TRUE, UINT64_MAX);
+    if (r == VK_SUCCESS) r = vkResetFences(vk->device, 1, &fence);
+    if (r == VK_ERROR_DEVICE_LOST) {
+        pthread_mutex_lock(&vk->queue_lock);
+        vk->lost = 1;
+        pthread_mutex_unlock(&vk->queue_lock);
+    }
+    return r;
 }
 
 void txlm_vk_close(txlm_vk *vk)

@@ -33,6 +33,12 @@ typedef struct txlm_vk {
     uint64_t memory_used;            /* device memory allocated through vk_buffer.c */
     uint64_t validation_messages;
     int validation;
+    /* Fault injection (docs/reliability.md): the submit numbered
+     * lose_at_submit (from 1; 0 = never) and every later one report
+     * VK_ERROR_DEVICE_LOST, as a driver does after a GPU reset. */
+    uint64_t lose_at_submit;
+    uint64_t submits;       /* under queue_lock */
+    int lost;               /* a submit reported the device lost; later ones fail fast */
 } txlm_vk;
 
 /* Loads Vulkan (volk), creates an instance, picks a device per the
@@ -43,6 +49,11 @@ void txlm_vk_close(txlm_vk *vk);
 
 /* Enumerates devices without creating one (for `txlm devices`). */
 int txlm_vk_list(txlm_device_info *out, uint32_t cap, uint32_t *count, txlm_err *err);
+
+/* Submits one command buffer on the context's queue, waits for it and
+ * resets the fence. Serialised on queue_lock; counts submits for the
+ * device-lost fault injection. */
+VkResult txlm_vk_submit_wait(txlm_vk *vk, VkCommandBuffer cmd, VkFence fence);
 
 /* Maps a VkResult to a txlm status code and message. */
 int txlm_vk_fail(txlm_err *err, VkResult r, const char *what);
