@@ -128,7 +128,9 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 static int fault(const char *what)
 {
     const char *f = getenv("TXLM_FAULT_STATE_SAVE");
-    return f && strcmp(f, what) == 0;
+    if (!f || strcmp(f, what) != 0) return 0;
+    errno = EIO;
+    return 1;
 }
 
 static int write_data(int fd, const uint8_t *buf, size_t n)
@@ -234,7 +236,7 @@ int txlm_state_load_file(txlm_session *s, const char *path, txlm_err *err)
     int ok = buf && fseek(f, 0, SEEK_SET) == 0 && fread(buf, 1, (size_t)n, f) == (size_t)n;
     fclose(f);
     int rc = ok ? txlm_state_load(s, buf, (size_t)n, err) : txlm_fail(err, TXLM_ERR_IO, "%s: cannot read", path);
+    if (rc && ok) txlm_fail_prefix(err, "%s: ", path);
     free(buf);
-    if (rc) txlm_fail_prefix(err, "%s: ", path);
     return rc;
 }
