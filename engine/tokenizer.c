@@ -8,6 +8,7 @@
 #include <stb/stb_ds.h>
 
 #include "tokenizer.h"
+#include "txlm_layout.h"
 #include "txlm.h"
 
 typedef struct sym_entry {
@@ -63,7 +64,7 @@ int txlm_tok_create(const txlm_vocab *v, txlm_tokenizer **out, txlm_err *err)
     for (uint32_t i = 0; i < v->n; i++) {
         uint32_t len;
         const char *s = txlm_vocab_sym(v, i, &len);
-        char key[1024];
+        char key[TXLM_VOCB_MAX_SYM + 1];
         if (len < sizeof key) {
             memcpy(key, s, len);
             key[len] = 0;
@@ -87,7 +88,7 @@ void txlm_tok_free(txlm_tokenizer *t)
 
 static int32_t lookup(txlm_tokenizer *t, const char *w, size_t len)
 {
-    char key[1024];
+    char key[TXLM_VOCB_MAX_SYM + 1];
     if (len >= sizeof key) return t->v->unk_id;
     for (size_t i = 0; i < len; i++)
         key[i] = (t->v->flags & TXLM_VOCAB_LOWER_CASE) ? (char)tolower((unsigned char)w[i]) : w[i];

@@ -94,6 +94,9 @@ int txlm_vocab_check(const txlm_vocab *v, const char *where, int code, txlm_err 
         if (b < a || b > v->blob_size)
             return txlm_fail(err, code, "%s: offsets[%" PRIu32 "] = %" PRIu32 " after %" PRIu32 " (must ascend, <= blob size)",
                              where, i + 1, b, a);
+        if (b - a > TXLM_VOCB_MAX_SYM)
+            return txlm_fail(err, TXLM_ERR_LIMIT, "%s: symbol %" PRIu32 " is %" PRIu32 " bytes long, more than %u", where, i,
+                             b - a, TXLM_VOCB_MAX_SYM);
         if (v->kind == TXLM_TOK_CHAR_BYTE) continue;
         uint64_t ok = txlm_utf8_valid_prefix((const uint8_t *)v->blob + a, b - a);
         if (ok != b - a)

@@ -87,6 +87,9 @@
 #define TXLM_VOCB_HEAD 24u          /* n, kind, flags, eos_id, unk_id, blob_size */
 #define TXLM_VOCB_MAX_N (1u << 24)
 #define TXLM_VOCB_MAX_BLOB (1u << 30)
+/* Longest symbol: the tokenizers look words up in a 1024-byte key buffer,
+ * so a longer symbol could never be produced from text. */
+#define TXLM_VOCB_MAX_SYM 1023u
 #define TXLM_VOCAB_KNOWN_FLAGS (TXLM_VOCAB_LOWER_CASE | TXLM_VOCAB_WT103_NORM)
 
 /* ---- DTYP ---- */

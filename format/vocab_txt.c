@@ -119,6 +119,9 @@ static int split_lines(const char *path, char *text, uint32_t len, txlm_vocab_bu
         if (i < len && text[i] != '\n') continue;
         uint32_t l = i - start;
         if (l == 0) return txlm_fail(err, TXLM_ERR_FORMAT, "%s: line %" PRIu32 " is empty", path, line + 1);
+        if (l > TXLM_VOCB_MAX_SYM)
+            return txlm_fail(err, TXLM_ERR_LIMIT, "%s: line %" PRIu32 " is %" PRIu32 " bytes long, more than %u", path, line + 1, l,
+                             TXLM_VOCB_MAX_SYM);
         uint64_t ok = txlm_utf8_valid_prefix((const uint8_t *)text + start, l);
         if (ok != l)
             return txlm_fail(err, TXLM_ERR_FORMAT, "%s: line %" PRIu32 " is not valid UTF-8 (byte offset %" PRIu64 ")", path,

@@ -483,6 +483,15 @@ static void vocab_and_hparams(void)
     expect("symbol not UTF-8", b, orig_len, 0, TXLM_ERR_FORMAT, "UTF-8");
     free(b);
 
+    /* Symbol 2 takes the rest of the blob (well over 1023 bytes), the others become empty. */
+    b = copy();
+    uint32_t blob_size = rd32(b + v + 20);
+    CHECK(blob_size - rd32(b + v + 24 + 4 * 2) > 1023, "the test vocabulary is too small for the symbol cap");
+    for (int i = 3; i < 300; i++) wr32(b + v + 24 + 4 * i, blob_size);
+    fix_checksums(b, orig_len, 1);
+    expect("symbol longer than 1023 bytes", b, orig_len, 0, TXLM_ERR_LIMIT, "more than 1023");
+    free(b);
+
     b = copy();
     wr32(b + v + 4, 9);
     fix_checksums(b, orig_len, 1);
@@ -655,7 +664,7 @@ static void fuzz(void)
         } else {
             refused++;
             CHECK(f == NULL && err.code == rc && err.msg[0], "fuzz %d: status %d without a message", it, rc);
-            CHECK(rc == TXLM_ERR_FORMAT || rc == TXLM_ERR_CHECKSUM || rc == TXLM_ERR_UNSUPPORTED, "fuzz %d: status %d: %s", it,
+            CHECK(rc == TXLM_ERR_FORMAT || rc == TXLM_ERR_CHECKSUM || rc == TXLM_ERR_UNSUPPORTED || rc == TXLM_ERR_LIMIT, "fuzz %d: status %d: %s", it,
                   rc, err.msg);
         }
         txlm_file_close(f);
@@ -663,6 +672,51 @@ static void fuzz(void)
     }
     CHECK(refused > 2000, "fuzz: only %d of 3000 damaged files refused", refused);
     printf("fuzz: %d opened, %d refused\n", opened, refused);
+}
+
+/* Each class again through a file on disk (the mapped path of
+ * txlm_file_open): one flipped byte in the header, the section table, the
+ * tensor directory, the vocabulary and the tensor data, and ten cuts. */
+static void file_classes(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/damaged.txlm", dir);
+    const uint8_t *o = orig;
+    size_t data = (size_t)rd64(o + tdir_entry(o, 3) + 168);
+    struct {
+        const char *what;
+        size_t off;
+        int want;
+    } flips[] = {
+        {"header", 100, TXLM_ERR_CHECKSUM},
+        {"section table", entry_of(o, "TDIR") + 16, TXLM_ERR_CHECKSUM},
+        {"tensor directory", tdir_entry(o, 1) + 104, TXLM_ERR_CHECKSUM},
+        {"vocabulary", sec_off(o, "VOCB") + 24 + 4 * 301 + 2, TXLM_ERR_CHECKSUM},
+        {"tensor data", data + 5, TXLM_ERR_CHECKSUM},
+    };
+    for (size_t i = 0; i < sizeof flips / sizeof flips[0]; i++) {
+        uint8_t *b = copy();
+        b[flips[i].off] ^= 0x08;
+        fmt_write_all(path, b, orig_len);
+        txlm_file *f = NULL;
+        txlm_err err = {0, ""};
+        int rc = txlm_file_open(path, 0, &f, &err);
+        CHECK(rc == flips[i].want && !f && strstr(err.msg, path), "file with a flipped %s byte: %d %s", flips[i].what, rc,
+              err.msg);
+        txlm_file_close(f);
+        free(b);
+    }
+    for (int k = 0; k < 10; k++) {
+        size_t cut = (size_t)((uint64_t)orig_len * (size_t)(2 * k + 1) / 20);
+        fmt_write_all(path, orig, cut);
+        txlm_file *f = NULL;
+        txlm_err err = {0, ""};
+        int rc = txlm_file_open(path, 0, &f, &err);
+        CHECK(rc == TXLM_ERR_FORMAT && !f && strstr(err.msg, path), "file cut to %zu of %zu bytes: %d %s", cut, orig_len, rc,
+              err.msg);
+        txlm_file_close(f);
+    }
+    unlink(path);
 }
 
 static void real_files(const char *dir)
@@ -708,6 +762,7 @@ int main(void)
     section_table();
     extra_sections();
     real_files(dir);
+    file_classes(dir);
     fuzz();
 
     free(orig);
