@@ -9,8 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <xxhash.h>
-
 #include "context.h"
 #include "faults_common.h"
 #include "txlm_layout.h"
@@ -97,20 +95,7 @@ static int write_huge(const char *path, uint64_t rows)
     txlm_wr32(tdat + TXLM_SEC_FLAGS, txlm_rd32(tdat + TXLM_SEC_FLAGS) | TXLM_SECF_NO_CHECKSUM);
     txlm_wr64(tdat + TXLM_SEC_CHECKSUM, 0);
     txlm_wr64(b + TXLM_HDR_FILE_SIZE, total);
-    /* Section checksum of TDIR, then the header checksum (docs/format.md). */
-    txlm_wr64(tdir + TXLM_SEC_CHECKSUM, XXH3_64bits(d, txlm_rd64(tdir + TXLM_SEC_SIZE)));
-    uint32_t hs = txlm_rd32(b + TXLM_HDR_HEADER_SIZE);
-    txlm_wr64(b + TXLM_HDR_CHECKSUM, 0);
-    XXH3_state_t *st = XXH3_createState();
-    XXH3_64bits_reset(st);
-    XXH3_64bits_update(st, b, hs);
-    XXH3_64bits_update(st, b + table, (size_t)n * es);
-    for (uint32_t i = 0; i < n; i++) {
-        const uint8_t *e = b + table + (uint64_t)i * es;
-        if (memcmp(e, TXLM_TAG_TDAT, 4)) XXH3_64bits_update(st, b + txlm_rd64(e + TXLM_SEC_OFFSET), txlm_rd64(e + TXLM_SEC_SIZE));
-    }
-    txlm_wr64(b + TXLM_HDR_CHECKSUM, XXH3_64bits_digest(st));
-    XXH3_freeState(st);
+    flt_fix_metadata_checksums(b);
     int rc = fmt_write_all(path, b, len);
     int fd = open(path, O_WRONLY);
     if (rc || fd < 0 || ftruncate(fd, (off_t)total) != 0) rc = 1;
@@ -211,8 +196,5 @@ int main(void)
     larger_than_heaps(dir);
     device_lost(per_feed);
     unlink(model_path);
-    fmt_rmdir(dir);
-    if (fmt_failures) fprintf(stderr, "%d checks failed\n", fmt_failures);
-    else printf("device faults: all checks passed\n");
-    return fmt_failures != 0;
+    return flt_finish("device faults", dir);
 }

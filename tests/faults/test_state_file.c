@@ -145,8 +145,5 @@ int main(void)
     txlm_model_free(b);
     txlm_context_destroy(ctx);
     unlink(st_path);
-    fmt_rmdir(dir);
-    if (fmt_failures) fprintf(stderr, "%d checks failed\n", fmt_failures);
-    else printf("state files: all checks passed\n");
-    return fmt_failures != 0;
+    return flt_finish("state files", dir);
 }

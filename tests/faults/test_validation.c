@@ -99,8 +99,5 @@ int main(void)
     txlm_model_free(m);
     txlm_context_destroy(ctx);
     unlink(path);
-    fmt_rmdir(dir);
-    if (fmt_failures) fprintf(stderr, "%d checks failed\n", fmt_failures);
-    else printf("validation: all checks passed\n");
-    return fmt_failures != 0;
+    return flt_finish("validation", dir);
 }
