@@ -4,10 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <xxhash.h>
-
 #include "pack.h"
-#include "txlm_layout.h"
 
 int flt_pack(const char *name, uint32_t dtype, const char *out_path)
 {
@@ -52,33 +49,4 @@ int flt_finish(const char *what, char *dir)
     if (fmt_failures) fprintf(stderr, "%s: %d checks failed\n", what, fmt_failures);
     else printf("%s: all checks passed\n", what);
     return fmt_failures != 0;
-}
-
-static int is_metadata(const uint8_t *e)
-{
-    return !memcmp(e, TXLM_TAG_HPRM, 4) || !memcmp(e, TXLM_TAG_VOCB, 4) || !memcmp(e, TXLM_TAG_DTYP, 4) ||
-           !memcmp(e, TXLM_TAG_TDIR, 4);
-}
-
-void flt_fix_metadata_checksums(uint8_t *b)
-{
-    uint64_t table = txlm_rd64(b + TXLM_HDR_TABLE_OFFSET);
-    uint32_t n = txlm_rd32(b + TXLM_HDR_SECTION_COUNT), es = txlm_rd32(b + TXLM_HDR_ENTRY_SIZE);
-    uint32_t hs = txlm_rd32(b + TXLM_HDR_HEADER_SIZE);
-    for (uint32_t i = 0; i < n; i++) {
-        uint8_t *e = b + table + (uint64_t)i * es;
-        if (is_metadata(e))
-            txlm_wr64(e + TXLM_SEC_CHECKSUM, XXH3_64bits(b + txlm_rd64(e + TXLM_SEC_OFFSET), txlm_rd64(e + TXLM_SEC_SIZE)));
-    }
-    txlm_wr64(b + TXLM_HDR_CHECKSUM, 0);
-    XXH3_state_t *st = XXH3_createState();
-    XXH3_64bits_reset(st);
-    XXH3_64bits_update(st, b, hs);
-    XXH3_64bits_update(st, b + table, (size_t)n * es);
-    for (uint32_t i = 0; i < n; i++) {
-        const uint8_t *e = b + table + (uint64_t)i * es;
-        if (is_metadata(e)) XXH3_64bits_update(st, b + txlm_rd64(e + TXLM_SEC_OFFSET), txlm_rd64(e + TXLM_SEC_SIZE));
-    }
-    txlm_wr64(b + TXLM_HDR_CHECKSUM, XXH3_64bits_digest(st));
-    XXH3_freeState(st);
 }

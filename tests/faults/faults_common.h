@@ -12,9 +12,6 @@
 /* Packs $TXLM_GOLDEN/<name> (safetensors, config.json, vocab.txt) into
  * out_path with the given dtype (TXLM_DT_F32, TXLM_DT_F16, ...). */
 int flt_pack(const char *name, uint32_t dtype, const char *out_path);
-/* After an edit of a .txlm image: recomputes the checksums of the
- * metadata sections and of the header (docs/format.md), not TDAT's. */
-void flt_fix_metadata_checksums(uint8_t *b);
 /* Removes the temporary directory, prints the verdict, returns main's status. */
 int flt_finish(const char *what, char *dir);
 /* Options with validation on when $TXLM_VALIDATION says so. */

@@ -58,7 +58,7 @@ int main(void)
             txlm_wr64(te + TXLM_TE_DIMS, c);
             txlm_wr64(te + TXLM_TE_DIMS + 8, r);
         }
-        flt_fix_metadata_checksums(b);
+        fmt_fix_checksums(b, len, 1);
         fmt_write_all(bad, b, len);
         txlm_model *m = NULL;
         txlm_status st = txlm_model_load(ctx, bad, NULL, &m);

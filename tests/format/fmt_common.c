@@ -5,7 +5,54 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include "fmt_common.h"
+
+static uint32_t fmt_rd32(const uint8_t *p) { return p[0] | (p[1] << 8) | (p[2] << 16) | ((uint32_t)p[3] << 24); }
+static uint64_t fmt_rd64(const uint8_t *p) { return fmt_rd32(p) | ((uint64_t)fmt_rd32(p + 4) << 32); }
+static void fmt_wr64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static int is_meta(const uint8_t *tag)
+{
+    return !memcmp(tag, "HPRM", 4) || !memcmp(tag, "VOCB", 4) || !memcmp(tag, "DTYP", 4) || !memcmp(tag, "TDIR", 4);
+}
+
+/* Recomputes the checksums: each section's that carries one, when asked,
+ * then the header's. Ranges outside the buffer are left alone (the reader
+ * refuses those before it looks at any checksum). */
+static int inside(uint64_t off, uint64_t size, size_t len) { return off <= len && size <= len - off; }
+
+void fmt_fix_checksums(uint8_t *b, size_t len, int sections)
+{
+    uint64_t table = fmt_rd64(b + 32);
+    uint32_t n = fmt_rd32(b + 40), es = fmt_rd32(b + 44), hs = fmt_rd32(b + 16);
+    if (hs < 56 || hs > len || n > 64 || es < 32 || es > 256 || !inside(table, (uint64_t)n * es, len)) return;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *e = b + table + (uint64_t)i * es;
+        if (!inside(fmt_rd64(e + 8), fmt_rd64(e + 16), len)) return;
+    }
+    if (sections)
+        for (uint32_t i = 0; i < n; i++) {
+            uint8_t *e = b + table + (uint64_t)i * es;
+            if (!(fmt_rd32(e + 4) & 2)) fmt_wr64(e + 24, XXH3_64bits(b + fmt_rd64(e + 8), fmt_rd64(e + 16)));
+        }
+    fmt_wr64(b + 48, 0);
+    XXH3_state_t *st = XXH3_createState();
+    XXH3_64bits_reset(st);
+    XXH3_64bits_update(st, b, hs);
+    XXH3_64bits_update(st, b + table, (size_t)n * es);
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *e = b + table + (uint64_t)i * es;
+        if (is_meta(e)) XXH3_64bits_update(st, b + fmt_rd64(e + 8), fmt_rd64(e + 16));
+    }
+    fmt_wr64(b + 48, XXH3_64bits_digest(st));
+    XXH3_freeState(st);
+}
+
 
 int fmt_failures;
 

@@ -43,6 +43,12 @@ void fmt_rmdir(char *dir);
 
 uint32_t fmt_rand(uint32_t *state);
 
+/* Recomputes the checksums after an edit, per docs/format.md (offsets
+ * spelled out independently of the implementation): each section's that
+ * carries one when `sections` is set, then the header's. len is the file's
+ * size; sections whose range lies outside it are left alone. */
+void fmt_fix_checksums(uint8_t *b, size_t len, int sections);
+
 /* Test bookkeeping: CHECK records a failure and goes on. */
 extern int fmt_failures;
 #define CHECK(cond, ...)                                                                  \

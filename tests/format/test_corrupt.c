@@ -31,11 +31,6 @@ static void wr64(uint8_t *p, uint64_t v)
 
 /* ---- layout knowledge, from docs/format.md ---- */
 
-static int is_meta(const uint8_t *tag)
-{
-    return !memcmp(tag, "HPRM", 4) || !memcmp(tag, "VOCB", 4) || !memcmp(tag, "DTYP", 4) || !memcmp(tag, "TDIR", 4);
-}
-
 /* Offset of the section table entry with this tag (first one), or 0. */
 static size_t entry_of(const uint8_t *b, const char *tag)
 {
@@ -54,38 +49,6 @@ static size_t dtyp_entry_for(const uint8_t *b, uint32_t id)
     for (uint32_t i = 0; i < n; i++)
         if (rd32(b + s + 8 + 32 * i) == id) return s + 8 + 32 * i;
     return 0;
-}
-
-/* Recomputes the checksums: each section's that carries one, when asked,
- * then the header's. Ranges outside the buffer are left alone (the reader
- * refuses those before it looks at any checksum). */
-static int inside(uint64_t off, uint64_t size, size_t len) { return off <= len && size <= len - off; }
-
-static void fix_checksums(uint8_t *b, size_t len, int sections)
-{
-    uint64_t table = rd64(b + 32);
-    uint32_t n = rd32(b + 40), es = rd32(b + 44), hs = rd32(b + 16);
-    if (hs < 56 || hs > len || n > 64 || es < 32 || es > 256 || !inside(table, (uint64_t)n * es, len)) return;
-    for (uint32_t i = 0; i < n; i++) {
-        const uint8_t *e = b + table + (uint64_t)i * es;
-        if (!inside(rd64(e + 8), rd64(e + 16), len)) return;
-    }
-    if (sections)
-        for (uint32_t i = 0; i < n; i++) {
-            uint8_t *e = b + table + (uint64_t)i * es;
-            if (!(rd32(e + 4) & 2)) wr64(e + 24, XXH3_64bits(b + rd64(e + 8), rd64(e + 16)));
-        }
-    wr64(b + 48, 0);
-    XXH3_state_t *st = XXH3_createState();
-    XXH3_64bits_reset(st);
-    XXH3_64bits_update(st, b, hs);
-    XXH3_64bits_update(st, b + table, (size_t)n * es);
-    for (uint32_t i = 0; i < n; i++) {
-        const uint8_t *e = b + table + (uint64_t)i * es;
-        if (is_meta(e)) XXH3_64bits_update(st, b + rd64(e + 8), rd64(e + 16));
-    }
-    wr64(b + 48, XXH3_64bits_digest(st));
-    XXH3_freeState(st);
 }
 
 static uint8_t *copy(void)
@@ -166,17 +129,17 @@ static void header_fields(void)
 
     b = copy();
     b[8] = 2;
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("major version 2", b, orig_len, 0, TXLM_ERR_UNSUPPORTED, "major version 2");
     b[8] = 0;
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("major version 0", b, orig_len, 0, TXLM_ERR_UNSUPPORTED, "major version 0");
     free(b);
 
     /* A newer minor version of the same major is read. */
     b = copy();
     b[10] = 3;
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     txlm_file *f = NULL;
     txlm_err err = {0, ""};
     int rc = txlm_file_open_memory(b, orig_len, 0, &f, &err);
@@ -186,16 +149,16 @@ static void header_fields(void)
 
     b = copy();
     wr32(b + 12, 0x04030201);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("swapped byte-order marker", b, orig_len, 0, TXLM_ERR_FORMAT, "byte-order");
     free(b);
 
     b = copy();
     wr64(b + 24, orig_len + 1);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("file size field + 1", b, orig_len, 0, TXLM_ERR_FORMAT, "file size");
     wr64(b + 24, orig_len - 1);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("file size field - 1", b, orig_len, 0, TXLM_ERR_FORMAT, "file size");
     free(b);
 
@@ -215,7 +178,7 @@ static void header_fields(void)
     for (size_t i = 0; i < sizeof bad32 / sizeof bad32[0]; i++) {
         b = copy();
         wr32(b + bad32[i].off, bad32[i].value);
-        fix_checksums(b, orig_len, 1);
+        fmt_fix_checksums(b, orig_len, 1);
         char what[80];
         snprintf(what, sizeof what, "header u32 at %zu = %u", bad32[i].off, bad32[i].value);
         expect(what, b, orig_len, 0, TXLM_ERR_FORMAT, bad32[i].needle);
@@ -231,11 +194,11 @@ static void header_fields(void)
     /* A 512 alignment: the 256-aligned tensors no longer satisfy it. */
     b = copy();
     wr32(b + 20, 512);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("alignment raised to 512", b, orig_len, 0, TXLM_ERR_FORMAT, "aligned");
     /* 128 divides every 256-aligned offset: still fine. */
     wr32(b + 20, 128);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("alignment lowered to 128", b, orig_len, 0, 0, NULL);
     free(b);
 }
@@ -272,7 +235,7 @@ static void flips(void)
     for (int s = 0; s < 4; s++) {
         uint8_t *b = copy();
         b[sec_off(b, tags[s]) + 6] ^= 0x01;
-        fix_checksums(b, orig_len, 0);
+        fmt_fix_checksums(b, orig_len, 0);
         char what[64], needle[32];
         snprintf(what, sizeof what, "%s byte, header checksum fixed", tags[s]);
         snprintf(needle, sizeof needle, "section %s", tags[s]);
@@ -303,33 +266,33 @@ static void tensor_ranges(void)
     uint8_t *b = copy();
     size_t e0 = tdir_entry(b, 0);
     wr64(b + e0 + 168, ((orig_len + 255) & ~(size_t)255) + 256);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("tensor offset past the end", b, orig_len, 0, TXLM_ERR_FORMAT, "outside TDAT");
     wr64(b + e0 + 168, 256);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("tensor offset inside the metadata", b, orig_len, 0, TXLM_ERR_FORMAT, "outside TDAT");
     wr64(b + e0 + 168, UINT64_MAX - 255);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("tensor offset overflowing", b, orig_len, 0, TXLM_ERR_FORMAT, "outside TDAT");
     free(b);
 
     /* Tensor 1 (384 bytes) placed on top of tensor 0 (12800 bytes). */
     b = copy();
     wr64(b + tdir_entry(b, 1) + 168, rd64(b + tdir_entry(b, 0) + 168));
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("overlapping tensors", b, orig_len, TXLM_OPEN_NO_VERIFY, TXLM_ERR_FORMAT, "overlaps");
     free(b);
     /* Partial overlap: tensor 2 starting inside tensor 1. */
     b = copy();
     wr64(b + tdir_entry(b, 2) + 168, rd64(b + tdir_entry(b, 1) + 168) + 256);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("partly overlapping tensors", b, orig_len, TXLM_OPEN_NO_VERIFY, TXLM_ERR_FORMAT, "overlaps");
     free(b);
 
     b = copy();
     size_t e2 = tdir_entry(b, 2);
     wr64(b + e2 + 168, rd64(b + e2 + 168) + 64);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("misaligned tensor", b, orig_len, 0, TXLM_ERR_FORMAT, "aligned");
     free(b);
 }
@@ -339,13 +302,13 @@ static void tensor_entries(void)
     uint8_t *b = copy();
     size_t e0 = tdir_entry(b, 0);
     wr64(b + e0 + 104, 101);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("dims not matching nbytes", b, orig_len, 0, TXLM_ERR_FORMAT, "nbytes");
     free(b);
 
     b = copy();
     wr64(b + e0 + 176, rd64(b + e0 + 176) + 4);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("nbytes not matching dims", b, orig_len, 0, TXLM_ERR_FORMAT, "nbytes");
     free(b);
 
@@ -353,65 +316,65 @@ static void tensor_entries(void)
     size_t e3 = tdir_entry(b, 3); /* q8_0 [2, 64] */
     wr64(b + e3 + 104, 4);
     wr64(b + e3 + 112, 48);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("q8_0 last dim not a block multiple", b, orig_len, 0, TXLM_ERR_FORMAT, "multiple");
     free(b);
 
     b = copy();
     wr32(b + e0 + 100, 9);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("rank 9", b, orig_len, 0, TXLM_ERR_FORMAT, "rank");
     wr32(b + e0 + 100, 0);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("rank 0", b, orig_len, 0, TXLM_ERR_FORMAT, "rank");
     free(b);
 
     b = copy();
     wr64(b + e0 + 104 + 8 * 5, 1);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("unused dim not zero", b, orig_len, 0, TXLM_ERR_FORMAT, "unused dims");
     free(b);
 
     b = copy();
     wr64(b + e0 + 104, 1ull << 41);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("dim above 2^40", b, orig_len, 0, TXLM_ERR_FORMAT, "2^40");
     free(b);
 
     b = copy();
     memcpy(b + tdir_entry(b, 1), b + e0, 96);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("duplicate tensor name", b, orig_len, 0, TXLM_ERR_FORMAT, "duplicate");
     free(b);
 
     b = copy();
     memset(b + e0, 'a', 96);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("name without NUL", b, orig_len, 0, TXLM_ERR_FORMAT, "NUL");
     memset(b + e0, 0, 96);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("empty name", b, orig_len, 0, TXLM_ERR_FORMAT, "empty");
     free(b);
 
     b = copy();
     b[e0 + 90] = 'x';
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("garbage after the name", b, orig_len, 0, TXLM_ERR_FORMAT, "padding");
     free(b);
 
     b = copy();
     b[e0 + 1] = (char)0xFF;
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("name not UTF-8", b, orig_len, 0, TXLM_ERR_FORMAT, "UTF-8");
     free(b);
 
     b = copy();
     size_t tdir = sec_off(b, "TDIR");
     wr32(b + tdir, 70000);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("tensor count above the cap", b, orig_len, 0, TXLM_ERR_FORMAT, "cap");
     wr32(b + tdir, model.n_tensors + 1);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("tensor count not filling TDIR", b, orig_len, 0, TXLM_ERR_FORMAT, "TDIR");
     free(b);
 }
@@ -425,31 +388,31 @@ static void dtypes(void)
     wr32(b + d, 77);
     for (int i = 0; i < model.n_tensors; i++)
         if (model.t[i].dtype == 1) wr32(b + tdir_entry(b, i) + 96, 77);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("unknown dtype", b, orig_len, 0, TXLM_ERR_UNSUPPORTED, "unknown dtype 77");
     free(b);
 
     b = copy();
     wr32(b + dtyp_entry_for(b, 3) + 8, 36);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("q8_0 with another block size", b, orig_len, 0, TXLM_ERR_UNSUPPORTED, "q8_0");
     free(b);
 
     b = copy();
     memcpy(b + dtyp_entry_for(b, 4) + 16, "q4_1", 4);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("dtype with another name", b, orig_len, 0, TXLM_ERR_UNSUPPORTED, "q4_1");
     free(b);
 
     b = copy();
     wr32(b + tdir_entry(b, 6) + 96, 9);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("tensor dtype not declared", b, orig_len, 0, TXLM_ERR_FORMAT, "not listed in DTYP");
     free(b);
 
     b = copy();
     wr32(b + dtyp_entry_for(b, 2), 0); /* bf16 entry now claims f32 twice */
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("dtype entry contradicting its id", b, orig_len, 0, TXLM_ERR_UNSUPPORTED, "bf16");
     free(b);
 }
@@ -459,13 +422,13 @@ static void vocab_and_hparams(void)
     size_t v = sec_off(orig, "VOCB"), h = sec_off(orig, "HPRM");
     uint8_t *b = copy();
     wr32(b + v + 12, 300);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("eos_id out of range", b, orig_len, 0, TXLM_ERR_FORMAT, "eos_id");
     free(b);
 
     b = copy();
     wr32(b + v + 16, (uint32_t)-5);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("unk_id -5", b, orig_len, 0, TXLM_ERR_FORMAT, "unk_id");
     free(b);
 
@@ -473,13 +436,13 @@ static void vocab_and_hparams(void)
     uint32_t o5 = rd32(b + v + 24 + 4 * 5), o6 = rd32(b + v + 24 + 4 * 6);
     wr32(b + v + 24 + 4 * 5, o6);
     wr32(b + v + 24 + 4 * 6, o5);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("offsets not ascending", b, orig_len, 0, TXLM_ERR_FORMAT, "ascend");
     free(b);
 
     b = copy();
     b[v + 24 + 4 * 301 + rd32(b + v + 24 + 4 * 2)] = 0xFF; /* first byte of symbol 2, "w2" */
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("symbol not UTF-8", b, orig_len, 0, TXLM_ERR_FORMAT, "UTF-8");
     free(b);
 
@@ -488,46 +451,46 @@ static void vocab_and_hparams(void)
     uint32_t blob_size = rd32(b + v + 20);
     CHECK(blob_size - rd32(b + v + 24 + 4 * 2) > 1023, "the test vocabulary is too small for the symbol cap");
     for (int i = 3; i < 300; i++) wr32(b + v + 24 + 4 * i, blob_size);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("symbol longer than 1023 bytes", b, orig_len, 0, TXLM_ERR_LIMIT, "more than 1023");
     free(b);
 
     b = copy();
     wr32(b + v + 4, 9);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("unknown tokenizer kind", b, orig_len, 0, TXLM_ERR_UNSUPPORTED, "tokenizer kind");
     free(b);
 
     b = copy();
     wr32(b + v, 299);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("vocab n not filling VOCB", b, orig_len, 0, TXLM_ERR_FORMAT, "VOCB");
     wr32(b + v, 1u << 25);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("vocab n above 2^24", b, orig_len, 0, TXLM_ERR_FORMAT, "2^24");
     free(b);
 
     b = copy();
     wr32(b + h + 8, 33);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("odd d_model", b, orig_len, 0, TXLM_ERR_FORMAT, "d_model");
     free(b);
 
     b = copy();
     wr32(b + h + 4, 301); /* n_token no longer matches the vocabulary */
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("n_token != vocab n", b, orig_len, 0, TXLM_ERR_FORMAT, "n_token");
     free(b);
 
     b = copy();
     wr32(b + h, 148);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("HPRM size field", b, orig_len, 0, TXLM_ERR_FORMAT, "size field");
     free(b);
 
     b = copy();
     wr32(b + h + 40 + 4 * 14, 5);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("unused cutoff not zero", b, orig_len, 0, TXLM_ERR_FORMAT, "unused cutoffs");
     free(b);
 }
@@ -536,13 +499,13 @@ static void section_table(void)
 {
     uint8_t *b = copy();
     wr64(b + entry_of(b, "VOCB") + 8, sec_off(b, "HPRM"));
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("overlapping sections", b, orig_len, 0, TXLM_ERR_FORMAT, "overlaps");
     free(b);
 
     b = copy();
     wr64(b + entry_of(b, "HPRM") + 8, 64);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("section inside the header", b, orig_len, 0, TXLM_ERR_FORMAT, "overlaps");
     free(b);
 
@@ -555,25 +518,25 @@ static void section_table(void)
     size_t e = entry_of(b, "TDIR");
     memcpy(b + e, "TDIX", 4);
     wr32(b + e + 4, 0);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("TDIR missing", b, orig_len, 0, TXLM_ERR_FORMAT, "missing");
     free(b);
 
     b = copy();
     memcpy(b + entry_of(b, "DTYP"), "HPRM", 4);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("HPRM twice", b, orig_len, 0, TXLM_ERR_FORMAT, "twice");
     free(b);
 
     b = copy();
     wr32(b + entry_of(b, "HPRM") + 4, 3);
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("metadata without checksum", b, orig_len, 0, TXLM_ERR_FORMAT, "checksum");
     free(b);
 
     b = copy();
     b[entry_of(b, "VOCB") + 1] = 0x01;
-    fix_checksums(b, orig_len, 1);
+    fmt_fix_checksums(b, orig_len, 1);
     expect("unprintable tag", b, orig_len, 0, TXLM_ERR_FORMAT, "tag");
     free(b);
 }
@@ -595,7 +558,7 @@ static uint8_t *with_extra(const char *tag, uint32_t flags, size_t payload, size
     wr64(b + 32, start + payload);
     wr32(b + 40, 6);
     wr64(b + 24, n);
-    fix_checksums(b, n, 1);
+    fmt_fix_checksums(b, n, 1);
     *len = n;
     *payload_off = start;
     return b;
@@ -627,7 +590,7 @@ static void extra_sections(void)
 
     b = with_extra("XTRA", 0, 40, &len, &at);
     wr64(b + rd64(b + 32) + 5 * 32 + 8, sec_off(b, "VOCB"));
-    fix_checksums(b, len, 1);
+    fmt_fix_checksums(b, len, 1);
     expect("optional section overlapping VOCB", b, len, 0, TXLM_ERR_FORMAT, "overlaps");
     free(b);
 }
@@ -649,7 +612,7 @@ static void fuzz(void)
             else if (r % 3 == 1) b[at] = (uint8_t)(r >> 16);
             else b[at] = (r >> 16) & 1 ? 0xFF : 0x00;
         }
-        if (it % 2) fix_checksums(b, orig_len, 1);
+        if (it % 2) fmt_fix_checksums(b, orig_len, 1);
         txlm_file *f = NULL;
         txlm_err err = {0, ""};
         int rc = txlm_file_open_memory(b, orig_len, 0, &f, &err);
