@@ -60,7 +60,9 @@ int txlm_tok_create(const txlm_vocab *v, txlm_tokenizer **out, txlm_err *err)
     if (!t) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
     t->v = v;
     for (int b = 0; b < 256; b++) t->byte_id[b] = -1;
-    sh_new_arena(t->map);
+    /* strdup keys: the arena allocator of stb_ds writes past its declared
+     * 8-byte block array, which UBSan reports as out of bounds. */
+    sh_new_strdup(t->map);
     for (uint32_t i = 0; i < v->n; i++) {
         uint32_t len;
         const char *s = txlm_vocab_sym(v, i, &len);

@@ -1,5 +1,7 @@
 #include "vk_context.h"
 
+#include "san_pin.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -408,6 +410,7 @@ VkResult txlm_vk_submit_wait(txlm_vk *vk, VkCommandBuffer cmd, VkFence fence)
 
 void txlm_vk_close(txlm_vk *vk)
 {
+    txlm_san_pin_libraries();
     if (vk->device) {
         vkDeviceWaitIdle(vk->device);
         vkDestroyDevice(vk->device, NULL);

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # A few seconds of libFuzzer on one target, as a test: NAME SOURCE_DIR [BINARY].
-# Without BINARY, uses the one tests/fuzz/run.sh built in build-fuzz/ and
-# is skipped (status 77) when there is none. New inputs go to a temporary
+# Without BINARY, uses (and first rebuilds) the one tests/fuzz/run.sh built
+# in build-fuzz/, and is skipped (status 77) when there is none. New inputs go to a temporary
 # directory; a crashing input is copied to tests/fuzz/out/NAME/.
 set -euo pipefail
 name=$1 dir=$2 bin=${3:-}
 root=$(cd "$dir/../.." && pwd)
-[ -n "$bin" ] || bin=$root/build-fuzz/tests/fuzz/fuzz_${name}_libfuzzer
+if [ -z "$bin" ]; then
+  bin=$root/build-fuzz/tests/fuzz/fuzz_${name}_libfuzzer
+  # Bring it up to date with the sources first.
+  [ ! -f "$root/build-fuzz/build.ninja" ] || meson compile -C "$root/build-fuzz" "fuzz_${name}_libfuzzer" > /dev/null
+fi
 if [ ! -x "$bin" ]; then
   echo "no libFuzzer build of $name (tests/fuzz/run.sh makes one): skipped"
   exit 77
