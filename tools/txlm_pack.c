@@ -109,9 +109,9 @@ static int is_pickle_vocab(const char *path)
     if (!f) return 0;
     size_t n = fread(head, 1, sizeof head, f);
     fclose(f);
-    if (txlm_vocab_sniff_pickle(head, n)) return 1;
-    size_t len = strlen(path);
-    return (len >= 4 && (!strcmp(path + len - 4, ".pkl") || !strcmp(path + len - 4, ".bin")));
+    /* By content only: HF's vocab.bin is a torch.save file, a vocab.pkl
+     * may be either, and a vocab.txt never starts like a pickle. */
+    return txlm_vocab_sniff_pickle(head, n);
 }
 
 static int load_vocab(const char *path, const args *a, txlm_vocab_buf *v, txlm_err *err)
