@@ -119,9 +119,12 @@ static int add_tensor(const char *where, const txlm_pk_value *key, const txlm_pk
         if (__builtin_mul_overflow(n, t->dims[i], &n))
             return txlm_fail(err, TXLM_ERR_FORMAT, "%s: tensor '%s': element count overflows", where, name);
     uint64_t last = 0;
-    if (n && (extent(t, &last) || last >= avail))
+    if (n && extent(t, &last))
+        return txlm_fail(err, TXLM_ERR_FORMAT, "%s: tensor '%s' (byte %" PRIu64 "): its strides overflow", where, name,
+                         val->at);
+    if (n && last >= avail)
         return txlm_fail(err, TXLM_ERR_FORMAT,
-                         "%s: tensor '%s' (pickle byte %" PRIu64 "): view at offset %" PRIu64
+                         "%s: tensor '%s' (byte %" PRIu64 "): view at offset %" PRIu64
                          " reaches element %" PRIu64 " of a storage of %" PRIu64 " elements",
                          where, name, val->at, t->offset, last, avail);
     out->name = malloc(key->u.str.len + 1);
@@ -183,7 +186,7 @@ int txlm_torch_collect(const char *where, const txlm_pk_value *root, txlm_storag
         char name[160];
         shown_name(name, sizeof name, k);
         if (k->kind != TXLM_PK_STR || memchr(k->u.str.s, 0, k->u.str.len))
-            return txlm_fail(err, TXLM_ERR_FORMAT, "%s: state dict key at pickle byte %" PRIu64 " is a %s, not a name",
+            return txlm_fail(err, TXLM_ERR_FORMAT, "%s: state dict key at byte %" PRIu64 " is a %s, not a name",
                              where, k->at, txlm_pk_kind_name(k->kind));
         if (v->kind != TXLM_PK_TENSOR)
             return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "%s: state dict entry '%s' is a %s, not a tensor", where, name,
