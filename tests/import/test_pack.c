@@ -245,6 +245,44 @@ static void test_authors_naming(void)
         free(b);
         txlm_checkpoint_free(ck);
     }
+
+    /* The shared biases also listed under every layer (as torch.save
+     * writes a module attribute shared by several modules): the same file
+     * when the copies are equal, refused when one differs. */
+    const st_entry w = *st_find(&im, "r_w_bias"), r = *st_find(&im, "r_r_bias");
+    for (uint32_t n = 0; n < s.h.n_layer; n++) {
+        char name[96];
+        snprintf(name, sizeof name, "layers.%u.dec_attn.r_w_bias", n);
+        st_add(&im, name, w.dtype, w.rank, w.dims, w.data, w.len);
+        snprintf(name, sizeof name, "layers.%u.dec_attn.r_r_bias", n);
+        st_add(&im, name, r.dtype, r.rank, r.dims, r.data, r.len);
+    }
+    ck = open_image(&im, "authors_dup.safetensors");
+    if (ck) {
+        txlm_err err;
+        EXPECT_OK(pack_to(&s, ck, NULL, NULL, tmp_path("authors_dup.txlm"), &err), &err);
+        size_t la = 0, lb = 0;
+        char *a = read_file(tmp_path("authors_dup.txlm"), &la), *b = read_file(tmp_path("hf.txlm"), &lb);
+        CHECK(a && b && la == lb && memcmp(a, b, la) == 0);
+        free(a);
+        free(b);
+        txlm_checkpoint_free(ck);
+    }
+    st_entry *d = st_find(&im, "layers.1.dec_attn.r_r_bias");
+    float *changed = malloc(d->len);
+    memcpy(changed, d->data, d->len);
+    changed[3] += 0.5f;
+    d->data = changed;
+    ck = open_image(&im, "authors_dup_bad.safetensors");
+    if (ck) {
+        txlm_err err;
+        const char *out = tmp_path("authors_dup_bad.txlm");
+        EXPECT_ERR(pack_to(&s, ck, NULL, NULL, out, &err), &err, TXLM_ERR_FORMAT, "'layers.1.dec_attn.r_r_bias'",
+                   "'r_r_bias'", "element 3");
+        CHECK(nothing_written(out));
+        txlm_checkpoint_free(ck);
+    }
+    free(changed);
     st_free(&im);
     free_source(&s);
 }

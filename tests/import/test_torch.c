@@ -685,6 +685,84 @@ static void test_vocab(void)
     EXPECT_ERR(load_vocab_bytes("<eos>\n", 6, &a, &err), &err, TXLM_ERR_FORMAT, "neither a pickle nor a torch.save");
 }
 
+/* ---- random damage: an error or a checkpoint, never a crash ---------- */
+
+static uint32_t lcg(uint32_t *state)
+{
+    *state = *state * 1664525u + 1013904223u;
+    return *state >> 8;
+}
+
+/* Flips 1-4 bytes of bytes[from .. to) (and sometimes truncates), then
+ * loads the result as a checkpoint or a vocabulary. */
+static void damage(const char *what, const uint8_t *bytes, size_t len, size_t from, size_t to, int vocab, int rounds)
+{
+    uint8_t *m = malloc(len);
+    uint32_t st = 12345;
+    int errors = 0;
+    for (int r = 0; r < rounds; r++) {
+        memcpy(m, bytes, len);
+        int k = 1 + (int)(lcg(&st) % 4);
+        for (int i = 0; i < k; i++) m[from + lcg(&st) % (to - from)] ^= (uint8_t)(1 + lcg(&st) % 255);
+        size_t n = lcg(&st) % 8 == 0 ? from + lcg(&st) % (to - from) : len;
+        const char *path = tmp_path("damaged.bin");
+        write_file(path, m, n);
+        txlm_err err = {0};
+        int rc;
+        if (vocab) {
+            txlm_vocab_buf v;
+            rc = txlm_vocab_load_pickle(path, &v, &err);
+            if (!rc) txlm_vocab_buf_free(&v);
+        } else {
+            txlm_checkpoint *ck = NULL;
+            rc = txlm_checkpoint_open(path, &ck, &err);
+            txlm_checkpoint_free(ck);
+        }
+        if (rc && !err.msg[0]) fprintf(stderr, "%s: round %d failed without a message\n", what, r);
+        CHECK(!rc || err.msg[0]);
+        errors += rc != 0;
+    }
+    CHECK(errors > 0);
+    free(m);
+}
+
+static void test_damage(void)
+{
+    size_t len;
+    uint8_t *g = (uint8_t *)read_file(golden_path("vocab.pkl"), &len);
+    if (g) damage("vocab.pkl", g, len, 0, len, 1, 300);
+    free(g);
+    g = (uint8_t *)read_file(golden_path("vocab.bin"), &len);
+    if (g) damage("vocab.bin", g, len, 0, len, 1, 300);
+    free(g);
+    /* The pickles of the legacy checkpoint (its first 11308 bytes). */
+    g = (uint8_t *)read_file(golden_path("pytorch_model_legacy.bin"), &len);
+    if (g && len > 11308) damage("legacy", g, len, 0, 11308, 0, 200);
+    free(g);
+    /* data.pkl of a zip checkpoint, re-zipped so that CRCs still match:
+     * the damage reaches the pickle reader and the tensor checks. */
+    buf p = {0};
+    small_dict(&p, "0");
+    uint32_t st = 99;
+    for (int r = 0; r < 300; r++) {
+        buf q = {0};
+        buf_put(&q, p.p, p.n);
+        int k = 1 + (int)(lcg(&st) % 3);
+        for (int i = 0; i < k; i++) q.p[lcg(&st) % q.n] ^= (uint8_t)(1 + lcg(&st) % 255);
+        size_t zl;
+        uint8_t *z = small_zip(&q, ZIP_PLAIN, -1, &zl);
+        write_file(tmp_path("damaged.zip"), z, zl);
+        txlm_checkpoint *ck = NULL;
+        txlm_err err = {0};
+        int rc = txlm_checkpoint_open(tmp_path("damaged.zip"), &ck, &err);
+        CHECK(!rc || err.msg[0]);
+        txlm_checkpoint_free(ck);
+        free(z);
+        buf_free(&q);
+    }
+    buf_free(&p);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -699,6 +777,7 @@ int main(int argc, char **argv)
     test_bad_zips();
     test_bad_legacy();
     test_vocab();
+    test_damage();
     tmp_cleanup();
     if (test_failures) fprintf(stderr, "%d check(s) failed\n", test_failures);
     return test_failures ? 1 : 0;
