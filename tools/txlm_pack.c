@@ -22,14 +22,19 @@ static const char usage[] =
     "\n"
     "  -o, --output F       the .txlm file to write (written atomically)\n"
     "  --config F           HuggingFace config.json\n"
-    "  --weights F          safetensors or torch.save checkpoint\n"
-    "  --vocab F            vocab.txt (one symbol per line) or a pickled HF tokenizer\n"
+    "  --weights F          model.safetensors, or a torch.save checkpoint (zip, or the\n"
+    "                       legacy format of PyTorch < 1.6); nothing in it is executed\n"
+    "  --vocab F            vocab.txt (one symbol per line), or HF TransfoXLTokenizer's\n"
+    "                       attribute dict: plain pickle (vocab.pkl) or torch.save (vocab.bin)\n"
     "  --tokenizer KIND     word (default), char (one symbol per byte) or text8\n"
     "  --lower-case         lower-case text before looking words up\n"
     "  --dtype T            weight matrices stored as f32 (default), f16, q8_0 or q4_0;\n"
     "                       vectors, r biases and cluster weights stay f32, and so do\n"
     "                       matrices whose rows are not whole 32-element blocks\n"
-    "  -h, --help           this text\n";
+    "  -h, --help           this text\n"
+    "\n"
+    "Each file's form is told by its content, never by its name. Progress\n"
+    "(bytes written / total) goes to stderr when it is a terminal.\n";
 
 typedef struct args {
     const char *dir, *out, *config, *weights, *vocab, *tokenizer, *dtype;
@@ -151,7 +156,7 @@ static int same_file(const char *a, const char *b)
 static void progress(void *user, uint64_t done, uint64_t total)
 {
     (void)user;
-    fprintf(stderr, "\rtxlm-pack: writing %" PRIu64 " / %" PRIu64 " MiB", done >> 20, total >> 20);
+    fprintf(stderr, "\rtxlm-pack: writing %.1f / %.1f MiB", (double)done / (1 << 20), (double)total / (1 << 20));
     if (done >= total) fputc('\n', stderr);
 }
 
