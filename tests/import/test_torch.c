@@ -739,6 +739,12 @@ static void test_damage(void)
     g = (uint8_t *)read_file(golden_path("pytorch_model_legacy.bin"), &len);
     if (g && len > 11308) damage("legacy", g, len, 0, 11308, 0, 200);
     free(g);
+    /* The zip directory and end records of the zip checkpoint. */
+    g = (uint8_t *)read_file(golden_path("pytorch_model.bin"), &len);
+    size_t cd = 0;
+    while (g && cd + 4 <= len && memcmp(g + cd, "PK\x01\x02", 4)) cd++;
+    if (g && cd + 4 <= len) damage("zip directory", g, len, cd, len, 0, 300);
+    free(g);
     /* data.pkl of a zip checkpoint, re-zipped so that CRCs still match:
      * the damage reaches the pickle reader and the tensor checks. */
     buf p = {0};
