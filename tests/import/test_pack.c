@@ -287,6 +287,33 @@ static void test_authors_naming(void)
     free_source(&s);
 }
 
+/* The authors' naming with per-layer biases (untie_r): no prefix at all. */
+static void test_authors_untied(void)
+{
+    source s;
+    if (load_source("adaptive_word", &s)) return;
+    CHECK(s.h.untie_r);
+    st_image im;
+    image_of(s.ck, &im);
+    for (int i = 0; i < im.n; i++)
+        if (!strncmp(im.e[i].name, "transformer.", 12)) memmove(im.e[i].name, im.e[i].name + 12, strlen(im.e[i].name) - 11);
+    CHECK(st_find(&im, "layers.2.dec_attn.r_w_bias") && !st_find(&im, "r_w_bias"));
+    txlm_checkpoint *ck = open_image(&im, "authors_untied.safetensors");
+    if (ck) {
+        txlm_err err;
+        EXPECT_OK(pack_to(&s, ck, NULL, NULL, tmp_path("authors_untied.txlm"), &err), &err);
+        EXPECT_OK(pack_to(&s, NULL, NULL, NULL, tmp_path("hf_untied.txlm"), &err), &err);
+        size_t la = 0, lb = 0;
+        char *a = read_file(tmp_path("authors_untied.txlm"), &la), *b = read_file(tmp_path("hf_untied.txlm"), &lb);
+        CHECK(a && b && la == lb && memcmp(a, b, la) == 0);
+        free(a);
+        free(b);
+        txlm_checkpoint_free(ck);
+    }
+    st_free(&im);
+    free_source(&s);
+}
+
 /* Half-precision sources are widened to f32, shared r biases included. */
 static void test_half_sources(void)
 {
@@ -630,6 +657,7 @@ int main(int argc, char **argv)
     golden = argv[1];
     test_golden();
     test_authors_naming();
+    test_authors_untied();
     test_half_sources();
     test_tied_copies();
     test_mismatches();
