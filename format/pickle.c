@@ -310,8 +310,8 @@ static int push_global(vm *m, const char *mod, size_t mod_len, const char *name,
     printable(b, sizeof b, name, name_len);
     return txlm_fail(m->err, TXLM_ERR_UNSUPPORTED,
                      "%s: pickle global '%s.%s' at byte %" PRIu64
-                     " is not allowed (loading never runs code; only state dicts of float32/float16/bfloat16 tensors "
-                     "and vocabulary dicts are read)",
+                     " is not allowed: loading never runs code, and only state dicts of float32/float16/bfloat16 "
+                     "tensors and vocabulary dicts are read (save model.state_dict(), not the model)",
                      m->where, a, b, m->at);
 }
 
