@@ -96,7 +96,7 @@ static int run_case(const char *golden, const char *work, const char *name)
             double nll = 0;
             for (size_t i = 0; i < (size_t)n * V; i++) {
                 double d = fabs((double)got[i] - want[i]);
-                if (!(d <= worst)) worst = d;
+                if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
             }
             for (int i = 0; i < n; i++) nll -= got[(size_t)i * V + (uint32_t)targets[i]];
             nll /= n;
