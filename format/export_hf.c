@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -184,11 +185,16 @@ int txlm_export_hf(const txlm_hparams *h, const txlm_vocab *v, const txlm_checkp
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: path too long", st_path);
     if (!strcmp(final[0], final[1]) || !strcmp(final[0], final[2]))
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: would be overwritten by config.json or vocab.txt", st_path);
+    /* one missing folder level is created (and removed again on failure) */
+    char folder[4096];
+    snprintf(folder, sizeof folder, "%.*s", dir_len, dir);
+    int made = mkdir(folder, 0755) == 0;
     int rc = write_safetensors(ck, tmp[0], err);
     if (!rc) rc = write_config(h, tmp[1], err);
     if (!rc) rc = write_vocab(v, tmp[2], err);
     for (int i = 0; !rc && i < 3; i++)
         if (rename(tmp[i], final[i]) != 0) rc = txlm_fail(err, TXLM_ERR_IO, "cannot rename %s: %s", tmp[i], strerror(errno));
     for (int i = 0; i < 3; i++) unlink(tmp[i]);
+    if (rc && made) rmdir(folder);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "txlm_file.h"
 #include "util.h"
@@ -94,6 +95,12 @@ int main(int argc, char **argv)
     CHECK(pack_run("--synthetic %s/cfg.json --seed 1 --export-safetensors %s/model.safetensors -o %s/d.txlm", dir, dir,
                    dir) == 0);
     CHECK(pack_run("%s -o %s/e.txlm", dir, dir) == 0); /* the exported folder, packed like any checkpoint */
+    /* a missing last folder level is created */
+    CHECK(pack_run("--synthetic %s/cfg.json --export-safetensors %s/hf/m.safetensors -o %s/g.txlm", dir, dir, dir) == 0);
+    CHECK(file_exists(tmp_path("hf/m.safetensors")) && file_exists(tmp_path("hf/config.json")) &&
+          file_exists(tmp_path("hf/vocab.txt")));
+    unlink(tmp_path("hf/m.safetensors")), unlink(tmp_path("hf/config.json")), unlink(tmp_path("hf/vocab.txt"));
+    rmdir(tmp_path("hf")), unlink(tmp_path("g.txlm"));
     CHECK(pack_run("--synthetic %s/cfg.json --dtype q8_0 -o %s/q1.txlm", dir, dir) == 0);
     CHECK(pack_run("%s --dtype q8_0 -o %s/q2.txlm", dir, dir) == 0);
 
