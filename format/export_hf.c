@@ -96,6 +96,17 @@ static int write_safetensors(const txlm_checkpoint *ck, const char *path, txlm_e
     return rc;
 }
 
+/* The double with the fewest digits that rounds to f: 1e-05, not 9.99999974737875e-06. */
+static double shortest(float f)
+{
+    char buf[32];
+    for (int digits = 1; digits < 9; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
+        if ((float)strtod(buf, NULL) == f) return strtod(buf, NULL);
+    }
+    return f;
+}
+
 static void add_u32(cJSON *o, const char *key, uint32_t v) { cJSON_AddNumberToObject(o, key, (double)v); }
 
 static char *config_json(const txlm_hparams *h)
@@ -115,6 +126,10 @@ static char *config_json(const txlm_hparams *h)
     cJSON *cut = cJSON_AddArrayToObject(o, "cutoffs"), *tp = cJSON_AddArrayToObject(o, "tie_projs");
     for (uint32_t i = 0; i < h->n_cutoffs; i++) cJSON_AddItemToArray(cut, cJSON_CreateNumber(h->cutoffs[i]));
     for (uint32_t i = 0; i < txlm_n_clusters(h); i++) cJSON_AddItemToArray(tp, cJSON_CreateBool(h->tie_projs[i]));
+    /* older readers derive tie_projs from this flag; an explicit tie_projs wins in HF and txlm */
+    int share = !h->tie_projs[0];
+    for (uint32_t i = 1; i < txlm_n_clusters(h); i++) share &= h->tie_projs[i] != 0;
+    cJSON_AddBoolToObject(o, "proj_share_all_but_first", share);
     cJSON_AddBoolToObject(o, "tie_weight", h->tie_weight);
     cJSON_AddBoolToObject(o, "tie_word_embeddings", h->tie_weight);
     cJSON_AddBoolToObject(o, "pre_lnorm", h->pre_lnorm);
@@ -125,7 +140,7 @@ static char *config_json(const txlm_hparams *h)
     add_u32(o, "tgt_len", h->tgt_len);
     add_u32(o, "ext_len", h->ext_len);
     add_u32(o, "attn_type", h->attn_type);
-    cJSON_AddNumberToObject(o, "layer_norm_epsilon", h->layer_norm_epsilon);
+    cJSON_AddNumberToObject(o, "layer_norm_epsilon", shortest(h->layer_norm_epsilon));
     cJSON_AddBoolToObject(o, "adaptive", 1);
     cJSON_AddNumberToObject(o, "sample_softmax", -1);
     cJSON_AddNumberToObject(o, "dropout", 0);
