@@ -1,5 +1,21 @@
 /* Every GPU kernel against the CPU reference ops, on random inputs at
- * awkward sizes, including weights split over several bindings. */
+ * awkward sizes, including weights split over several bindings.
+ *
+ * Which kernel an op function picks (engine/ops.c):
+ *   txlm_op_linear    K, X offset and X stride multiples of 8: the 8x8 kernel,
+ *                     wide loads (linear_wide_*) with shaderInt64, else
+ *                     linear_tiled_*; a single row then goes to gemv{,_wide}{,_sg}_*
+ *                     (wide: shaderInt64; sg: subgroupAdd over 8 lanes) unless
+ *                     no_gemv; otherwise the plain linear_* kernel. One variant per
+ *                     weight dtype (f32, f16, q8_0, q4_0).
+ *   txlm_op_linear_t  always linear_* (transposed weights), per dtype.
+ *   txlm_op_gather    gather_* per dtype.
+ *   txlm_op_attention with probabilities wanted, or qlen <= 4, or dh % 4, or a
+ *                     misaligned rk offset: attn_scores, softmax, attn_pv; else
+ *                     attn_fused. txlm_op_attention_terms: attn_terms.
+ * The device features are switched off one by one below (set_mode), so one
+ * run covers every variant the device can run, and the end of main checks
+ * through the recorder's per-kernel counts that each ran in three cases. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
