@@ -155,8 +155,8 @@ static int run_case(const test_case *c, const char *work)
         uint64_t vm = txlm_context_validation_messages(ctx);
         if (vm) fprintf(stderr, "FAIL %s: %llu Vulkan validation messages\n", c->name, (unsigned long long)vm);
         failed |= vm != 0;
-        printf("%s: largest tensor %.2f MiB (one binding: %.1f MiB), %u positions, max |log-prob diff| %.3g\n", c->name,
-               largest / 1048576.0, ctx->vk.max_storage_range / 1048576.0, total, worst);
+        printf("%s: largest tensor %.2f MiB, weights split every %llu bytes, %u positions, max |log-prob diff| %.3g\n",
+               c->name, largest / 1048576.0, (unsigned long long)ctx->vk.split_bytes, total, worst);
     }
     txlm_session_free(s);
     txlm_model_free(m);
