@@ -27,6 +27,8 @@ typedef struct test_case {
     uint32_t dtype;
     uint32_t segs[4];     /* segment lengths, 0-terminated */
     uint64_t min_largest; /* bytes the largest tensor must exceed */
+    int32_t clamp_len;    /* session overrides, as in txlm_session_options (0, -1: the model's) */
+    int same_length;
 } test_case;
 
 static const test_case cases[] = {
@@ -34,26 +36,31 @@ static const test_case cases[] = {
     {"big_embedding",
      "{\"n_token\": 40000, \"d_model\": 1024, \"n_head\": 2, \"d_head\": 16, \"d_inner\": 64, \"n_layer\": 1,"
      " \"mem_len\": 4}",
-     TXLM_DT_F32, {5, 3}, 128ull << 20},
+     TXLM_DT_F32, {5, 3}, 128ull << 20, 0, -1},
     {"preln_q8_0_dh8",
      "{\"n_token\": 700, \"d_model\": 64, \"d_embed\": 128, \"n_head\": 5, \"d_head\": 8, \"d_inner\": 96, \"n_layer\": 2,"
      " \"div_val\": 2, \"cutoffs\": [100, 400], \"pre_lnorm\": true, \"untie_r\": false, \"same_length\": true,"
      " \"clamp_len\": 6, \"mem_len\": 9}",
-     TXLM_DT_Q8_0, {7, 1, 6, 9}, 0},
+     TXLM_DT_Q8_0, {7, 1, 6, 9}, 0, 0, -1},
     {"div1_f16_one_head_128",
      "{\"n_token\": 500, \"d_model\": 64, \"d_embed\": 32, \"n_head\": 1, \"d_head\": 128, \"d_inner\": 128,"
      " \"n_layer\": 2, \"cutoffs\": [60, 200], \"tie_projs\": [true, false, true], \"mem_len\": 5}",
-     TXLM_DT_F16, {6, 6, 2}, 0},
+     TXLM_DT_F16, {6, 6, 2}, 0, 0, -1},
     {"q4_0_untied",
      "{\"n_token\": 300, \"d_model\": 96, \"n_head\": 3, \"d_head\": 32, \"d_inner\": 160, \"n_layer\": 2,"
      " \"tie_weight\": false, \"same_length\": true, \"mem_len\": 20, \"clamp_len\": 15}",
-     TXLM_DT_Q4_0, {9, 5, 13}, 0},
+     TXLM_DT_Q4_0, {9, 5, 13}, 0, 0, -1},
+    /* the same model with the session overriding clamp_len and same_length */
+    {"q4_0_session_options",
+     "{\"n_token\": 300, \"d_model\": 96, \"n_head\": 3, \"d_head\": 32, \"d_inner\": 160, \"n_layer\": 2,"
+     " \"tie_weight\": false, \"same_length\": true, \"mem_len\": 20, \"clamp_len\": 15}",
+     TXLM_DT_Q4_0, {9, 5, 13}, 0, 4, 0},
     /* no memory with same_length masks every key of every query: the
      * reference's softmax over all-lowest scores is uniform over the keys */
     {"same_length_no_memory",
      "{\"n_token\": 120, \"d_model\": 32, \"n_head\": 2, \"d_head\": 16, \"d_inner\": 64, \"n_layer\": 2,"
      " \"same_length\": true, \"mem_len\": 0}",
-     TXLM_DT_F32, {6, 3, 1}, 0},
+     TXLM_DT_F32, {6, 3, 1}, 0, 0, -1},
 };
 
 static int synth_pack(const test_case *c, const char *path, txlm_err *err)
@@ -111,8 +118,9 @@ static int run_case(const test_case *c, const char *work)
         max_seg = c->segs[i] > max_seg ? c->segs[i] : max_seg;
         total += c->segs[i];
     }
-    txlm_session_options so = {0, 0, -1, max_seg};
-    int failed = ref_model_open(path, &rm, &err) || ref_session_new(rm, NULL, &rs, &err);
+    txlm_session_options so = {0, c->clamp_len, c->same_length, max_seg};
+    ref_session_options ro = {0, c->clamp_len, c->same_length};
+    int failed = ref_model_open(path, &rm, &err) || ref_session_new(rm, &ro, &rs, &err);
     if (failed) fprintf(stderr, "FAIL %s: reference: %s\n", c->name, err.msg);
     txlm_status st = failed ? TXLM_OK : txlm_context_create(NULL, &ctx);
     if (!st && !failed) st = txlm_model_load(ctx, path, NULL, &m);
@@ -136,12 +144,27 @@ static int run_case(const test_case *c, const char *work)
         if (ref_forward(rs, tok, n, want, &err)) {
             fprintf(stderr, "FAIL %s: reference: %s\n", c->name, err.msg);
             failed = 1;
-        } else if ((st = txlm_session_feed(s, tok, n, got))) {
+        } else if (k % 2 == 0 && (st = txlm_session_feed(s, tok, n, got))) {
             fprintf(stderr, "FAIL %s: feed: %s\n", c->name, txlm_last_error());
             failed = 1;
-        } else {
+        } else if (k % 2 == 0) {
             for (size_t i = 0; i < (size_t)n * V; i++) {
                 double d = fabs((double)got[i] - want[i]);
+                if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
+            }
+        } else {
+            /* odd segments through the scoring path (head and only the tails the targets need) */
+            int32_t tgt[64];
+            for (uint32_t i = 0; i < n; i++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                tgt[i] = (int32_t)((seed >> 33) % V);
+            }
+            if ((st = txlm_session_score(s, tok, tgt, n, got))) {
+                fprintf(stderr, "FAIL %s: score: %s\n", c->name, txlm_last_error());
+                failed = 1;
+            }
+            for (uint32_t i = 0; !st && i < n; i++) {
+                double d = fabs((double)got[i] - want[(size_t)i * V + (uint32_t)tgt[i]]);
                 if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
             }
         }
