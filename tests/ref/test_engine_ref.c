@@ -55,6 +55,11 @@ static const test_case cases[] = {
      "{\"n_token\": 300, \"d_model\": 96, \"n_head\": 3, \"d_head\": 32, \"d_inner\": 160, \"n_layer\": 2,"
      " \"tie_weight\": false, \"same_length\": true, \"mem_len\": 20, \"clamp_len\": 15}",
      TXLM_DT_Q4_0, {9, 5, 13}, 0, 4, 0},
+    /* nothing a multiple of 8 or 4: the plain kernels and three-pass attention throughout */
+    {"odd_dims",
+     "{\"n_token\": 97, \"d_model\": 36, \"n_head\": 3, \"d_head\": 7, \"d_inner\": 50, \"n_layer\": 3,"
+     " \"div_val\": 3, \"cutoffs\": [20, 50], \"tie_projs\": [false, true, false], \"mem_len\": 3, \"clamp_len\": 5}",
+     TXLM_DT_F32, {5, 7, 1, 6}, 0, 0, -1},
     /* no memory with same_length masks every key of every query: the
      * reference's softmax over all-lowest scores is uniform over the keys */
     {"same_length_no_memory",
