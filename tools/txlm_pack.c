@@ -200,15 +200,17 @@ static int run_synthetic(const args *a, txlm_err *err)
     uint64_t seed;
     memset(&v, 0, sizeof v);
     int rc = parse_seed(a->seed, &seed, err);
-    if (!rc && (same_file(a->out, a->synthetic) || same_file(a->out, a->export_st)))
+    if (!rc && (same_file(a->out, a->synthetic) || same_file(a->out, a->export_st) ||
+                (a->export_st && !strcmp(a->out, a->export_st))))
         rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite an input", a->out);
     if (!rc) rc = parse_dtype(a->dtype, &opt.dtype, err);
     if (!rc) rc = txlm_config_load_json(a->synthetic, &h, err);
     if (!rc) rc = txlm_synthetic_vocab(h.n_token, &v, err);
     if (!rc) rc = tokenizer_options(a, &v, err);
     if (!rc) rc = txlm_synthetic_checkpoint(&h, seed, &ck, err);
-    if (!rc && a->export_st) rc = txlm_export_hf(&h, &v.v, ck, a->export_st, err);
     if (!rc) rc = txlm_pack_write(&h, &v.v, ck, &opt, a->out, err);
+    if (!rc && a->export_st && (rc = txlm_export_hf(&h, &v.v, ck, a->export_st, err)))
+        unlink(a->out); /* all or nothing */
     txlm_checkpoint_free(ck);
     txlm_vocab_buf_free(&v);
     return rc;
