@@ -10,20 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "txlm.h"
 
-static int failures;
 static uint64_t rng = 0x2545f4914f6cdd1dull;
-
-#define CHECK(cond, ...)                                         \
-    do {                                                         \
-        if (!(cond)) {                                           \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fputc('\n', stderr);                                 \
-            failures++;                                          \
-        }                                                        \
-    } while (0)
 
 static uint32_t next(uint32_t bound)
 {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "attn.h"
+#include "check.h"
 #include "txlm.h"
 
 #pragma GCC diagnostic push
@@ -24,19 +25,8 @@
 #include <stb/stb_image.h>
 #pragma GCC diagnostic pop
 
-static int failures;
 static const char *txlm, *model, *work;
 static char errfile[1024];
-
-#define CHECK(cond, ...)                                         \
-    do {                                                         \
-        if (!(cond)) {                                           \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fputc('\n', stderr);                                 \
-            failures++;                                          \
-        }                                                        \
-    } while (0)
 
 /* Runs `txlm attention -m MODEL ARGS` with stderr to errfile; the exit status. */
 static int attention(const char *args)
@@ -56,20 +46,6 @@ static const char *path(const char *name)
     return buf[k];
 }
 
-static char *slurp(const char *p, size_t *len)
-{
-    FILE *f = fopen(p, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (fread(b, 1, (size_t)n, f) != (size_t)n) n = 0;
-    fclose(f);
-    b[n] = 0;
-    *len = (size_t)n;
-    return b;
-}
 
 /* Decodes a PNG and checks its size and that it is not one flat colour. */
 static void expect_png(const char *what, const char *file, int w, int h)
