@@ -85,8 +85,13 @@ static void draw_ticks(plot_canvas *c, int hx, int hy, const plot_heatmap *hm)
         plot_text(c, hx + (mw - tw) / 2, hy + mh + TICK + 2 + PLOT_CHAR_H + 4, hm->x_title, 1, PLOT_GREY);
     }
     if (hm->y_title) {
-        int tw = plot_text_width(hm->y_title, -1, 1);
-        plot_text_up(c, hx - LEFT + PAD, hy + (mh + tw) / 2, hm->y_title, 1, PLOT_GREY);
+        /* Along a short matrix, as many whole words as fit. */
+        char t[64];
+        snprintf(t, sizeof t, "%s", hm->y_title);
+        char *sp;
+        while (plot_text_width(t, -1, 1) > mh && (sp = strrchr(t, ' '))) *sp = 0;
+        int tw = plot_text_width(t, -1, 1);
+        if (tw <= mh) plot_text_up(c, hx - LEFT + PAD, hy + (mh + tw) / 2, t, 1, PLOT_GREY);
     }
 }
 
