@@ -50,12 +50,12 @@ static int new_canvas(const attn_layout *l, plot_canvas *c)
     return 0;
 }
 
-static void header(plot_canvas *c, const attn_run *r, const char *what)
+static void header(plot_canvas *c, const attn_run *r)
 {
     const txlm_attention_shape *sh = &r->shape;
     char text[256];
     uint32_t k0 = r->first_query - sh->mlen;
-    snprintf(text, sizeof text, "%s  queries %u-%u, keys %u-%u (memory %u)", what, r->first_query,
+    snprintf(text, sizeof text, "queries %u-%u, keys %u-%u (%u in memory)", r->first_query,
              r->first_query + sh->qlen - 1, k0, k0 + sh->klen - 1, sh->mlen);
     plot_text(c, 6, (PLOT_HEADER_H - PLOT_CHAR_H) / 2, text, 1, PLOT_BLACK);
 }
@@ -95,7 +95,7 @@ int attn_draw_heatmaps(const attn_run *r, const attn_slice *s, uint32_t n, const
     attn_layout l;
     attn_heatmap_layout(n, o->terms, o->grid_cols, sh->qlen, sh->klen, o->cell, &l);
     if (new_canvas(&l, c)) return 1;
-    header(c, r, o->terms ? "score terms (unscaled) and probabilities;" : "attention probabilities;");
+    header(c, r);
     size_t mat = (size_t)sh->qlen * sh->klen;
     float pmax = 0;
     for (uint32_t k = 0; k < n; k++) {
@@ -169,7 +169,7 @@ int attn_draw_distance(const attn_run *r, const attn_slice *s, uint32_t n, plot_
     plot_series *series = malloc(per_layer * sizeof *series);
     char(*names)[32] = malloc(per_layer * sizeof *names);
     int rc = !curves || !series || !names ? cli_error("out of memory") : new_canvas(&l, c);
-    if (!rc) header(c, r, "mean attention by distance;");
+    if (!rc) header(c, r);
     char title[64];
     for (uint32_t g = 0; !rc && g < n_layers; g++) {
         for (uint32_t k = 0; k < per_layer; k++) {

@@ -3,6 +3,8 @@
 #define TXLM_PLOT_GRID_H
 
 #define PLOT_HEADER_H 16
+/* Room for the header line however narrow the panels. */
+#define PLOT_MIN_W 320
 
 /* The figure's size for n panels of pw x ph pixels. */
 void plot_grid_size(int n, int cols, int pw, int ph, int *w, int *h);
