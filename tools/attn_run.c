@@ -58,7 +58,7 @@ int attn_run_tokens(txlm_model *m, const txlm_session_options *so, const int32_t
     memset(out, 0, sizeof *out);
     out->have_terms = terms;
     txlm_session_options o = *so;
-    o.max_segment = seg_len;
+    o.max_segment = seg_len < n ? seg_len : n; /* capture buffers scale with it */
     txlm_session *s = NULL;
     txlm_status st = txlm_session_create(m, &o, &s);
     if (st) return cli_lib_error(st, "creating a session");

@@ -133,6 +133,29 @@ static void check_dump(const char *what, const char *args, const int32_t *tokens
     free(got), free(want), free(text);
 }
 
+/* The masks the pictures grey out and the by-distance means, on a hand-made
+ * 3-query, 2-memory-row case (mem_len 3, so same_length hides j <= i - 1). */
+static void check_mask_and_distance(void)
+{
+    static const unsigned char want_same[15] = {0, 0, 0, 1, 1, /**/ 1, 0, 0, 0, 1, /**/ 1, 1, 0, 0, 0};
+    unsigned char m[15];
+    attn_mask(3, 2, 3, 1, m);
+    CHECK(!memcmp(m, want_same, 15), "mask with same_length");
+    float p[15], curve[5];
+    for (int e = 0; e < 15; e++) p[e] = (float)(e + 1);
+    int seen = attn_by_distance(p, m, 3, 2, curve);
+    /* distance d = 2 + i - j: d0 at (0,2) (1,3) (2,4); d1 at (0,1) (1,2) (2,3); d2 at (0,0) (1,1) (2,2) */
+    CHECK(seen == 3 && curve[0] == (3 + 9 + 15) / 3.0f && curve[1] == (2 + 8 + 14) / 3.0f &&
+              curve[2] == (1 + 7 + 13) / 3.0f && curve[3] == 0 && curve[4] == 0,
+          "by distance with same_length: seen %d, %g %g %g %g %g", seen, curve[0], curve[1], curve[2], curve[3], curve[4]);
+    attn_mask(3, 2, 3, 0, m);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 5; j++) CHECK(m[i * 5 + j] == (j > 2 + i), "causal mask (%d,%d)", i, j);
+    seen = attn_by_distance(p, m, 3, 2, curve);
+    CHECK(seen == 5 && curve[3] == (6 + 12) / 2.0f && curve[4] == 11, "by distance without same_length: %d %g %g", seen,
+          curve[3], curve[4]);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -143,6 +166,7 @@ int main(int argc, char **argv)
     mkdir(work, 0755);
     snprintf(errfile, sizeof errfile, "%s/stderr.txt", work);
     const char *out = path("a.png");
+    check_mask_and_distance();
     char args[2048];
     /* adaptive_word: 3 layers, 4 heads, tgt_len 8, mem_len 16, same_length. 20 tokens in
      * segments of 8: the last segment is 4 queries over 16 memory rows + 4. */
