@@ -136,7 +136,7 @@ int main(int argc, char **argv)
         double seg_worst = 0, nll = 0;
         for (size_t i = 0; i < (size_t)n * V; i++) {
             double d = fabs((double)got[row * V + i] - (double)want[i]);
-            if (!(d <= seg_worst)) seg_worst = d;
+            if (!(d <= seg_worst)) seg_worst = isnan(d) ? INFINITY : d; /* NaN must stick */
         }
         for (int i = 0; i < n; i++) nll -= got[(row + (size_t)i) * V + (size_t)cJSON_GetArrayItem(targets, i)->valueint];
         nll_all += nll;
