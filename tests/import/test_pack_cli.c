@@ -2,6 +2,7 @@
  * output file after any failure. Inputs are the char_preln golden case
  * with one file replaced by a broken one. */
 #include <fcntl.h>
+#include <pty.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -444,6 +445,35 @@ static void test_torch_errors(void)
     free(cfg);
 }
 
+/* Progress goes to stderr only when it is a terminal: run under a
+ * pseudo-terminal, the bytes written / total appear and end the line. */
+static void test_progress_tty(void)
+{
+    char out[1024];
+    snprintf(out, sizeof out, "%s", tmp_path("tty.txlm"));
+    int master = -1;
+    fflush(NULL);
+    pid_t pid = forkpty(&master, NULL, NULL, NULL);
+    if (pid == 0) {
+        const char *argv[] = {exe, torch_case, "--weights", torch_file("pytorch_model.bin"), "-o", out, NULL};
+        execv(exe, (char *const *)argv);
+        _exit(127);
+    }
+    CHECK(pid > 0);
+    if (pid <= 0) return;
+    char text[4096];
+    size_t n = 0;
+    for (ssize_t got; n + 1 < sizeof text && (got = read(master, text + n, sizeof text - 1 - n)) > 0;) n += (size_t)got;
+    text[n] = 0;
+    int status = 0;
+    waitpid(pid, &status, 0);
+    close(master);
+    if (!strstr(text, "txlm-pack: writing ")) fprintf(stderr, "no progress on a terminal: \"%s\"\n", text);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(strstr(text, "txlm-pack: writing ") && strstr(text, " MiB") && text[0] && strchr(text, '\n'));
+    unlink(out);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -460,6 +490,7 @@ int main(int argc, char **argv)
     test_bad_vocab();
     test_torch_forms();
     test_torch_errors();
+    test_progress_tty();
     tmp_cleanup();
     if (test_failures) fprintf(stderr, "%d check(s) failed\n", test_failures);
     return test_failures ? 1 : 0;
