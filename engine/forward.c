@@ -214,6 +214,7 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
         s->mlen = 0;
         s->rk_rows = 0;
         s->z_rows = 0;
+        s->cap_qlen = 0; /* nor show a half-computed attention */
         return rc;
     }
     if (block) rc = collect_output(s, req, req->first_row, block, err);

@@ -109,6 +109,7 @@ void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, c
     vkCmdPushConstants(r->cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, TXLM_PUSH_BYTES, pc);
     vkCmdDispatch(r->cmd, gx, gy, gz);
     r->dispatches++;
+    r->kernel_uses[id]++;
 }
 
 void txlm_rec_barrier(txlm_rec *r)

@@ -26,6 +26,7 @@ typedef struct txlm_rec {
     uint32_t max_sets;
     uint32_t sets_used;
     uint32_t dispatches;
+    uint32_t kernel_uses[TXLM_K_COUNT]; /* dispatches per kernel since init: tests check every variant ran */
     int recording;
     int failed;        /* a recording error happened; submit reports it */
     txlm_err first_err;

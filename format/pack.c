@@ -173,6 +173,11 @@ static int add_tensors(packer *p, txlm_writer *w, const txlm_pack_name *names, u
             rc = convert(p, i, want, dtype, data, nbytes);
             if (rc) return rc;
             data = p->stored[i];
+            /* The f32 copy (of a 16-bit or unaligned source) has served: only
+             * the stored bytes are written, so peak memory stays near one
+             * checkpoint plus the smaller output. */
+            free(p->converted[idx]);
+            p->converted[idx] = NULL;
         }
         rc = txlm_writer_add_tensor(w, want->name, (txlm_dtype)dtype, want->rank, want->dims, data, nbytes, p->err);
         if (rc) {

@@ -59,9 +59,15 @@ static void layer(builder *b, const txlm_hparams *h, uint32_t n)
     add(b, 2, hd, d, "layers.%u.dec_attn.r_net.weight", n);
     add(b, 2, d, hd, "layers.%u.dec_attn.o_net.weight", n);
     /* Shared biases (untie_r false) live once at the top level; every
-     * layer gets its own copy in the file. */
+     * layer gets its own copy in the file. torch.save state dicts of HF
+     * models also list the shared tensor under each layer's name: such a
+     * copy must equal the shared one. */
     add_src(b, h->untie_r ? NULL : "r_w_bias", 2, h->n_head, h->d_head, "layers.%u.dec_attn.r_w_bias", n);
     add_src(b, h->untie_r ? NULL : "r_r_bias", 2, h->n_head, h->d_head, "layers.%u.dec_attn.r_r_bias", n);
+    if (!h->untie_r) {
+        tie(b, "r_w_bias", "layers.%u.dec_attn.r_w_bias", n);
+        tie(b, "r_r_bias", "layers.%u.dec_attn.r_r_bias", n);
+    }
     add(b, 1, d, 0, "layers.%u.dec_attn.layer_norm.weight", n);
     add(b, 1, d, 0, "layers.%u.dec_attn.layer_norm.bias", n);
     add(b, 2, h->d_inner, d, "layers.%u.pos_ff.CoreNet.0.weight", n);
@@ -104,7 +110,8 @@ int txlm_pack_names(const txlm_hparams *h, txlm_pack_name **names, uint32_t *n_n
     uint32_t nc = txlm_n_clusters(h);
     /* Upper bounds; validated hparams keep these small (n_layer <= 1024). */
     size_t cap = 2 * (size_t)nc + 2 + 13 * (size_t)h->n_layer + 3 * (size_t)nc + 2;
-    builder b = {malloc(cap * sizeof *b.names), 0, malloc(2 * (size_t)nc * sizeof *b.ties), 0};
+    size_t tie_cap = 2 * (size_t)nc + 2 * (size_t)h->n_layer;
+    builder b = {malloc(cap * sizeof *b.names), 0, malloc(tie_cap * sizeof *b.ties), 0};
     if (!b.names || !b.ties) {
         free(b.names);
         free(b.ties);

@@ -55,52 +55,18 @@ static int read_file(const char *path, char **out, uint32_t *len, txlm_err *err)
     return 0;
 }
 
-typedef struct sym_ref {
-    const char *s;
-    uint32_t len, id;
-} sym_ref;
-
-static int cmp_sym(const void *a, const void *b)
-{
-    const sym_ref *x = a, *y = b;
-    uint32_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->s, y->s, n);
-    if (c) return c;
-    if (x->len != y->len) return x->len < y->len ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
 /* The tokenizer maps symbols to ids, so two lines with the same symbol
  * would make one of them unreachable. */
 static int check_unique(const char *path, const txlm_vocab *v, txlm_err *err)
 {
-    sym_ref *r = malloc((size_t)v->n * sizeof *r);
-    if (!r) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
-    for (uint32_t i = 0; i < v->n; i++) {
-        r[i].s = txlm_vocab_sym(v, i, &r[i].len);
-        r[i].id = i;
-    }
-    qsort(r, v->n, sizeof *r, cmp_sym);
-    int rc = 0;
-    for (uint32_t i = 1; i < v->n; i++)
-        if (r[i].len == r[i - 1].len && memcmp(r[i].s, r[i - 1].s, r[i].len) == 0) {
-            rc = txlm_fail(err, TXLM_ERR_FORMAT, "%s: symbol '%.*s' appears on lines %" PRIu32 " and %" PRIu32, path,
-                           (int)(r[i].len > 64 ? 64 : r[i].len), r[i].s, r[i - 1].id + 1, r[i].id + 1);
-            break;
-        }
-    free(r);
-    return rc;
-}
-
-static int find_sym(const txlm_vocab *v, const char *s)
-{
-    size_t n = strlen(s);
-    for (uint32_t i = 0; i < v->n; i++) {
-        uint32_t len;
-        const char *p = txlm_vocab_sym(v, i, &len);
-        if (len == n && memcmp(p, s, n) == 0) return (int)i;
-    }
-    return -1;
+    uint32_t a = 0, b = 0;
+    int dup = txlm_vocab_find_duplicate(v, &a, &b);
+    if (dup < 0) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    if (!dup) return 0;
+    uint32_t len;
+    const char *s = txlm_vocab_sym(v, a, &len);
+    return txlm_fail(err, TXLM_ERR_FORMAT, "%s: symbol '%.*s' appears on lines %" PRIu32 " and %" PRIu32, path,
+                     (int)(len > 64 ? 64 : len), s, a + 1, b + 1);
 }
 
 static int split_lines(const char *path, char *text, uint32_t len, txlm_vocab_buf *b, txlm_err *err)
@@ -159,8 +125,8 @@ int txlm_vocab_parse_txt(const char *where, char *text, uint32_t len, txlm_vocab
         txlm_vocab_buf_free(&b);
         return rc;
     }
-    b.v.eos_id = find_sym(&b.v, "<eos>");
-    b.v.unk_id = find_sym(&b.v, "<unk>");
+    b.v.eos_id = txlm_vocab_find_sym(&b.v, "<eos>");
+    b.v.unk_id = txlm_vocab_find_sym(&b.v, "<unk>");
     *out = b;
     return 0;
 }

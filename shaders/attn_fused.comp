@@ -55,13 +55,23 @@ void main()
         j_lo = uint(max(lo, 0));
     }
 
+    // same_length without memory can hide every key; the reference's
+    // softmax over equal lowest scores is then uniform over all of them
+    bool none = j_lo > j_hi;
+    if (none) {
+        j_lo = 0u;
+        j_hi = p.klen - 1u;
+    }
+
     float m = TXLM_MASKED, l = 0.0;
     for (uint j = j_lo; j <= j_hi; j++) {
         uint kb = j * 2u * hd4 + h * n4;
-        uint rb = (p.rk_off >> 2) + min(p.mlen + i - j, p.clamp_max) * hd4 + h * n4;
         float s = 0.0;
-        for (uint e = 0u; e < n4; e++) s += dot(qw[e], KV[kb + e]) + dot(qr[e], RK[rb + e]);
-        s *= p.scale;
+        if (!none) {
+            uint rb = (p.rk_off >> 2) + min(p.mlen + i - j, p.clamp_max) * hd4 + h * n4;
+            for (uint e = 0u; e < n4; e++) s += dot(qw[e], KV[kb + e]) + dot(qr[e], RK[rb + e]);
+            s *= p.scale;
+        }
         float m_new = max(m, s);
         float corr = exp(m - m_new), w = exp(s - m_new);
         l = l * corr + w;

@@ -38,6 +38,12 @@ void main()
     float m = TXLM_MASKED;
     for (uint j = t; j < p.n; j += 64u) m = max(m, S[base + j]);
     m = reduce(m, true);
+    // Every key masked (same_length without memory): the reference fills
+    // masked scores with the lowest float, so its softmax is uniform.
+    if (txlm_is_masked(m)) {
+        for (uint j = t; j < p.n; j += 64u) S[base + j] = 1.0 / float(p.n);
+        return;
+    }
 
     float s = 0.0;
     for (uint j = t; j < p.n; j += 64u) {

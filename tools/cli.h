@@ -12,6 +12,7 @@ int cmd_info(int argc, char **argv);
 int cmd_logprobs(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
+int cmd_attention(int argc, char **argv);
 
 /* Prints "txlm: <message>" to stderr and returns 1 (the exit status). */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -28,5 +29,7 @@ int cli_parse_u32(const char *s, const char *flag, uint32_t *out);
 int cli_parse_i32(const char *s, const char *flag, int32_t *out);
 /* Context options from the environment (TXLM_DEVICE is read by the library). */
 txlm_status cli_open_context(txlm_context **ctx);
+/* A whole file, NUL-terminated (malloc'd), or NULL after printing why. */
+char *cli_read_file(const char *path, size_t *len);
 
 #endif

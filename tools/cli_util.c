@@ -111,3 +111,28 @@ txlm_status cli_open_context(txlm_context **ctx)
     txlm_context_options o = {0};
     return txlm_context_create(&o, ctx);
 }
+
+char *cli_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        cli_error("%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = NULL;
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        cli_error("%s: cannot read: %s", path, strerror(errno));
+    } else if (!(buf = malloc((size_t)size + 1))) {
+        cli_error("%s: out of memory for %ld bytes", path, size);
+    } else if (fread(buf, 1, (size_t)size, f) != (size_t)size) {
+        cli_error("%s: read failed", path);
+        free(buf);
+        buf = NULL;
+    } else {
+        buf[size] = 0;
+        *len = (size_t)size;
+    }
+    fclose(f);
+    return buf;
+}

@@ -46,7 +46,8 @@ int cmd_info(int argc, char **argv)
            v->flags & TXLM_VOCAB_LOWER_CASE ? ", lower-case" : "", v->flags & TXLM_VOCAB_WT103_NORM ? ", wt103" : "",
            v->eos_id, v->unk_id);
     uint32_t n = txlm_file_tensor_count(f);
-    uint64_t total = 0;
+    uint64_t total = 0, by_dtype[TXLM_DT_COUNT] = {0};
+    uint32_t count[TXLM_DT_COUNT] = {0};
     printf("tensors (%u):\n", n);
     for (uint32_t i = 0; i < n; i++) {
         const txlm_tensor_info *t = txlm_file_tensor(f, i);
@@ -56,8 +57,14 @@ int cmd_info(int argc, char **argv)
             snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%llu", r ? ", " : "", (unsigned long long)t->dims[r]);
         printf("  %-48s %-5s [%s]  %llu bytes\n", t->name, di ? di->name : "?", shape, (unsigned long long)t->nbytes);
         total += t->nbytes;
+        if (t->dtype < TXLM_DT_COUNT) by_dtype[t->dtype] += t->nbytes, count[t->dtype]++;
     }
     printf("total tensor bytes: %llu (%.2f MiB)\n", (unsigned long long)total, (double)total / (1 << 20));
+    /* What --dtype changed: how much of the file each stored type takes. */
+    for (uint32_t d = 0; d < TXLM_DT_COUNT; d++)
+        if (count[d])
+            printf("  %-5s %u tensors, %llu bytes (%.2f MiB)\n", txlm_dtype_get(d)->name, count[d],
+                   (unsigned long long)by_dtype[d], (double)by_dtype[d] / (1 << 20));
     txlm_file_close(f);
     return 0;
 }

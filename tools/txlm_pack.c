@@ -1,5 +1,6 @@
 /* txlm-pack: a Transformer-XL checkpoint folder (config.json, weights,
  * vocabulary) -> one .txlm file. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,11 +11,14 @@
 #include <txlm.h>
 
 #include "checkpoint.h"
+#include "export_hf.h"
 #include "pack.h"
+#include "synthetic.h"
 #include "torch.h"
 
 static const char usage[] =
     "usage: txlm-pack DIR -o OUT.txlm [options]\n"
+    "       txlm-pack --synthetic CONFIG.json -o OUT.txlm [--seed N] [options]\n"
     "\n"
     "Converts a Transformer-XL language model to the .txlm format.\n"
     "DIR holds config.json, model.safetensors (else pytorch_model.bin) and\n"
@@ -22,17 +26,27 @@ static const char usage[] =
     "\n"
     "  -o, --output F       the .txlm file to write (written atomically)\n"
     "  --config F           HuggingFace config.json\n"
-    "  --weights F          safetensors or torch.save checkpoint\n"
-    "  --vocab F            vocab.txt (one symbol per line) or a pickled HF tokenizer\n"
+    "  --weights F          model.safetensors, or a torch.save checkpoint (zip, or the\n"
+    "                       legacy format of PyTorch < 1.6); nothing in it is executed\n"
+    "  --vocab F            vocab.txt (one symbol per line), or HF TransfoXLTokenizer's\n"
+    "                       attribute dict: plain pickle (vocab.pkl) or torch.save (vocab.bin)\n"
     "  --tokenizer KIND     word (default), char (one symbol per byte) or text8\n"
     "  --lower-case         lower-case text before looking words up\n"
     "  --dtype T            weight matrices stored as f32 (default), f16, q8_0 or q4_0;\n"
     "                       vectors, r biases and cluster weights stay f32, and so do\n"
     "                       matrices whose rows are not whole 32-element blocks\n"
-    "  -h, --help           this text\n";
+    "  --synthetic F        no checkpoint: random weights (seeded) for the config.json F,\n"
+    "                       vocabulary <eos>, <unk>, w2, w3, ... (for tests and benchmarks)\n"
+    "  --seed N             the seed of --synthetic (default 1); one seed, one model\n"
+    "  --export-safetensors F  with --synthetic: also write the weights as HF-named\n"
+    "                       safetensors F, with config.json and vocab.txt beside it\n"
+    "  -h, --help           this text\n"
+    "\n"
+    "Each file's form is told by its content, never by its name. Progress\n"
+    "(bytes written / total) goes to stderr when it is a terminal.\n";
 
 typedef struct args {
-    const char *dir, *out, *config, *weights, *vocab, *tokenizer, *dtype;
+    const char *dir, *out, *config, *weights, *vocab, *tokenizer, *dtype, *synthetic, *seed, *export_st;
     int lower_case;
 } args;
 
@@ -64,6 +78,9 @@ static int parse_args(int argc, char **argv, args *a)
         else if (!strcmp(s, "--vocab")) slot = &a->vocab;
         else if (!strcmp(s, "--tokenizer")) slot = &a->tokenizer;
         else if (!strcmp(s, "--dtype")) slot = &a->dtype;
+        else if (!strcmp(s, "--synthetic")) slot = &a->synthetic;
+        else if (!strcmp(s, "--seed")) slot = &a->seed;
+        else if (!strcmp(s, "--export-safetensors")) slot = &a->export_st;
         if (slot) {
             if (i + 1 >= argc) return fail("%s needs a value (see --help)", s);
             *slot = argv[++i];
@@ -76,6 +93,10 @@ static int parse_args(int argc, char **argv, args *a)
         }
     }
     if (!a->out) return fail("%s", "no output file given (-o OUT.txlm)");
+    if (a->synthetic && (a->dir || a->config || a->weights || a->vocab))
+        return fail("%s", "--synthetic takes no input folder, --config, --weights or --vocab");
+    if (!a->synthetic && (a->seed || a->export_st)) return fail("%s", "--seed and --export-safetensors need --synthetic");
+    if (a->synthetic) return 0;
     if (!a->dir && !(a->config && a->weights && a->vocab))
         return fail("%s", "no input folder given (txlm-pack DIR -o OUT.txlm, see --help)");
     return 0;
@@ -109,15 +130,14 @@ static int is_pickle_vocab(const char *path)
     if (!f) return 0;
     size_t n = fread(head, 1, sizeof head, f);
     fclose(f);
-    if (txlm_vocab_sniff_pickle(head, n)) return 1;
-    size_t len = strlen(path);
-    return (len >= 4 && (!strcmp(path + len - 4, ".pkl") || !strcmp(path + len - 4, ".bin")));
+    /* By content only: HF's vocab.bin is a torch.save file, a vocab.pkl
+     * may be either, and a vocab.txt never starts like a pickle. */
+    return txlm_vocab_sniff_pickle(head, n);
 }
 
-static int load_vocab(const char *path, const args *a, txlm_vocab_buf *v, txlm_err *err)
+/* --tokenizer and --lower-case on top of what the vocabulary file says. */
+static int tokenizer_options(const args *a, txlm_vocab_buf *v, txlm_err *err)
 {
-    int rc = is_pickle_vocab(path) ? txlm_vocab_load_pickle(path, v, err) : txlm_vocab_load_txt(path, v, err);
-    if (rc) return rc;
     if (a->tokenizer) {
         if (!strcmp(a->tokenizer, "word")) v->v.kind = TXLM_TOK_WORD;
         else if (!strcmp(a->tokenizer, "char")) v->v.kind = TXLM_TOK_CHAR_BYTE;
@@ -127,6 +147,12 @@ static int load_vocab(const char *path, const args *a, txlm_vocab_buf *v, txlm_e
     }
     if (a->lower_case) v->v.flags |= TXLM_VOCAB_LOWER_CASE;
     return 0;
+}
+
+static int load_vocab(const char *path, const args *a, txlm_vocab_buf *v, txlm_err *err)
+{
+    int rc = is_pickle_vocab(path) ? txlm_vocab_load_pickle(path, v, err) : txlm_vocab_load_txt(path, v, err);
+    return rc ? rc : tokenizer_options(a, v, err);
 }
 
 static int parse_dtype(const char *name, uint32_t *out, txlm_err *err)
@@ -151,12 +177,53 @@ static int same_file(const char *a, const char *b)
 static void progress(void *user, uint64_t done, uint64_t total)
 {
     (void)user;
-    fprintf(stderr, "\rtxlm-pack: writing %" PRIu64 " / %" PRIu64 " MiB", done >> 20, total >> 20);
+    fprintf(stderr, "\rtxlm-pack: writing %.1f / %.1f MiB", (double)done / (1 << 20), (double)total / (1 << 20));
     if (done >= total) fputc('\n', stderr);
+}
+
+static int parse_seed(const char *s, uint64_t *out, txlm_err *err)
+{
+    char *end = NULL;
+    *out = 1;
+    if (!s) return 0;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *s == '-' || *end || errno)
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "--seed '%s': expected an integer in [0, 2^64)", s);
+    *out = v;
+    return 0;
+}
+
+/* --synthetic: a model of the config's shape with seeded random weights,
+ * through the same packer (names, ties, shapes) as a real checkpoint. */
+static int run_synthetic(const args *a, txlm_err *err)
+{
+    txlm_hparams h;
+    txlm_vocab_buf v;
+    txlm_checkpoint *ck = NULL;
+    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL};
+    uint64_t seed;
+    memset(&v, 0, sizeof v);
+    int rc = parse_seed(a->seed, &seed, err);
+    if (!rc && (same_file(a->out, a->synthetic) || same_file(a->out, a->export_st) ||
+                (a->export_st && !strcmp(a->out, a->export_st))))
+        rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite an input", a->out);
+    if (!rc) rc = parse_dtype(a->dtype, &opt.dtype, err);
+    if (!rc) rc = txlm_config_load_json(a->synthetic, &h, err);
+    if (!rc) rc = txlm_synthetic_vocab(h.n_token, &v, err);
+    if (!rc) rc = tokenizer_options(a, &v, err);
+    if (!rc) rc = txlm_synthetic_checkpoint(&h, seed, &ck, err);
+    if (!rc) rc = txlm_pack_write(&h, &v.v, ck, &opt, a->out, err);
+    if (!rc && a->export_st && (rc = txlm_export_hf(&h, &v.v, ck, a->export_st, err)))
+        unlink(a->out); /* all or nothing */
+    txlm_checkpoint_free(ck);
+    txlm_vocab_buf_free(&v);
+    return rc;
 }
 
 static int run(const args *a, txlm_err *err)
 {
+    if (a->synthetic) return run_synthetic(a, err);
     static const char *const config_names[] = {"config.json", NULL};
     static const char *const weight_names[] = {"model.safetensors", "pytorch_model.bin", NULL};
     static const char *const vocab_names[] = {"vocab.txt", "vocab.pkl", "vocab.bin", NULL};

@@ -2,15 +2,17 @@
  * output file after any failure. Inputs are the char_preln golden case
  * with one file replaced by a broken one. */
 #include <fcntl.h>
+#include <pty.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "util.h"
 
-static const char *exe, *golden_case;
+static const char *exe, *golden_case, *torch_case;
 
 /* Runs txlm-pack with args (NULL-terminated); returns the exit status and
  * fills out/errtext with what it printed. */
@@ -276,19 +278,219 @@ static void test_bad_vocab(void)
     free(text);
 }
 
+/* ---- torch.save and pickled vocabularies (the adaptive_word case) ---- */
+
+static char *torch_file(const char *name)
+{
+    static char p[1024];
+    snprintf(p, sizeof p, "%s/%s", torch_case, name);
+    return p;
+}
+
+static void copy_to(const char *from, const char *to)
+{
+    size_t len;
+    char *b = read_file(from, &len);
+    CHECK(b != NULL);
+    if (b) write_file(to, b, len);
+    free(b);
+}
+
+static int same_files(const char *a, const char *b)
+{
+    size_t la = 0, lb = 0;
+    char *x = read_file(a, &la), *y = read_file(b, &lb);
+    int same = x && y && la == lb && !memcmp(x, y, la);
+    free(x);
+    free(y);
+    return same;
+}
+
+static void expect_ok(const char *what, const char *const *args, const char *out, const char *ref)
+{
+    char *o, *e;
+    int st = run(args, &o, &e);
+    if (st != 0) fprintf(stderr, "%s: exit %d, stderr \"%s\"\n", what, st, e);
+    CHECK(st == 0 && e[0] == 0);
+    if (ref && !same_files(out, ref)) fprintf(stderr, "%s: packs differently\n", what);
+    CHECK(!ref || same_files(out, ref));
+    free(o);
+    free(e);
+}
+
+static void test_torch_forms(void)
+{
+    char ref[1024], out[1024], v[1024], dir[1024];
+    snprintf(ref, sizeof ref, "%s", tmp_path("torch_ref.txlm"));
+    snprintf(out, sizeof out, "%s", tmp_path("torch_out.txlm"));
+    expect_ok("safetensors + vocab.txt", (const char *[]){torch_case, "-o", ref, NULL}, ref, NULL);
+    static const char *const w[] = {"pytorch_model.bin", "pytorch_model_legacy.bin"};
+    static const char *const voc[] = {"vocab.pkl", "vocab.bin"};
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 2; k++) {
+            char wp[1024], vp[1024];
+            snprintf(wp, sizeof wp, "%s", torch_file(w[i]));
+            snprintf(vp, sizeof vp, "%s", torch_file(voc[k]));
+            expect_ok(w[i], (const char *[]){torch_case, "--weights", wp, "--vocab", vp, "-o", out, NULL}, out, ref);
+        }
+    /* Forms are told by content: a pickle named vocab.txt, a text file named vocab.pkl. */
+    snprintf(v, sizeof v, "%s", tmp_path("vocab.txt"));
+    copy_to(torch_file("vocab.bin"), v);
+    expect_ok("pickle named .txt", (const char *[]){torch_case, "--vocab", v, "-o", out, NULL}, out, ref);
+    snprintf(v, sizeof v, "%s", tmp_path("vocab.pkl"));
+    copy_to(torch_file("vocab.txt"), v);
+    expect_ok("text named .pkl", (const char *[]){torch_case, "--vocab", v, "-o", out, NULL}, out, ref);
+    /* A folder with only the torch.save files. */
+    snprintf(dir, sizeof dir, "%s", tmp_path("ckpt"));
+    CHECK(mkdir(dir, 0755) == 0);
+    char f[1100];
+    snprintf(f, sizeof f, "%s/config.json", dir);
+    copy_to(torch_file("config.json"), f);
+    snprintf(f, sizeof f, "%s/pytorch_model.bin", dir);
+    copy_to(torch_file("pytorch_model_legacy.bin"), f);
+    snprintf(f, sizeof f, "%s/vocab.bin", dir);
+    copy_to(torch_file("vocab.bin"), f);
+    expect_ok("torch-only folder", (const char *[]){dir, "-o", out, NULL}, out, ref);
+    static const char *const names[] = {"config.json", "pytorch_model.bin", "vocab.bin"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(f, sizeof f, "%s/%s", dir, names[i]);
+        unlink(f);
+    }
+    rmdir(dir);
+    unlink(v);
+    unlink(out);
+    unlink(ref);
+}
+
+/* `name` from the torch case with bytes [at, at + n) replaced by `with`
+ * (m bytes), or cut to `cut` bytes when cut > 0. */
+static void write_mutated(const char *path, const char *name, size_t at, size_t n, const char *with, size_t m, size_t cut)
+{
+    size_t len;
+    uint8_t *g = (uint8_t *)read_file(torch_file(name), &len);
+    CHECK(g != NULL && at + n <= len);
+    if (!g) return;
+    uint8_t *b = malloc(len + m);
+    memcpy(b, g, at);
+    memcpy(b + at, with, m);
+    memcpy(b + at + m, g + at + n, len - at - n);
+    write_file(path, b, cut ? cut : len - n + m);
+    free(b);
+    free(g);
+}
+
+static size_t find_in(const char *name, const char *needle)
+{
+    size_t len;
+    char *g = read_file(torch_file(name), &len);
+    size_t at = 0, nl = strlen(needle);
+    while (g && at + nl <= len && memcmp(g + at, needle, nl)) at++;
+    CHECK(g && at + nl <= len);
+    free(g);
+    return at;
+}
+
+static void test_torch_errors(void)
+{
+    char w[1024], v[1024], c[1024], o[1024];
+    snprintf(w, sizeof w, "%s", tmp_path("bad_weights.bin"));
+    snprintf(v, sizeof v, "%s", tmp_path("bad_vocab.pkl"));
+    snprintf(c, sizeof c, "%s", tmp_path("bad_config.json"));
+    snprintf(o, sizeof o, "%s", tmp_path("torch_bad.txlm"));
+    const char *wargs[] = {torch_case, "--weights", w, "-o", o, NULL};
+    const char *vargs[] = {torch_case, "--vocab", v, "-o", o, NULL};
+    const char *cargs[] = {torch_case, "--config", c, "-o", o, NULL};
+    size_t len;
+    char *zip = read_file(torch_file("pytorch_model.bin"), &len);
+    if (!zip) return;
+
+    write_mutated(w, "pytorch_model.bin", 0, 0, "", 0, len / 2);
+    expect_fail("truncated zip", wargs, o, "end-of-central-directory", "truncated");
+    size_t cd = find_in("pytorch_model.bin", "PK\x01\x02");
+    write_mutated(w, "pytorch_model.bin", cd, 4, "PK\x01\x09", 4, 0);
+    expect_fail("bad central directory", wargs, o, "bad zip central directory entry", NULL);
+    write_mutated(w, "pytorch_model.bin", cd + 42, 4, "\xff\xff\xff\x7f", 4, 0);
+    expect_fail("local header beyond the file", wargs, o, "no local header at byte 2147483647", NULL);
+    /* The legacy file's state dict built by os.system instead of OrderedDict. */
+    size_t od = find_in("pytorch_model_legacy.bin", "ccollections\nOrderedDict\n");
+    write_mutated(w, "pytorch_model_legacy.bin", od, 25, "cposix\nsystem\n", 14, 0);
+    expect_fail("forbidden GLOBAL in weights", wargs, o, "'posix.system' at byte 139", "not allowed");
+    size_t legacy_len;
+    free(read_file(torch_file("pytorch_model_legacy.bin"), &legacy_len));
+    write_mutated(w, "pytorch_model_legacy.bin", 0, 0, "", 0, legacy_len - 1000);
+    expect_fail("storage beyond the file", wargs, o, "runs past the end of the file", "truncated");
+    /* safetensors header lying: a shape larger than its data range. */
+    size_t sh = find_in("model.safetensors", "\"shape\":[200,64]");
+    write_mutated(w, "model.safetensors", sh, 16, "\"shape\":[201,64]", 16, 0);
+    expect_fail("safetensors shape vs offsets", wargs, o, "hold 51200 bytes", "need 51456");
+
+    static const char forbidden[] = "\x80\x02" "cos\nsystem\n" "X\x02\x00\x00\x00" "id" "\x85R.";
+    write_file(v, forbidden, sizeof forbidden - 1);
+    expect_fail("forbidden GLOBAL in vocab", vargs, o, "'os.system' at byte 2", "not allowed");
+    static const char inst[] = "\x80\x02}(X\x01\x00\x00\x00" "a" "ios\nsystem\n" "u.";
+    write_file(v, inst, sizeof inst - 1);
+    expect_fail("opcode outside the subset", vargs, o, "INST ('i', 0x69)", "at byte 10");
+    free(zip);
+
+    size_t cl;
+    char *cfg = read_file(torch_file("config.json"), &cl);
+    char *at = cfg ? strstr(cfg, "\"div_val\": 2") : NULL;
+    CHECK(at != NULL);
+    if (at) {
+        FILE *f = fopen(c, "wb");
+        fprintf(f, "%.*s\"div_val\": [2]%s", (int)(at - cfg), cfg, at + strlen("\"div_val\": 2"));
+        fclose(f);
+        expect_fail("config wrong type", cargs, o, "'div_val'", NULL);
+    }
+    free(cfg);
+}
+
+/* Progress goes to stderr only when it is a terminal: run under a
+ * pseudo-terminal, the bytes written / total appear and end the line. */
+static void test_progress_tty(void)
+{
+    char out[1024];
+    snprintf(out, sizeof out, "%s", tmp_path("tty.txlm"));
+    int master = -1;
+    fflush(NULL);
+    pid_t pid = forkpty(&master, NULL, NULL, NULL);
+    if (pid == 0) {
+        const char *argv[] = {exe, torch_case, "--weights", torch_file("pytorch_model.bin"), "-o", out, NULL};
+        execv(exe, (char *const *)argv);
+        _exit(127);
+    }
+    CHECK(pid > 0);
+    if (pid <= 0) return;
+    char text[4096];
+    size_t n = 0;
+    for (ssize_t got; n + 1 < sizeof text && (got = read(master, text + n, sizeof text - 1 - n)) > 0;) n += (size_t)got;
+    text[n] = 0;
+    int status = 0;
+    waitpid(pid, &status, 0);
+    close(master);
+    if (!strstr(text, "txlm-pack: writing ")) fprintf(stderr, "no progress on a terminal: \"%s\"\n", text);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(strstr(text, "txlm-pack: writing ") && strstr(text, " MiB") && text[0] && strchr(text, '\n'));
+    unlink(out);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s TXLM_PACK GOLDEN_CASE_DIR\n", argv[0]);
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s TXLM_PACK GOLDEN_CASE_DIR TORCH_CASE_DIR\n", argv[0]);
         return 2;
     }
     exe = argv[1];
     golden_case = argv[2];
+    torch_case = argv[3];
     test_success();
     test_usage_errors();
     test_bad_weights();
     test_bad_config();
     test_bad_vocab();
+    test_torch_forms();
+    test_torch_errors();
+    test_progress_tty();
     tmp_cleanup();
     if (test_failures) fprintf(stderr, "%d check(s) failed\n", test_failures);
     return test_failures ? 1 : 0;

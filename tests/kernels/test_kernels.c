@@ -1,5 +1,21 @@
 /* Every GPU kernel against the CPU reference ops, on random inputs at
- * awkward sizes, including weights split over several bindings. */
+ * awkward sizes, including weights split over several bindings.
+ *
+ * Which kernel an op function picks (engine/ops.c):
+ *   txlm_op_linear    K, X offset and X stride multiples of 8: the 8x8 kernel,
+ *                     wide loads (linear_wide_*) with shaderInt64, else
+ *                     linear_tiled_*; a single row then goes to gemv{,_wide}{,_sg}_*
+ *                     (wide: shaderInt64; sg: subgroupAdd over 8 lanes) unless
+ *                     no_gemv; otherwise the plain linear_* kernel. One variant per
+ *                     weight dtype (f32, f16, q8_0, q4_0).
+ *   txlm_op_linear_t  always linear_* (transposed weights), per dtype.
+ *   txlm_op_gather    gather_* per dtype.
+ *   txlm_op_attention with probabilities wanted, or qlen <= 4, or dh % 4, or a
+ *                     misaligned rk offset: attn_scores, softmax, attn_pv; else
+ *                     attn_fused. txlm_op_attention_terms: attn_terms.
+ * The device features are switched off one by one below (set_mode), so one
+ * run covers every variant the device can run, and the end of main checks
+ * through the recorder's per-kernel counts that each ran in three cases. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +106,43 @@ static txlm_gpu_tensor weight(float *data, uint32_t rows, uint32_t cols, VkDevic
 
 static const char *dt_name(uint32_t dt) { return txlm_dtype_get(dt)->name; }
 
+/* Per kernel, in how many test cases it ran: every kernel the device has
+ * must have run in at least three, so no variant goes untested because the
+ * op functions happened not to pick it. */
+static uint32_t cases_run[TXLM_K_COUNT], uses_seen[TXLM_K_COUNT];
+
+static void case_done(void)
+{
+    for (uint32_t k = 0; k < TXLM_K_COUNT; k++)
+        if (rec.kernel_uses[k] != uses_seen[k]) {
+            cases_run[k]++;
+            uses_seen[k] = rec.kernel_uses[k];
+        }
+}
+
+/* The kernel choices the op functions make from device features, forced
+ * one by one: 64-bit loads (wide) or not, subgroup sums or shared memory
+ * for single rows, and the matrix kernel for single rows too. */
+enum { MODE_NARROW = 1, MODE_NO_SUBGROUP = 2, MODE_NO_GEMV = 4, N_MODES = 8 };
+static int have_int64, have_subgroup;
+
+static int set_mode(int mode)
+{
+    if (!(mode & MODE_NARROW) && !have_int64) return 0;
+    if (!(mode & MODE_NO_SUBGROUP) && !have_subgroup) return 0;
+    ctx->vk.int64 = !(mode & MODE_NARROW);
+    ctx->vk.subgroup_arith = !(mode & MODE_NO_SUBGROUP);
+    ops.no_gemv = (mode & MODE_NO_GEMV) != 0;
+    return 1;
+}
+
+static void reset_mode(void)
+{
+    ctx->vk.int64 = have_int64;
+    ctx->vk.subgroup_arith = have_subgroup;
+    ops.no_gemv = 0;
+}
+
 static void begin(void)
 {
     txlm_err e = {0};
@@ -107,16 +160,21 @@ static double max_abs_diff(const float *a, const float *b, size_t n)
     double m = 0;
     for (size_t i = 0; i < n; i++) {
         double d = fabs((double)a[i] - (double)b[i]);
-        if (!(d <= m)) m = d; /* NaN counts as a failure */
+        if (!(d <= m)) m = isnan(d) ? INFINITY : d; /* a NaN anywhere fails, even if larger diffs follow */
     }
     return m;
 }
 
-static void test_linear(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int with_bias, VkDeviceSize max_range,
-                        uint32_t dtype)
+/* X is read at element offset x_off with rows x_pad elements longer than
+ * K: a misaligned offset or stride sends the op to the plain kernel. */
+static void linear_case(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int with_bias, VkDeviceSize max_range,
+                        uint32_t dtype, uint32_t x_off, uint32_t x_pad, int mode)
 {
+    uint32_t ldx = K + x_pad;
     float *x = rand_vec((size_t)M * K, 1), *w = rand_vec((size_t)N * K, 0.5f), *b = rand_vec(N, 1);
     float *r = rand_vec((size_t)M * N, 1), *want = malloc((size_t)M * N * 4);
+    float *xs = rand_vec(x_off + (size_t)M * ldx, 1);
+    for (uint32_t m = 0; m < M; m++) memcpy(xs + x_off + (size_t)m * ldx, x + (size_t)m * K, (size_t)K * 4);
     float alpha = 0.75f;
     txlm_gpu_tensor wt = weight_dt(w, N, K, dtype, max_range), bt = weight(b, 1, N, 0);
     ref_linear(x, w, with_bias ? b : NULL, M, N, K, 0, want);
@@ -125,14 +183,15 @@ static void test_linear(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int 
         if (flags & TXLM_LIN_RELU) want[i] = want[i] > 0 ? want[i] : 0;
         if (flags & TXLM_LIN_RESIDUAL) want[i] += r[i];
     }
-    txlm_buf xb = host_buf(x, (size_t)M * K), rb = host_buf(r, (size_t)M * N), yb = host_buf(NULL, (size_t)M * N);
-    txlm_arg xa = txlm_arg_of(&xb, 0, K), ra = txlm_arg_of(&rb, 0, N), ya = txlm_arg_of(&yb, 0, N);
+    txlm_buf xb = host_buf(xs, x_off + (size_t)M * ldx), rb = host_buf(r, (size_t)M * N), yb = host_buf(NULL, (size_t)M * N);
+    txlm_arg xa = txlm_arg_of(&xb, x_off, ldx), ra = txlm_arg_of(&rb, 0, N), ya = txlm_arg_of(&yb, 0, N);
     begin();
     txlm_op_linear(&ops, xa, &wt, 0, N, with_bias ? &bt : NULL, 0, &ra, ya, M, flags, alpha);
     run();
     double diff = max_abs_diff(yb.map, want, (size_t)M * N);
-    CHECK(diff < 1e-4 * sqrt((double)K), "linear %s M=%u N=%u K=%u flags=%u bias=%d chunks=%u: max diff %g",
-          dt_name(dtype), M, N, K, flags, with_bias, txlm_tensor_n_chunks(&wt), diff);
+    CHECK(diff < 1e-4 * sqrt((double)K),
+          "linear %s M=%u N=%u K=%u flags=%u bias=%d chunks=%u x_off=%u x_pad=%u mode=%d: max diff %g", dt_name(dtype), M, N,
+          K, flags, with_bias, txlm_tensor_n_chunks(&wt), x_off, x_pad, mode, diff);
     CHECK(!max_range || txlm_tensor_n_chunks(&wt) > 1, "weight was not split (N=%u)", N);
 
     /* a row range of the weight (the adaptive softmax's shortlist), into a column offset of Y */
@@ -150,30 +209,55 @@ static void test_linear(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int 
         for (uint32_t m = 0; m < M; m++)
             for (uint32_t n = 0; n < nr; n++) {
                 double d = fabs(((float *)yb.map)[m * N + 1 + n] - want2[m * nr + n]);
-                if (!(d <= d2)) d2 = d;
+                if (!(d <= d2)) d2 = isnan(d) ? INFINITY : d;
             }
-        CHECK(d2 < 1e-4 * sqrt((double)K), "linear row range M=%u N=%u K=%u: max diff %g", M, N, K, d2);
+        CHECK(d2 < 1e-4 * sqrt((double)K), "linear %s row range M=%u N=%u K=%u mode=%d: max diff %g", dt_name(dtype), M, N,
+              K, mode, d2);
         free(w2);
         free(want2);
     }
     txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &rb), txlm_buf_destroy(&ctx->vk, &yb);
     txlm_tensor_free(&ctx->vk, &wt), txlm_tensor_free(&ctx->vk, &bt);
-    free(x), free(w), free(b), free(r), free(want);
+    free(x), free(xs), free(w), free(b), free(r), free(want);
+    case_done();
 }
 
-static void test_linear_t(uint32_t M, uint32_t N, uint32_t K, uint32_t dtype)
+static void test_linear_at(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int with_bias, VkDeviceSize max_range,
+                           uint32_t dtype, uint32_t x_off, uint32_t x_pad)
+{
+    for (int mode = 0; mode < N_MODES; mode++) {
+        /* subgroup sums and the gemv switch only matter for single rows */
+        int redundant_sg = (mode & MODE_NO_SUBGROUP) && have_subgroup;
+        if (M != 1 && ((mode & MODE_NO_GEMV) || redundant_sg)) continue;
+        if ((mode & MODE_NO_GEMV) && redundant_sg) continue;
+        if (set_mode(mode)) linear_case(M, N, K, flags, with_bias, max_range, dtype, x_off, x_pad, mode);
+    }
+    reset_mode();
+}
+
+static void test_linear(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int with_bias, VkDeviceSize max_range,
+                        uint32_t dtype)
+{
+    test_linear_at(M, N, K, flags, with_bias, max_range, dtype, 0, 0);
+}
+
+/* P [K, N] split along K into chunks when max_range > 0: the chunks' partial products add up. */
+static void test_linear_t(uint32_t M, uint32_t N, uint32_t K, uint32_t dtype, VkDeviceSize max_range)
 {
     float *x = rand_vec((size_t)M * K, 1), *p = rand_vec((size_t)K * N, 0.5f), *want = malloc((size_t)M * N * 4);
-    txlm_gpu_tensor pt = weight_dt(p, K, N, dtype, 0);
+    txlm_gpu_tensor pt = weight_dt(p, K, N, dtype, max_range);
     ref_linear_t(x, p, M, N, K, want);
     txlm_buf xb = host_buf(x, (size_t)M * K), yb = host_buf(NULL, (size_t)M * N);
     begin();
     txlm_op_linear_t(&ops, txlm_arg_of(&xb, 0, K), &pt, txlm_arg_of(&yb, 0, N), M);
     run();
     double diff = max_abs_diff(yb.map, want, (size_t)M * N);
-    CHECK(diff < 1e-4 * sqrt((double)K), "linear_t %s M=%u N=%u K=%u: max diff %g", dt_name(dtype), M, N, K, diff);
+    CHECK(diff < 1e-4 * sqrt((double)K), "linear_t %s M=%u N=%u K=%u chunks=%u: max diff %g", dt_name(dtype), M, N, K,
+          txlm_tensor_n_chunks(&pt), diff);
+    CHECK(!max_range || txlm_tensor_n_chunks(&pt) > 1, "projection was not split (K=%u)", K);
     txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &yb), txlm_tensor_free(&ctx->vk, &pt);
     free(x), free(p), free(want);
+    case_done();
 }
 
 static void test_gather(uint32_t n, uint32_t rows, uint32_t dim, int32_t id_lo, VkDeviceSize max_range, uint32_t dtype)
@@ -200,6 +284,7 @@ static void test_gather(uint32_t n, uint32_t rows, uint32_t dim, int32_t id_lo, 
           id_lo, txlm_tensor_n_chunks(&et), diff);
     txlm_buf_destroy(&ctx->vk, &ib), txlm_buf_destroy(&ctx->vk, &yb), txlm_tensor_free(&ctx->vk, &et);
     free(e), free(ids), free(y0), free(want);
+    case_done();
 }
 
 static void test_layernorm(uint32_t rows, uint32_t d, int residual, int in_place)
@@ -220,26 +305,28 @@ static void test_layernorm(uint32_t rows, uint32_t d, int residual, int in_place
     txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &rb), txlm_buf_destroy(&ctx->vk, &yb);
     txlm_tensor_free(&ctx->vk, &gt), txlm_tensor_free(&ctx->vk, &bt);
     free(x), free(r), free(g), free(b), free(want);
+    case_done();
 }
 
-/* The GPU takes position keys by distance (rk_dist[p], p = 0..max_dist);
- * the reference takes them in R's order (row j has pos klen-1-j, clamped). */
-/* The GPU takes position keys by distance (rk_dist[p], p = 0..max_dist);
- * the reference takes them in R's order (row j has pos klen-1-j, clamped). */
+/* The GPU takes position keys by distance (rk_dist[p], p = 0..max_dist),
+ * at element rk_off of their buffer; the reference takes them in R's order
+ * (row j has pos klen-1-j, clamped). Runs the three-pass path with the
+ * probabilities kept, the score terms, the default choice (fused where the
+ * shape allows) and the three-pass path through scratch. */
 static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, int same_length, uint32_t mem_len,
-                           int32_t clamp_len)
+                           int32_t clamp_len, uint32_t rk_off)
 {
     uint32_t klen = mlen + qlen, hd = H * dh;
     uint32_t max_dist = clamp_len > 0 && (uint32_t)clamp_len < klen - 1 ? (uint32_t)clamp_len : klen - 1;
     float *q = rand_vec((size_t)qlen * hd, 1), *kv = rand_vec((size_t)klen * 2 * hd, 1);
-    float *rkd = rand_vec((size_t)(max_dist + 1) * hd, 1), *rwb = rand_vec(hd, 0.5f), *rrb = rand_vec(hd, 0.5f);
+    float *rkd = rand_vec(rk_off + (size_t)(max_dist + 1) * hd, 1), *rwb = rand_vec(hd, 0.5f), *rrb = rand_vec(hd, 0.5f);
     float *k = malloc((size_t)klen * hd * 4), *v = malloc((size_t)klen * hd * 4), *rk = malloc((size_t)klen * hd * 4);
     for (uint32_t j = 0; j < klen; j++) {
         memcpy(k + (size_t)j * hd, kv + (size_t)j * 2 * hd, hd * 4);
         memcpy(v + (size_t)j * hd, kv + (size_t)j * 2 * hd + hd, hd * 4);
         uint32_t pos = klen - 1 - j;
         if (pos > max_dist) pos = max_dist;
-        memcpy(rk + (size_t)j * hd, rkd + (size_t)pos * hd, hd * 4);
+        memcpy(rk + (size_t)j * hd, rkd + rk_off + (size_t)pos * hd, hd * 4);
     }
     size_t plane = (size_t)H * qlen * klen;
     float *want_p = malloc(plane * 4), *want_o = malloc((size_t)qlen * hd * 4), *want_t = malloc(4 * plane * 4);
@@ -247,14 +334,14 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
 
     txlm_buf qb = host_buf(q, (size_t)qlen * hd), kvb = host_buf(kv, (size_t)klen * 2 * hd);
     txlm_buf sb = host_buf(NULL, plane), ob = host_buf(NULL, (size_t)qlen * hd), tb = host_buf(NULL, 4 * plane);
-    txlm_gpu_tensor rkt = weight(rkd, max_dist + 1, hd, 0), rwt = weight(rwb, H, dh, 0), rrt = weight(rrb, H, dh, 0);
+    txlm_buf rkb = host_buf(rkd, rk_off + (size_t)(max_dist + 1) * hd);
+    txlm_gpu_tensor rwt = weight(rwb, H, dh, 0), rrt = weight(rrb, H, dh, 0);
     txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len};
+    txlm_view qv = txlm_view_of(&qb), kvv = txlm_view_of(&kvb), rkv = txlm_view_of(&rkb), ov = txlm_view_of(&ob);
     begin();
     txlm_view probs = txlm_view_of(&sb);
-    txlm_op_attention(&ops, &s, txlm_view_of(&qb), txlm_view_of(&kvb), txlm_tensor_view(&rkt), 0, &rwt, &rrt, &probs,
-                      probs, txlm_view_of(&ob));
-    txlm_op_attention_terms(&ops, &s, txlm_view_of(&qb), txlm_view_of(&kvb), txlm_tensor_view(&rkt), 0, &rwt, &rrt,
-                            txlm_view_of(&tb));
+    txlm_op_attention(&ops, &s, qv, kvv, rkv, rk_off, &rwt, &rrt, &probs, probs, ov);
+    txlm_op_attention_terms(&ops, &s, qv, kvv, rkv, rk_off, &rwt, &rrt, txlm_view_of(&tb));
     run();
     double dp = max_abs_diff(sb.map, want_p, plane);
     double dout = max_abs_diff(ob.map, want_o, (size_t)qlen * hd);
@@ -264,9 +351,12 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
     for (uint32_t h = 0; h < H; h++)
         for (uint32_t i = 0; i < qlen; i++) {
             double sum = 0;
+            int visible = 0; /* a row with every key masked is uniform, as in the reference */
+            for (uint32_t j = 0; j < klen; j++)
+                visible |= !ref_attn_masked((int)i, (int)j, (int)qlen, (int)mlen, same_length, (int)mem_len);
             for (uint32_t j = 0; j < klen; j++) {
                 float pv = p[((size_t)h * qlen + i) * klen + j];
-                if (ref_attn_masked((int)i, (int)j, (int)qlen, (int)mlen, same_length, (int)mem_len) && pv != 0.0f)
+                if (visible && ref_attn_masked((int)i, (int)j, (int)qlen, (int)mlen, same_length, (int)mem_len) && pv != 0.0f)
                     exact_zeros = 0;
                 sum += pv;
             }
@@ -275,10 +365,28 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
     CHECK(exact_zeros, "attention: masked entries are not exactly 0 (qlen=%u mlen=%u)", qlen, mlen);
     CHECK(dp < 1e-5 && dout < 1e-4 && dt < 1e-4 * dh, "attention qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d: "
           "prob diff %g, out diff %g, terms diff %g", qlen, mlen, H, dh, same_length, mem_len, clamp_len, dp, dout, dt);
+
+    /* without probabilities: fused where the shape allows, then forced three-pass */
+    for (int no_fused = 0; no_fused < 2; no_fused++) {
+        uint32_t fused_before = rec.kernel_uses[TXLM_K_ATTN_FUSED];
+        memset(ob.map, 0, (size_t)qlen * hd * 4);
+        ops.no_fused_attention = no_fused;
+        begin();
+        txlm_op_attention(&ops, &s, qv, kvv, rkv, rk_off, &rwt, &rrt, NULL, probs, ov);
+        run();
+        ops.no_fused_attention = 0;
+        int fused = rec.kernel_uses[TXLM_K_ATTN_FUSED] != fused_before;
+        int expect_fused = !no_fused && qlen > 4 && dh % 4 == 0 && rk_off % 4 == 0;
+        double d = max_abs_diff(ob.map, want_o, (size_t)qlen * hd);
+        CHECK(d < 1e-4 && fused == expect_fused,
+              "attention (%s) qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d rk_off=%u: out diff %g",
+              fused ? "fused" : "three-pass", qlen, mlen, H, dh, same_length, mem_len, clamp_len, rk_off, d);
+    }
     txlm_buf_destroy(&ctx->vk, &qb), txlm_buf_destroy(&ctx->vk, &kvb), txlm_buf_destroy(&ctx->vk, &sb);
-    txlm_buf_destroy(&ctx->vk, &ob), txlm_buf_destroy(&ctx->vk, &tb);
-    txlm_tensor_free(&ctx->vk, &rkt), txlm_tensor_free(&ctx->vk, &rwt), txlm_tensor_free(&ctx->vk, &rrt);
+    txlm_buf_destroy(&ctx->vk, &ob), txlm_buf_destroy(&ctx->vk, &tb), txlm_buf_destroy(&ctx->vk, &rkb);
+    txlm_tensor_free(&ctx->vk, &rwt), txlm_tensor_free(&ctx->vk, &rrt);
     free(q), free(kv), free(rkd), free(rwb), free(rrb), free(k), free(v), free(rk), free(want_p), free(want_o), free(want_t);
+    case_done();
 }
 
 static void test_logsoftmax(uint32_t rows, uint32_t n, uint32_t n_write, int with_add)
@@ -298,12 +406,13 @@ static void test_logsoftmax(uint32_t rows, uint32_t n, uint32_t n_write, int wit
         for (uint32_t j = 0; j < n; j++) {
             double want = j < n_write ? x[(size_t)r * n + j] - m - log(s) + (with_add ? add[r * 3 + 2] : 0) : 0;
             double d = fabs(got[(size_t)r * n + j] - want);
-            if (!(d <= worst)) worst = d;
+            if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
         }
     }
     CHECK(worst < 1e-4, "logsoftmax rows=%u n=%u n_write=%u add=%d: max diff %g", rows, n, n_write, with_add, worst);
     txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &db), txlm_buf_destroy(&ctx->vk, &ab);
     free(x), free(add);
+    case_done();
 }
 
 int main(void)
@@ -319,42 +428,105 @@ int main(void)
     ops.rec = &rec;
     ops.dummy = txlm_view_of(&ctx->dummy);
 
+    have_int64 = ctx->vk.int64;
+    have_subgroup = ctx->vk.subgroup_arith;
+
+    /* M, N, K, flags, bias, split bytes, dtype (, x offset, x row padding).
+     * Each dtype: shapes for the plain kernel (K or X not 8-aligned), for the
+     * 8x8 kernels (several rows) and for the single-row kernels, every one
+     * run under each kernel choice the device allows. */
+    const uint32_t RL = TXLM_LIN_RELU, RS = TXLM_LIN_RESIDUAL;
     test_linear(1, 1, 1, 0, 0, 0, TXLM_DT_F32);
-    test_linear(7, 13, 5, TXLM_LIN_RELU, 1, 0, TXLM_DT_F32);
-    test_linear(33, 67, 41, TXLM_LIN_RESIDUAL, 1, 0, TXLM_DT_F32);
-    test_linear(5, 130, 128, TXLM_LIN_RELU | TXLM_LIN_RESIDUAL, 1, 0, TXLM_DT_F32);
+    test_linear(7, 13, 5, RL, 1, 0, TXLM_DT_F32);
+    test_linear(33, 67, 41, RS, 1, 0, TXLM_DT_F32);
+    test_linear_at(6, 20, 16, RL | RS, 1, 0, TXLM_DT_F32, 3, 1);
+    test_linear(5, 130, 128, RL | RS, 1, 0, TXLM_DT_F32);
     test_linear(9, 101, 24, 0, 1, 24 * 4 * 16, TXLM_DT_F32); /* weight split into chunks of 16 rows */
-    test_linear(3, 37, 33, TXLM_LIN_RELU, 1, 0, TXLM_DT_F16);
-    test_linear(10, 61, 64, TXLM_LIN_RESIDUAL, 1, 64 * 2 * 8, TXLM_DT_F16);
-    test_linear(1, 45, 96, 0, 1, 0, TXLM_DT_Q8_0);
-    test_linear(13, 77, 64, TXLM_LIN_RELU, 1, 64 / 32 * 34 * 16, TXLM_DT_Q8_0);
-    test_linear(1, 45, 96, 0, 1, 0, TXLM_DT_Q4_0);
-    test_linear(13, 77, 64, TXLM_LIN_RESIDUAL, 1, 64 / 32 * 18 * 32, TXLM_DT_Q4_0);
-    test_linear_t(1, 16, 64, TXLM_DT_F32);
-    test_linear_t(11, 37, 29, TXLM_DT_F32);
-    test_linear_t(6, 64, 48, TXLM_DT_F32);
-    test_linear_t(5, 32, 48, TXLM_DT_Q8_0);
-    test_linear_t(4, 33, 17, TXLM_DT_F16);
+    test_linear_at(17, 40, 64, RS, 0, 0, TXLM_DT_F32, 8, 8);
+    test_linear(1, 45, 96, 0, 1, 0, TXLM_DT_F32);
+    test_linear(1, 100, 64, RL, 1, 64 * 4 * 24, TXLM_DT_F32);
+    test_linear(1, 33, 8, RL | RS, 1, 0, TXLM_DT_F32);
+
+    test_linear(3, 37, 33, RL, 1, 0, TXLM_DT_F16);
+    test_linear_at(4, 20, 16, 0, 1, 0, TXLM_DT_F16, 0, 3);
+    test_linear(1, 9, 12, RS, 0, 0, TXLM_DT_F16);
+    test_linear(10, 61, 64, RS, 1, 64 * 2 * 8, TXLM_DT_F16);
+    test_linear(6, 17, 40, 0, 1, 0, TXLM_DT_F16);
+    test_linear(12, 70, 32, RL, 0, 0, TXLM_DT_F16);
+    test_linear(1, 45, 96, 0, 1, 0, TXLM_DT_F16);
+    test_linear(1, 77, 64, RS, 1, 64 * 2 * 16, TXLM_DT_F16);
+    test_linear(1, 5, 8, RL, 1, 0, TXLM_DT_F16);
+
+    for (uint32_t dt = TXLM_DT_Q8_0; dt <= TXLM_DT_Q4_0; dt++) {
+        uint32_t row32 = txlm_dtype_get(dt)->block_bytes; /* bytes of a 32-element row */
+        test_linear_at(5, 20, 32, RL, 1, 0, dt, 0, 1);
+        test_linear_at(1, 45, 64, 0, 1, 0, dt, 5, 0);
+        test_linear_at(9, 33, 96, RS, 1, 3 * row32 * 8, dt, 0, 3);
+        test_linear(13, 77, 64, RL, 1, 2 * row32 * 16, dt);
+        test_linear(2, 40, 32, 0, 0, 0, dt);
+        test_linear(20, 65, 128, RS, 1, 0, dt);
+        test_linear(1, 45, 96, 0, 1, 0, dt);
+        test_linear(1, 70, 64, RS, 1, 2 * row32 * 32, dt);
+        test_linear(1, 31, 32, RL | RS, 1, 0, dt);
+    }
+
+    /* M, N, K, dtype, split bytes (P is split along K) */
+    test_linear_t(1, 16, 64, TXLM_DT_F32, 0);
+    test_linear_t(11, 37, 29, TXLM_DT_F32, 0);
+    test_linear_t(6, 64, 48, TXLM_DT_F32, 64 * 4 * 16);
+    test_linear_t(4, 33, 17, TXLM_DT_F16, 0);
+    test_linear_t(7, 8, 40, TXLM_DT_F16, 8 * 2 * 16);
+    test_linear_t(1, 21, 5, TXLM_DT_F16, 0);
+    test_linear_t(5, 32, 48, TXLM_DT_Q8_0, 0);
+    test_linear_t(3, 64, 40, TXLM_DT_Q8_0, 2 * 34 * 16);
+    test_linear_t(1, 96, 7, TXLM_DT_Q8_0, 0);
+    test_linear_t(5, 32, 48, TXLM_DT_Q4_0, 0);
+    test_linear_t(3, 64, 40, TXLM_DT_Q4_0, 2 * 18 * 16);
+    test_linear_t(1, 96, 7, TXLM_DT_Q4_0, 0);
+
+    /* n tokens, table rows, dim, first id, split bytes, dtype */
     test_gather(9, 13, 5, 0, 0, TXLM_DT_F32);
     test_gather(17, 40, 33, 7, 0, TXLM_DT_F32);
     test_gather(31, 100, 16, 3, 16 * 4 * 8, TXLM_DT_F32); /* table split into chunks of 8 rows */
     test_gather(12, 30, 7, 2, 0, TXLM_DT_F16);
+    test_gather(1, 9, 64, 0, 0, TXLM_DT_F16);
+    test_gather(25, 60, 24, 11, 24 * 2 * 8, TXLM_DT_F16);
     test_gather(20, 50, 64, 5, 64 / 32 * 34 * 16, TXLM_DT_Q8_0);
+    test_gather(3, 7, 32, 0, 0, TXLM_DT_Q8_0);
+    test_gather(15, 33, 96, 9, 0, TXLM_DT_Q8_0);
     test_gather(20, 50, 96, 0, 96 / 32 * 18 * 16, TXLM_DT_Q4_0);
+    test_gather(3, 7, 32, 0, 0, TXLM_DT_Q4_0);
+    test_gather(15, 33, 64, 9, 0, TXLM_DT_Q4_0);
+
     test_layernorm(1, 48, 0, 0);
     test_layernorm(5, 65, 1, 0);
     test_layernorm(3, 1024, 1, 1);
     test_layernorm(7, 33, 0, 1);
-    /* qlen, mlen, H, dh, same_length, mem_len, clamp */
-    test_attention(1, 0, 1, 8, 0, 4, -1);
-    test_attention(5, 3, 3, 16, 1, 6, -1);
-    test_attention(7, 20, 2, 128, 1, 20, 9);
-    test_attention(6, 0, 4, 16, 1, 16, 20);
-    test_attention(1, 10, 4, 16, 1, 10, 20);
-    test_attention(3, 12, 1, 41, 0, 12, -1);
+    test_layernorm(2, 8, 1, 0);
+
+    /* qlen, mlen, H, dh, same_length, mem_len, clamp, rk offset */
+    test_attention(1, 0, 1, 8, 0, 4, -1, 0);      /* one head, one token, no memory */
+    test_attention(5, 3, 3, 16, 1, 6, -1, 4);     /* memory shorter than the segment */
+    test_attention(7, 20, 2, 128, 1, 20, 9, 0);   /* memory longer, clamped */
+    test_attention(6, 0, 4, 16, 1, 16, 20, 0);
+    test_attention(1, 10, 4, 16, 1, 10, 20, 0);
+    test_attention(3, 12, 1, 41, 0, 12, -1, 3);   /* odd head size */
+    test_attention(9, 70, 2, 8, 0, 70, 30, 8);    /* more than 64 keys, clamped */
+    test_attention(13, 5, 1, 128, 1, 8, 4, 0);    /* one head of 128, clamp below the segment */
+    test_attention(11, 16, 3, 32, 0, 16, -1, 0);
+    test_attention(5, 16, 2, 8, 1, 16, -1, 0);
+    test_attention(7, 9, 2, 16, 1, 12, -1, 2);    /* memory not yet full; misaligned rk: three-pass */
+    test_attention(6, 0, 2, 16, 1, 0, -1, 0);     /* same_length without memory: every key masked */
+    test_attention(3, 0, 1, 8, 1, 0, 5, 0);
+
     test_logsoftmax(3, 1000, 1000, 0);
     test_logsoftmax(4, 203, 200, 1);
     test_logsoftmax(1, 1, 1, 1);
+    test_logsoftmax(6, 65, 60, 1);
+
+    for (uint32_t k = 0; k < TXLM_K_COUNT; k++)
+        CHECK(!ctx->kernels.k[k].pipeline || cases_run[k] >= 3, "kernel %s ran in %u test cases, fewer than 3",
+              ctx->kernels.k[k].name, cases_run[k]);
 
     uint64_t vmsgs = txlm_context_validation_messages(ctx);
     CHECK(vmsgs == 0, "%llu Vulkan validation messages", (unsigned long long)vmsgs);

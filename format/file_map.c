@@ -1,0 +1,42 @@
+/* Whole-file read-only mappings: the checkpoint readers hand out tensor
+ * data as pointers into the file, so a checkpoint is never copied. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <txlm.h>
+
+#include "torch_read.h"
+
+int txlm_file_map_open(const char *path, txlm_file_map *m, txlm_err *err)
+{
+    memset(m, 0, sizeof *m);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) != 0) rc = txlm_fail(err, TXLM_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode)) rc = txlm_fail(err, TXLM_ERR_IO, "%s: not a regular file", path);
+    else if ((uint64_t)st.st_size > SIZE_MAX) rc = txlm_fail(err, TXLM_ERR_LIMIT, "%s: too large to map", path);
+    if (rc || st.st_size == 0) {
+        close(fd);
+        if (!rc) m->data = (const uint8_t *)"";
+        return rc;
+    }
+    void *addr = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd);
+    if (addr == MAP_FAILED) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot map: %s", path, strerror(e));
+    m->data = addr;
+    m->len = (uint64_t)st.st_size;
+    return 0;
+}
+
+void txlm_file_map_close(txlm_file_map *m)
+{
+    if (m->len) munmap((void *)m->data, (size_t)m->len);
+    memset(m, 0, sizeof *m);
+}

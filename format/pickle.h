@@ -1,0 +1,102 @@
+/* A pickle reader for the subset that state dicts and tokenizer
+ * vocabularies use. It builds plain values and never calls anything: the
+ * few globals it knows (OrderedDict, Counter, torch storages and
+ * _rebuild_tensor_v2) are interpreted as data, every other global or opcode
+ * is refused with its byte offset. */
+#ifndef TXLM_PICKLE_H
+#define TXLM_PICKLE_H
+
+#include <stdint.h>
+
+#include "errmsg.h"
+
+typedef enum txlm_pk_kind {
+    TXLM_PK_NONE,
+    TXLM_PK_BOOL,
+    TXLM_PK_INT,
+    TXLM_PK_FLOAT,
+    TXLM_PK_STR,     /* str, or a Python 2 byte string: bytes as stored */
+    TXLM_PK_TUPLE,
+    TXLM_PK_LIST,
+    TXLM_PK_DICT,    /* dict, OrderedDict or Counter: items[2k] -> items[2k+1], in order */
+    TXLM_PK_GLOBAL,  /* one of txlm_pk_global, before it is applied */
+    TXLM_PK_STORAGE, /* a persistent storage reference */
+    TXLM_PK_TENSOR,  /* _rebuild_tensor_v2(...) */
+} txlm_pk_kind;
+
+typedef enum txlm_pk_global {
+    TXLM_PKG_ORDERED_DICT,
+    TXLM_PKG_COUNTER,
+    TXLM_PKG_REBUILD_TENSOR_V2,
+    TXLM_PKG_FLOAT_STORAGE,
+    TXLM_PKG_HALF_STORAGE,
+    TXLM_PKG_BFLOAT16_STORAGE,
+} txlm_pk_global;
+
+#define TXLM_PK_MAX_RANK 8
+
+typedef struct txlm_pk_value txlm_pk_value;
+
+typedef struct txlm_pk_storage {
+    uint32_t dtype;        /* TXLM_DT_F32, _F16 or _BF16 */
+    uint32_t elem_size;
+    const char *key;       /* the storage key (points into the pickle bytes) */
+    uint32_t key_len;
+    uint64_t numel;        /* elements of the whole storage */
+    /* Legacy files may reference a view of another storage: elements
+     * [view_offset, view_offset + view_numel) of the storage `key`. */
+    int is_view;
+    const char *view_key;
+    uint32_t view_key_len;
+    uint64_t view_offset, view_numel;
+} txlm_pk_storage;
+
+typedef struct txlm_pk_tensor {
+    const txlm_pk_value *storage; /* a TXLM_PK_STORAGE */
+    uint64_t offset;              /* in elements */
+    uint32_t rank;
+    uint64_t dims[TXLM_PK_MAX_RANK];
+    uint64_t strides[TXLM_PK_MAX_RANK];
+} txlm_pk_tensor;
+
+struct txlm_pk_value {
+    uint32_t kind;
+    uint32_t n;      /* TUPLE/LIST: items; DICT: 2 x pairs */
+    uint64_t at;     /* byte offset (in the whole file) of the opcode that made it */
+    union {
+        int64_t i;   /* BOOL, INT */
+        double f;
+        struct {
+            const char *s;
+            uint32_t len;
+        } str;
+        struct {
+            txlm_pk_value **items;
+            uint32_t cap;
+        } seq;
+        uint32_t global;
+        txlm_pk_storage storage;
+        txlm_pk_tensor tensor;
+    } u;
+};
+
+typedef struct txlm_pickle txlm_pickle;
+
+/* Parses one pickle at data[0 .. len) up to its STOP opcode. `base` is the
+ * file offset of data[0] (for messages); `where` prefixes messages. *used
+ * receives the bytes consumed. Values (and the strings they point to in
+ * data) live until txlm_pickle_free. */
+int txlm_pickle_parse(const char *where, const uint8_t *data, uint64_t len, uint64_t base, txlm_pickle **out,
+                      const txlm_pk_value **root, uint64_t *used, txlm_err *err);
+void txlm_pickle_free(txlm_pickle *p);
+/* Calls fn on every value of `kind` the pickle made, reachable or not
+ * (legacy files lay out every storage the pickle names); stops at the
+ * first non-zero return and passes it on. */
+int txlm_pickle_each(const txlm_pickle *p, uint32_t kind, int (*fn)(void *user, const txlm_pk_value *v), void *user);
+
+/* Helpers for walking values. NULL when absent or of another kind. */
+const txlm_pk_value *txlm_pk_dict_get(const txlm_pk_value *dict, const char *key);
+int txlm_pk_str_is(const txlm_pk_value *v, const char *s);
+const char *txlm_pk_kind_name(uint32_t kind);
+
+#endif

@@ -1,0 +1,66 @@
+/* Pieces shared by the torch.save readers (torch_zip.c, torch_legacy.c),
+ * the state-dict walker (torch_tensors.c) and the pickled vocabulary
+ * reader (vocab_pickle.c). */
+#ifndef TXLM_TORCH_READ_H
+#define TXLM_TORCH_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "checkpoint.h"
+#include "errmsg.h"
+#include "pickle.h"
+#include "zip.h"
+
+/* A read-only mapping of a whole file. */
+typedef struct txlm_file_map {
+    const uint8_t *data;
+    uint64_t len;
+} txlm_file_map;
+
+int txlm_file_map_open(const char *path, txlm_file_map *m, txlm_err *err);
+void txlm_file_map_close(txlm_file_map *m);
+
+/* The first pickle of a legacy torch.save file: protocol 2, LONG1 of the
+ * magic number 0x1950a86a20f9469cfc6c. */
+#define TXLM_TORCH_LEGACY_MAGIC "\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19\x2e"
+#define TXLM_TORCH_LEGACY_MAGIC_LEN 15u
+
+/* Legacy file: checks the magic, protocol version and system info pickles,
+ * then parses the saved object. *end is the byte after its pickle. */
+int txlm_torch_legacy_object(const char *where, const uint8_t *data, uint64_t len, txlm_pickle **pk,
+                             const txlm_pk_value **root, uint64_t *end, txlm_err *err);
+
+/* Zip file: finds <archive>/data.pkl (checks its CRC and the byte order)
+ * and parses it. *prefix / *prefix_len receive "<archive>/". */
+int txlm_torch_zip_object(const char *where, const uint8_t *data, uint64_t len, txlm_zip *z, const char **prefix,
+                          size_t *prefix_len, txlm_pickle **pk, const txlm_pk_value **root, txlm_err *err);
+
+/* Bytes of the whole storage a reference names (a view's root storage):
+ * at least numel * elem_size of them, checked by the callee. */
+typedef int (*txlm_storage_fn)(void *user, const txlm_pk_storage *s, const uint8_t **data, txlm_err *err);
+
+/* Owned memory of a torch checkpoint: the mapping and copies of
+ * non-contiguous tensors. */
+typedef struct txlm_torch_impl {
+    txlm_file_map map;
+    void **copies;
+    uint32_t n_copies, cap_copies;
+} txlm_torch_impl;
+
+void txlm_torch_impl_free(void *impl);
+/* An empty checkpoint of the given format owning a mapping of path
+ * (*out is cleared: the caller sets it on success). */
+int txlm_torch_checkpoint_new(const char *path, const char *format, txlm_checkpoint **out, txlm_checkpoint **c,
+                              txlm_torch_impl **impl, txlm_err *err);
+
+/* Fills c->tensors from a state dict (or a dict holding one under
+ * "state_dict", "model_state_dict" or "model"), checking that every tensor
+ * view lies inside its storage. Non-contiguous views are copied into impl. */
+int txlm_torch_collect(const char *where, const txlm_pk_value *root, txlm_storage_fn fn, void *user,
+                       txlm_torch_impl *impl, txlm_checkpoint *c, txlm_err *err);
+
+int txlm_torch_zip_open(const char *path, txlm_checkpoint **out, txlm_err *err);
+int txlm_torch_legacy_open(const char *path, txlm_checkpoint **out, txlm_err *err);
+
+#endif

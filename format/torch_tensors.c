@@ -1,0 +1,199 @@
+/* State dict -> checkpoint tensors, for both torch.save formats. A tensor
+ * is (storage, offset, size, stride); its every element must lie inside its
+ * storage. Contiguous tensors point into the mapped file; others (rare in
+ * state dicts) are gathered into a copy. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <txlm.h>
+
+#include "torch_read.h"
+
+#define TENSOR_CAP (1u << 20)
+
+void txlm_torch_impl_free(void *impl)
+{
+    txlm_torch_impl *t = impl;
+    if (!t) return;
+    for (uint32_t i = 0; i < t->n_copies; i++) free(t->copies[i]);
+    free(t->copies);
+    txlm_file_map_close(&t->map);
+    free(t);
+}
+
+int txlm_torch_checkpoint_new(const char *path, const char *format, txlm_checkpoint **out, txlm_checkpoint **c,
+                              txlm_torch_impl **impl, txlm_err *err)
+{
+    *out = NULL;
+    *c = calloc(1, sizeof **c);
+    *impl = calloc(1, sizeof **impl);
+    if (!*c || !*impl) {
+        free(*c);
+        free(*impl);
+        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+    }
+    (*c)->format = format;
+    (*c)->impl = *impl;
+    (*c)->free_impl = txlm_torch_impl_free;
+    int rc = txlm_file_map_open(path, &(*impl)->map, err);
+    if (rc) txlm_checkpoint_free(*c);
+    return rc;
+}
+
+static void shown_name(char *out, size_t cap, const txlm_pk_value *k)
+{
+    size_t n = 0;
+    for (uint32_t i = 0; k->kind == TXLM_PK_STR && i < k->u.str.len && n + 1 < cap; i++)
+        out[n++] = (k->u.str.s[i] >= 0x20 && k->u.str.s[i] < 0x7f) ? k->u.str.s[i] : '?';
+    out[n] = 0;
+}
+
+/* Element offset of the last element, or an overflow. */
+static int extent(const txlm_pk_tensor *t, uint64_t *last)
+{
+    uint64_t e = t->offset;
+    for (uint32_t i = 0; i < t->rank; i++) {
+        uint64_t step;
+        if (__builtin_mul_overflow(t->dims[i] - 1, t->strides[i], &step) || __builtin_add_overflow(e, step, &e)) return -1;
+    }
+    *last = e;
+    return 0;
+}
+
+static int contiguous(const txlm_pk_tensor *t)
+{
+    uint64_t want = 1;
+    for (uint32_t i = t->rank; i-- > 0;) {
+        if (t->dims[i] != 1 && t->strides[i] != want) return 0;
+        want *= t->dims[i];
+    }
+    return 1;
+}
+
+static int keep_copy(txlm_torch_impl *impl, void *p)
+{
+    if (impl->n_copies == impl->cap_copies) {
+        uint32_t cap = impl->cap_copies ? 2 * impl->cap_copies : 16;
+        void **n = realloc(impl->copies, cap * sizeof *n);
+        if (!n) return -1;
+        impl->copies = n;
+        impl->cap_copies = cap;
+    }
+    impl->copies[impl->n_copies++] = p;
+    return 0;
+}
+
+/* Row-major gather of a strided view. */
+static void gather(const txlm_pk_tensor *t, const uint8_t *base, uint32_t esize, uint8_t *dst, uint64_t n)
+{
+    uint64_t idx[TXLM_PK_MAX_RANK] = {0};
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t off = t->offset;
+        for (uint32_t i = 0; i < t->rank; i++) off += idx[i] * t->strides[i];
+        memcpy(dst + k * esize, base + off * esize, esize);
+        for (uint32_t i = t->rank; i-- > 0;) {
+            if (++idx[i] < t->dims[i]) break;
+            idx[i] = 0;
+        }
+    }
+}
+
+static int add_tensor(const char *where, const txlm_pk_value *key, const txlm_pk_value *val, txlm_storage_fn fn,
+                      void *user, txlm_torch_impl *impl, txlm_src_tensor *out, txlm_err *err)
+{
+    char name[160];
+    shown_name(name, sizeof name, key);
+    const txlm_pk_tensor *t = &val->u.tensor;
+    const txlm_pk_storage *s = &t->storage->u.storage;
+    const uint8_t *base = NULL;
+    int rc = fn(user, s, &base, err);
+    if (rc) return txlm_fail_prefix(err, "tensor '%s': ", name);
+    uint64_t avail = s->numel;
+    if (s->is_view) {
+        base += s->view_offset * s->elem_size;
+        avail = s->view_numel;
+    }
+    uint64_t n = 1;
+    for (uint32_t i = 0; i < t->rank; i++)
+        if (__builtin_mul_overflow(n, t->dims[i], &n))
+            return txlm_fail(err, TXLM_ERR_FORMAT, "%s: tensor '%s': element count overflows", where, name);
+    uint64_t last = 0;
+    if (n && extent(t, &last))
+        return txlm_fail(err, TXLM_ERR_FORMAT, "%s: tensor '%s' (byte %" PRIu64 "): its strides overflow", where, name,
+                         val->at);
+    if (n && last >= avail)
+        return txlm_fail(err, TXLM_ERR_FORMAT,
+                         "%s: tensor '%s' (byte %" PRIu64 "): view at offset %" PRIu64
+                         " reaches element %" PRIu64 " of a storage of %" PRIu64 " elements",
+                         where, name, val->at, t->offset, last, avail);
+    out->name = malloc(key->u.str.len + 1);
+    if (!out->name) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
+    memcpy(out->name, key->u.str.s, key->u.str.len);
+    out->name[key->u.str.len] = 0;
+    out->dtype = s->dtype;
+    out->rank = t->rank;
+    memcpy(out->dims, t->dims, t->rank * sizeof t->dims[0]);
+    out->n_elems = n;
+    out->nbytes = n * s->elem_size;
+    if (!n || contiguous(t)) {
+        out->data = base + (n ? t->offset * s->elem_size : 0);
+        return 0;
+    }
+    uint8_t *copy = malloc(out->nbytes);
+    if (!copy || keep_copy(impl, copy)) {
+        free(copy);
+        free(out->name);
+        out->name = NULL;
+        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: tensor '%s': out of memory copying a strided view", where, name);
+    }
+    gather(t, base, s->elem_size, copy, n);
+    out->data = copy;
+    return 0;
+}
+
+static int only_tensors(const txlm_pk_value *d)
+{
+    for (uint32_t i = 1; i < d->n; i += 2)
+        if (d->u.seq.items[i]->kind != TXLM_PK_TENSOR) return 0;
+    return 1;
+}
+
+static const txlm_pk_value *find_state_dict(const txlm_pk_value *root)
+{
+    static const char *const keys[] = {"state_dict", "model_state_dict", "model"};
+    if (root->kind != TXLM_PK_DICT || only_tensors(root)) return root;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const txlm_pk_value *v = txlm_pk_dict_get(root, keys[i]);
+        if (v && v->kind == TXLM_PK_DICT) return v;
+    }
+    return root;
+}
+
+int txlm_torch_collect(const char *where, const txlm_pk_value *root, txlm_storage_fn fn, void *user,
+                       txlm_torch_impl *impl, txlm_checkpoint *c, txlm_err *err)
+{
+    const txlm_pk_value *d = find_state_dict(root);
+    if (d->kind != TXLM_PK_DICT)
+        return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "%s: the saved object is a %s, not a state dict", where,
+                         txlm_pk_kind_name(d->kind));
+    uint32_t n = d->n / 2;
+    if (n > TENSOR_CAP) return txlm_fail(err, TXLM_ERR_LIMIT, "%s: more than %u tensors", where, TENSOR_CAP);
+    c->tensors = calloc(n ? n : 1, sizeof *c->tensors);
+    if (!c->tensors) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory for %" PRIu32 " tensors", where, n);
+    for (uint32_t i = 0; i < n; i++) {
+        const txlm_pk_value *k = d->u.seq.items[2 * i], *v = d->u.seq.items[2 * i + 1];
+        char name[160];
+        shown_name(name, sizeof name, k);
+        if (k->kind != TXLM_PK_STR || memchr(k->u.str.s, 0, k->u.str.len))
+            return txlm_fail(err, TXLM_ERR_FORMAT, "%s: state dict key at byte %" PRIu64 " is a %s, not a name",
+                             where, k->at, txlm_pk_kind_name(k->kind));
+        if (v->kind != TXLM_PK_TENSOR)
+            return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "%s: state dict entry '%s' is a %s, not a tensor", where, name,
+                             txlm_pk_kind_name(v->kind));
+        int rc = add_tensor(where, k, v, fn, user, impl, &c->tensors[i], err);
+        if (rc) return rc;
+        c->n_tensors = i + 1;
+    }
+    return 0;
+}

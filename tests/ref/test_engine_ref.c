@@ -1,0 +1,210 @@
+/* The engine against the CPU reference on synthetic models (txlm-pack
+ * --synthetic's generator, packed in the build folder): every
+ * log-probability of several segments fed through one session, memory
+ * carried. Cases cover what the golden ones do not: quantised weights,
+ * one head of 128, head size 8, and a model whose embedding (160 MiB)
+ * exceeds one storage-buffer binding (128 MiB on lavapipe), so it is
+ * split across bindings both for the gather and for the tied output layer.
+ *
+ * usage: test_engine_ref WORK_DIR CASE */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <txlm.h>
+
+#include "context.h"
+#include "pack.h"
+#include "ref_model.h"
+#include "synthetic.h"
+#include "txlm_file.h"
+
+typedef struct test_case {
+    const char *name, *config;
+    uint32_t dtype;
+    uint32_t segs[4];     /* segment lengths, 0-terminated */
+    uint64_t min_largest; /* bytes the largest tensor must exceed */
+    int32_t clamp_len;    /* session overrides, as in txlm_session_options (0, -1: the model's) */
+    int same_length;
+} test_case;
+
+static const test_case cases[] = {
+    /* 40000 x 1024 f32 embedding, tied to the output layer: 160 MiB in one tensor */
+    {"big_embedding",
+     "{\"n_token\": 40000, \"d_model\": 1024, \"n_head\": 2, \"d_head\": 16, \"d_inner\": 64, \"n_layer\": 1,"
+     " \"mem_len\": 4}",
+     TXLM_DT_F32, {5, 3}, 128ull << 20, 0, -1},
+    {"preln_q8_0_dh8",
+     "{\"n_token\": 700, \"d_model\": 64, \"d_embed\": 128, \"n_head\": 5, \"d_head\": 8, \"d_inner\": 96, \"n_layer\": 2,"
+     " \"div_val\": 2, \"cutoffs\": [100, 400], \"pre_lnorm\": true, \"untie_r\": false, \"same_length\": true,"
+     " \"clamp_len\": 6, \"mem_len\": 9}",
+     TXLM_DT_Q8_0, {7, 1, 6, 9}, 0, 0, -1},
+    {"div1_f16_one_head_128",
+     "{\"n_token\": 500, \"d_model\": 64, \"d_embed\": 32, \"n_head\": 1, \"d_head\": 128, \"d_inner\": 128,"
+     " \"n_layer\": 2, \"cutoffs\": [60, 200], \"tie_projs\": [true, false, true], \"mem_len\": 5}",
+     TXLM_DT_F16, {6, 6, 2}, 0, 0, -1},
+    {"q4_0_untied",
+     "{\"n_token\": 300, \"d_model\": 96, \"n_head\": 3, \"d_head\": 32, \"d_inner\": 160, \"n_layer\": 2,"
+     " \"tie_weight\": false, \"same_length\": true, \"mem_len\": 20, \"clamp_len\": 15}",
+     TXLM_DT_Q4_0, {9, 5, 13}, 0, 0, -1},
+    /* the same model with the session overriding clamp_len and same_length */
+    {"q4_0_session_options",
+     "{\"n_token\": 300, \"d_model\": 96, \"n_head\": 3, \"d_head\": 32, \"d_inner\": 160, \"n_layer\": 2,"
+     " \"tie_weight\": false, \"same_length\": true, \"mem_len\": 20, \"clamp_len\": 15}",
+     TXLM_DT_Q4_0, {9, 5, 13}, 0, 4, 0},
+    /* nothing a multiple of 8 or 4: the plain kernels and three-pass attention throughout */
+    {"odd_dims",
+     "{\"n_token\": 97, \"d_model\": 36, \"n_head\": 3, \"d_head\": 7, \"d_inner\": 50, \"n_layer\": 3,"
+     " \"div_val\": 3, \"cutoffs\": [20, 50], \"tie_projs\": [false, true, false], \"mem_len\": 3, \"clamp_len\": 5}",
+     TXLM_DT_F32, {5, 7, 1, 6}, 0, 0, -1},
+    /* no memory with same_length masks every key of every query: the
+     * reference's softmax over all-lowest scores is uniform over the keys */
+    {"same_length_no_memory",
+     "{\"n_token\": 120, \"d_model\": 32, \"n_head\": 2, \"d_head\": 16, \"d_inner\": 64, \"n_layer\": 2,"
+     " \"same_length\": true, \"mem_len\": 0}",
+     TXLM_DT_F32, {6, 3, 1}, 0, 0, -1},
+};
+
+static int synth_pack(const test_case *c, const char *path, txlm_err *err)
+{
+    txlm_hparams h;
+    txlm_vocab_buf v;
+    txlm_checkpoint *ck = NULL;
+    txlm_pack_options opt = {c->dtype, NULL, NULL};
+    memset(&v, 0, sizeof v);
+    int rc = txlm_config_parse_json(c->config, strlen(c->config), &h, err);
+    if (!rc) rc = txlm_synthetic_vocab(h.n_token, &v, err);
+    if (!rc) rc = txlm_synthetic_checkpoint(&h, 42, &ck, err);
+    if (!rc) rc = txlm_pack_write(&h, &v.v, ck, &opt, path, err);
+    txlm_checkpoint_free(ck);
+    txlm_vocab_buf_free(&v);
+    return rc;
+}
+
+/* The largest tensor's bytes. */
+static uint64_t largest_tensor(const char *path)
+{
+    txlm_file *f = NULL;
+    txlm_err err = {0, ""};
+    uint64_t most = 0;
+    if (txlm_file_open(path, TXLM_OPEN_NO_VERIFY, &f, &err)) return 0;
+    for (uint32_t i = 0; i < txlm_file_tensor_count(f); i++)
+        if (txlm_file_tensor(f, i)->nbytes > most) most = txlm_file_tensor(f, i)->nbytes;
+    txlm_file_close(f);
+    return most;
+}
+
+static int run_case(const test_case *c, const char *work)
+{
+    char path[1024];
+    txlm_err err = {0, ""};
+    snprintf(path, sizeof path, "%s/%s.txlm", work, c->name);
+    if (synth_pack(c, path, &err)) {
+        fprintf(stderr, "FAIL %s: packing: %s\n", c->name, err.msg);
+        return 1;
+    }
+    uint64_t largest = largest_tensor(path);
+    if (largest <= c->min_largest) {
+        fprintf(stderr, "FAIL %s: largest tensor %llu bytes, expected more than %llu\n", c->name,
+                (unsigned long long)largest, (unsigned long long)c->min_largest);
+        unlink(path);
+        return 1;
+    }
+    ref_model *rm = NULL;
+    ref_session *rs = NULL;
+    txlm_context *ctx = NULL;
+    txlm_model *m = NULL;
+    txlm_session *s = NULL;
+    uint32_t max_seg = 0, total = 0;
+    for (int i = 0; i < 4 && c->segs[i]; i++) {
+        max_seg = c->segs[i] > max_seg ? c->segs[i] : max_seg;
+        total += c->segs[i];
+    }
+    txlm_session_options so = {0, c->clamp_len, c->same_length, max_seg};
+    ref_session_options ro = {0, c->clamp_len, c->same_length};
+    int failed = ref_model_open(path, &rm, &err) || ref_session_new(rm, &ro, &rs, &err);
+    if (failed) fprintf(stderr, "FAIL %s: reference: %s\n", c->name, err.msg);
+    txlm_status st = failed ? TXLM_OK : txlm_context_create(NULL, &ctx);
+    if (!st && !failed) st = txlm_model_load(ctx, path, NULL, &m);
+    if (!st && !failed) st = txlm_session_create(m, &so, &s);
+    unlink(path); /* a large temporary: gone whatever happens next */
+    if (st) {
+        fprintf(stderr, "FAIL %s: %s\n", c->name, txlm_last_error());
+        failed = 1;
+    }
+    uint32_t V = rm ? ref_model_hparams(rm)->n_token : 0;
+    double worst = 0;
+    uint64_t seed = 0x2545f4914f6cdd1dull;
+    for (int k = 0; !failed && k < 4 && c->segs[k]; k++) {
+        uint32_t n = c->segs[k];
+        int32_t tok[64];
+        for (uint32_t i = 0; i < n; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            tok[i] = (int32_t)((seed >> 33) % V);
+        }
+        float *want = malloc((size_t)n * V * sizeof *want), *got = malloc((size_t)n * V * sizeof *got);
+        if (ref_forward(rs, tok, n, want, &err)) {
+            fprintf(stderr, "FAIL %s: reference: %s\n", c->name, err.msg);
+            failed = 1;
+        } else if (k % 2 == 0 && (st = txlm_session_feed(s, tok, n, got))) {
+            fprintf(stderr, "FAIL %s: feed: %s\n", c->name, txlm_last_error());
+            failed = 1;
+        } else if (k % 2 == 0) {
+            for (size_t i = 0; i < (size_t)n * V; i++) {
+                double d = fabs((double)got[i] - want[i]);
+                if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
+            }
+        } else {
+            /* odd segments through the scoring path (head and only the tails the targets need) */
+            int32_t tgt[64];
+            for (uint32_t i = 0; i < n; i++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                tgt[i] = (int32_t)((seed >> 33) % V);
+            }
+            if ((st = txlm_session_score(s, tok, tgt, n, got))) {
+                fprintf(stderr, "FAIL %s: score: %s\n", c->name, txlm_last_error());
+                failed = 1;
+            }
+            for (uint32_t i = 0; !st && i < n; i++) {
+                double d = fabs((double)got[i] - want[(size_t)i * V + (uint32_t)tgt[i]]);
+                if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
+            }
+        }
+        free(want), free(got);
+    }
+    if (!failed && !(worst < 1e-3)) {
+        fprintf(stderr, "FAIL %s: max |log-prob diff| %g over %u positions\n", c->name, worst, total);
+        failed = 1;
+    }
+    if (ctx) {
+        uint64_t vm = txlm_context_validation_messages(ctx);
+        if (vm) fprintf(stderr, "FAIL %s: %llu Vulkan validation messages\n", c->name, (unsigned long long)vm);
+        failed |= vm != 0;
+        printf("%s: largest tensor %.2f MiB, weights split every %llu bytes, %u positions, max |log-prob diff| %.3g\n",
+               c->name, largest / 1048576.0, (unsigned long long)ctx->vk.split_bytes, total, worst);
+    }
+    txlm_session_free(s);
+    txlm_model_free(m);
+    txlm_context_destroy(ctx);
+    ref_session_free(rs);
+    ref_model_free(rm);
+    return failed;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s WORK_DIR CASE\n", argv[0]);
+        return 2;
+    }
+    mkdir(argv[1], 0755);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!strcmp(cases[i].name, argv[2])) {
+            return run_case(&cases[i], argv[1]);
+        }
+    fprintf(stderr, "unknown case '%s'\n", argv[2]);
+    return 2;
+}
