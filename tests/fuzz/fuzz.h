@@ -12,4 +12,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * both libFuzzer and the replay test report it as a failure. */
 void fuzz_require(int cond, const char *what);
 
+/* The input as a file for readers that take a path: an in-memory file
+ * (memfd) reached through /proc/self/fd, rewritten on every call. */
+const char *fuzz_as_file(const uint8_t *data, size_t size);
+
 #endif

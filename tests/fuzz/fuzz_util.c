@@ -1,5 +1,9 @@
+/* memfd_create is a Linux (GNU) extension. */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "fuzz.h"
 
@@ -8,4 +12,23 @@ void fuzz_require(int cond, const char *what)
     if (cond) return;
     fprintf(stderr, "fuzz invariant broken: %s\n", what);
     abort();
+}
+
+const char *fuzz_as_file(const uint8_t *data, size_t size)
+{
+    static int fd = -1;
+    static char path[64];
+    if (fd < 0) {
+        fd = memfd_create("fuzz-input", MFD_CLOEXEC);
+        fuzz_require(fd >= 0, "memfd_create");
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    }
+    fuzz_require(ftruncate(fd, 0) == 0, "truncating the input file");
+    size_t done = 0;
+    while (done < size) {
+        ssize_t w = pwrite(fd, data + done, size - done, (off_t)done);
+        fuzz_require(w > 0, "writing the input file");
+        done += (size_t)w;
+    }
+    return path;
 }

@@ -22,7 +22,7 @@ if [ ! -f "$build/build.ninja" ]; then
     -Dvalidation=disabled \
     -Dc_args="-fsanitize=fuzzer-no-link -fno-sanitize-recover=all -fno-omit-frame-pointer" > /dev/null
 fi
-meson compile -C "$build" "fuzz_${target}_libfuzzer" > /dev/null
+flock "$build" meson compile -C "$build" "fuzz_${target}_libfuzzer" > /dev/null
 out=$root/tests/fuzz/out/$target
 mkdir -p "$out/corpus"
 seeds=()

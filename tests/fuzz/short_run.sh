@@ -9,7 +9,9 @@ root=$(cd "$dir/../.." && pwd)
 if [ -z "$bin" ]; then
   bin=$root/build-fuzz/tests/fuzz/fuzz_${name}_libfuzzer
   # Bring it up to date with the sources first.
-  [ ! -f "$root/build-fuzz/build.ninja" ] || meson compile -C "$root/build-fuzz" "fuzz_${name}_libfuzzer" > /dev/null
+  # (one compile at a time: meson test runs these tests in parallel)
+  [ ! -f "$root/build-fuzz/build.ninja" ] ||
+    flock "$root/build-fuzz" meson compile -C "$root/build-fuzz" "fuzz_${name}_libfuzzer" > /dev/null
 fi
 if [ ! -x "$bin" ]; then
   echo "no libFuzzer build of $name (tests/fuzz/run.sh makes one): skipped"
