@@ -5,7 +5,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <txlm.h>
+
 #include "fuzz.h"
+#include "txlm_layout.h"
 
 void fuzz_require(int cond, const char *what)
 {
@@ -31,4 +34,16 @@ const char *fuzz_as_file(const uint8_t *data, size_t size)
         done += (size_t)w;
     }
     return path;
+}
+
+void fuzz_vocab_result(int rc, txlm_vocab_buf *b, const txlm_err *err)
+{
+    if (rc) {
+        fuzz_require(err->code == rc && err->msg[0], "a status and a message on failure");
+        return;
+    }
+    txlm_err why = {0, ""};
+    fuzz_require(txlm_vocab_check(&b->v, "vocabulary", TXLM_ERR_FORMAT, &why) == 0,
+                 "accepted vocabulary passes the writer's check");
+    txlm_vocab_buf_free(b);
 }
