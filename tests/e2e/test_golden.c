@@ -152,6 +152,8 @@ int main(int argc, char **argv)
     }
     remove(out);
     remove(model);
+    cJSON_Delete(root);
+    free(json), free(tokens), free(lens), free(got);
     if (dtype) {
         double rel = fabs(nll_all - ref_all) / ref_all;
         double bound = !strcmp(dtype, "f16") ? F16_TOLERANCE : !strcmp(dtype, "q8_0") ? Q8_0_NLL_REL : Q4_0_NLL_REL;
@@ -171,7 +173,5 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("%s: all %d segments within %.1g (max %.3g)\n", name, k, TOLERANCE, worst);
-    cJSON_Delete(root);
-    free(json), free(tokens), free(lens), free(got);
     return 0;
 }
