@@ -32,7 +32,9 @@ dict=()
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 log=$root/tests/fuzz/out/$target.log
 set +e
-nice -n "${FUZZ_NICE:-15}" "$build/tests/fuzz/fuzz_${target}_libfuzzer" -max_total_time="$secs" -print_final_stats=1 \
+# A private copy: a rebuild of build-fuzz/ during a long run must not touch it.
+cp "$build/tests/fuzz/fuzz_${target}_libfuzzer" "$out/fuzzer"
+nice -n "${FUZZ_NICE:-15}" "$out/fuzzer" -max_total_time="$secs" -print_final_stats=1 \
   -rss_limit_mb=2048 -artifact_prefix="$out/" "${dict[@]}" "$@" "$out/corpus" "${seeds[@]}" > "$log" 2>&1
 rc=$?
 set -e
