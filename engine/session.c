@@ -15,7 +15,9 @@ static int alloc_buf(txlm_session *s, txlm_buf *b, uint64_t elems, txlm_buf_kind
                          "session buffer '%s' needs %llu bytes, more than one binding allows (%llu); "
                          "use a shorter segment or memory",
                          what, (unsigned long long)bytes, (unsigned long long)vk->max_storage_range);
-    return txlm_buf_create(vk, bytes, kind, b, err);
+    int rc = txlm_buf_create(vk, bytes, kind, b, err);
+    if (rc) txlm_fail_prefix(err, "session buffer '%s': ", what);
+    return rc;
 }
 
 /* Sinusoids exactly as the reference computes them in float32:

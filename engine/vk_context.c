@@ -381,6 +381,8 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
     vk->memory_budget = opts ? opts->memory_budget : 0;
     const char *lose = getenv("TXLM_FAULT_DEVICE_LOST");
     if (lose && *lose) vk->lose_at_submit = strtoull(lose, NULL, 10);
+    const char *full = getenv("TXLM_FAULT_ALLOC_FAIL");
+    if (full && *full) vk->fail_alloc_at = strtoull(full, NULL, 10);
 
     rc = create_device(vk, err);
     if (rc) goto fail;

@@ -37,6 +37,10 @@ typedef struct txlm_vk {
      * lose_at_submit (from 1; 0 = never) and every later one report
      * VK_ERROR_DEVICE_LOST, as a driver does after a GPU reset. */
     uint64_t lose_at_submit;
+    /* The buffer numbered fail_alloc_at (from 1; 0 = never) gets
+     * VK_ERROR_OUT_OF_DEVICE_MEMORY from every memory type, as on a full GPU. */
+    uint64_t fail_alloc_at;
+    uint64_t allocs;        /* buffers created, atomically counted */
     uint64_t submits;       /* under queue_lock */
     int lost;               /* a submit reported the device lost; later ones fail fast */
 } txlm_vk;

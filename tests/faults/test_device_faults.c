@@ -1,7 +1,8 @@
 /* GPU failures end in a status and a message, and a context can be torn
  * down and created again afterwards: a memory budget too small for the
  * model or for a session, a model larger than the device's heaps, and a
- * device lost in the middle of a text (TXLM_FAULT_DEVICE_LOST). Run under
+ * device lost in the middle of a text (TXLM_FAULT_DEVICE_LOST), the driver
+ * out of memory at any allocation (TXLM_FAULT_ALLOC_FAIL). Run under
  * ASan/LSan in the sanitizer build, this also proves nothing leaks. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,7 +18,7 @@ static char model_path[4096];
 static const int32_t toks[6] = {3, 17, 5, 9, 100, 2};
 
 /* Device memory in use by a context with nothing loaded, and with the model. */
-static void measure(uint64_t *base, uint64_t *with_model, uint64_t *submits_per_feed)
+static void measure(uint64_t *base, uint64_t *with_model, uint64_t *submits_per_feed, uint64_t *allocs)
 {
     txlm_context_options o = flt_options(0);
     txlm_context *ctx = NULL;
@@ -31,6 +32,7 @@ static void measure(uint64_t *base, uint64_t *with_model, uint64_t *submits_per_
     uint64_t before = ctx->vk.submits;
     CHECK(txlm_session_feed(s, toks, 6, NULL) == TXLM_OK, "feed: %s", txlm_last_error());
     *submits_per_feed = ctx->vk.submits - before;
+    *allocs = ctx->vk.allocs;
     txlm_session_free(s);
     CHECK(ctx->vk.memory_used == *with_model, "session memory not returned: %llu in use, %llu expected",
           (unsigned long long)ctx->vk.memory_used, (unsigned long long)*with_model);
@@ -183,18 +185,56 @@ static void device_lost(uint64_t submits_per_feed)
     }
 }
 
+/* The driver running out of memory at allocation N (TXLM_FAULT_ALLOC_FAIL),
+ * for N across the context's dummy buffer, the model's tensors and the
+ * session's buffers: each fails cleanly and returns all it allocated. */
+static void allocation_failures(uint64_t total)
+{
+    uint64_t step = total / 12 ? total / 12 : 1;
+    int refused = 0;
+    for (uint64_t at = 1; at <= total + 1; at += (at + step > total && at < total) ? total - at : step) {
+        char n[32];
+        snprintf(n, sizeof n, "%llu", (unsigned long long)at);
+        setenv("TXLM_FAULT_ALLOC_FAIL", n, 1);
+        txlm_context_options o = flt_options(0);
+        txlm_context *ctx = NULL;
+        txlm_model *m = NULL;
+        txlm_session *s = NULL;
+        txlm_status st = txlm_context_create(&o, &ctx);
+        unsetenv("TXLM_FAULT_ALLOC_FAIL");
+        uint64_t base = ctx ? ctx->vk.memory_used : 0, with_model = 0;
+        if (st == TXLM_OK) st = txlm_model_load(ctx, model_path, NULL, &m);
+        if (st == TXLM_OK) with_model = ctx->vk.memory_used, st = txlm_session_create(m, NULL, &s);
+        if (st == TXLM_OK) st = txlm_session_feed(s, toks, 6, NULL);
+        if (at <= total) {
+            CHECK_STATUS(st, TXLM_ERR_OUT_OF_MEMORY, "out of device memory");
+            refused++;
+        } else {
+            CHECK(st == TXLM_OK, "allocation %llu of %llu: %s", (unsigned long long)at, (unsigned long long)total, txlm_last_error());
+        }
+        if (ctx) CHECK(ctx->vk.memory_used == (s ? ctx->vk.memory_used : m ? with_model : base),
+                       "allocation %llu: device memory kept after the failure", (unsigned long long)at);
+        if (ctx) CHECK(txlm_context_validation_messages(ctx) == 0, "validation messages");
+        txlm_session_free(s);
+        txlm_model_free(m);
+        txlm_context_destroy(ctx);
+    }
+    CHECK(refused >= 10, "only %d allocation failures tried", refused);
+}
+
 int main(void)
 {
     char *dir = fmt_mkdtemp();
     snprintf(model_path, sizeof model_path, "%s/m.txlm", dir);
     if (flt_pack("char_preln", TXLM_DT_F32, model_path)) return 1;
-    uint64_t base = 0, with_model = 0, per_feed = 0;
-    measure(&base, &with_model, &per_feed);
+    uint64_t base = 0, with_model = 0, per_feed = 0, allocs = 0;
+    measure(&base, &with_model, &per_feed, &allocs);
     CHECK(with_model > base && per_feed >= 1, "measured %llu / %llu bytes, %llu submits per segment",
           (unsigned long long)base, (unsigned long long)with_model, (unsigned long long)per_feed);
     budgets(base, with_model);
     larger_than_heaps(dir);
     device_lost(per_feed);
+    allocation_failures(allocs);
     unlink(model_path);
     return flt_finish("device faults", dir);
 }
