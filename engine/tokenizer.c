@@ -8,6 +8,7 @@
 #include <stb/stb_ds.h>
 
 #include "tokenizer.h"
+#include "wt103.h"
 #include "txlm.h"
 
 typedef struct sym_entry {
@@ -121,6 +122,36 @@ static int encode_words(txlm_tokenizer *t, const char *s, size_t len, id_list *l
     return 0;
 }
 
+/* wt103 vocabularies: each line goes through the WikiText-103 rules first. */
+static int encode_wt103(txlm_tokenizer *t, const char *s, size_t len, id_list *l, txlm_err *err)
+{
+    wt_buf toks = {0};
+    int rc = 0;
+    for (size_t i = 0; i < len && !rc;) {
+        const char *nl = memchr(s + i, '\n', len - i);
+        size_t e = nl ? (size_t)(nl - s) : len;
+        if (txlm_wt103_tokenize(s + i, e - i, (t->v->flags & TXLM_VOCAB_LOWER_CASE) != 0, &toks)) {
+            rc = txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+            break;
+        }
+        for (size_t a = 0; a < toks.n && !rc;) {
+            size_t b = a;
+            while (b < toks.n && toks.p[b] != ' ') b++;
+            int32_t id = lookup(t, toks.p + a, b - a);
+            if (id < 0)
+                rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT,
+                               "word \"%.*s\" of the line at byte %zu is not in the vocabulary, which has no <unk>",
+                               (int)(b - a > 64 ? 64 : b - a), toks.p + a, i);
+            else rc = push(l, id, err);
+            a = b + 1;
+        }
+        if (!rc && nl && t->v->eos_id >= 0) rc = push(l, t->v->eos_id, err);
+        i = e + 1;
+    }
+    wt_buf_free(&toks);
+    return rc ? -1 : 0;
+}
+
 static int encode_chars(txlm_tokenizer *t, const char *s, size_t len, id_list *l, txlm_err *err)
 {
     for (size_t i = 0; i < len; i++) {
@@ -138,13 +169,42 @@ static int encode_chars(txlm_tokenizer *t, const char *s, size_t len, id_list *l
 int txlm_tok_encode(txlm_tokenizer *t, const char *text, size_t len, int32_t **ids, size_t *n, txlm_err *err)
 {
     id_list l = {0};
-    int rc = t->v->kind == TXLM_TOK_WORD ? encode_words(t, text, len, &l, err) : encode_chars(t, text, len, &l, err);
+    int rc = t->v->kind != TXLM_TOK_WORD          ? encode_chars(t, text, len, &l, err)
+             : t->v->flags & TXLM_VOCAB_WT103_NORM ? encode_wt103(t, text, len, &l, err)
+                                                   : encode_words(t, text, len, &l, err);
     if (rc) {
         free(l.a);
         return err && err->code ? err->code : TXLM_ERR_INVALID_ARGUMENT;
     }
     *ids = l.a;
     *n = l.n;
+    return 0;
+}
+
+/* wt103: each line's tokens go through the reverse rules. */
+static int decode_wt103(const txlm_vocab *v, const int32_t *ids, size_t n, char **text, txlm_err *err)
+{
+    wt_buf out = {0};
+    const char **sym = malloc((n ? n : 1) * sizeof *sym);
+    size_t *len = malloc((n ? n : 1) * sizeof *len), k = 0;
+    int bad = !sym || !len;
+    for (size_t i = 0; i <= n && !bad; i++) {
+        if (i < n && ids[i] != v->eos_id) {
+            uint32_t l;
+            sym[k] = txlm_vocab_sym(v, (uint32_t)ids[i], &l);
+            len[k++] = l;
+            continue;
+        }
+        bad = txlm_wt103_detokenize(sym, len, k, &out) || (i < n && wt_buf_putc(&out, '\n'));
+        k = 0;
+    }
+    free(sym);
+    free(len);
+    if (bad || wt_buf_cstr(&out)) {
+        wt_buf_free(&out);
+        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "detokenize: out of memory");
+    }
+    *text = out.p;
     return 0;
 }
 
@@ -158,6 +218,7 @@ int txlm_tok_decode(txlm_tokenizer *t, const int32_t *ids, size_t n, char **text
                              ids[i], i, v->n);
         cap += (size_t)(v->offsets[ids[i] + 1] - v->offsets[ids[i]]) + 1;
     }
+    if (v->kind == TXLM_TOK_WORD && (v->flags & TXLM_VOCAB_WT103_NORM)) return decode_wt103(v, ids, n, text, err);
     char *out = malloc(cap), *w = out;
     if (!out) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "detokenize: out of memory");
     for (size_t i = 0; i < n; i++) {
