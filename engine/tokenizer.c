@@ -20,6 +20,7 @@ struct txlm_tokenizer {
     const txlm_vocab *v;
     sym_entry *map;         /* stb_ds string map: symbol -> id */
     int32_t byte_id[256];   /* character models: byte -> id, -1 if absent */
+    int decimal;            /* character symbols are decimal byte values */
 };
 
 typedef struct id_list {
@@ -41,17 +42,28 @@ static int push(id_list *l, int32_t id, txlm_err *err)
 }
 
 /* Which byte a character-model symbol stands for: the byte itself, or (as
- * the enwik8 preprocessing writes them) its decimal value; -1 if neither. */
-static int symbol_byte(const char *s, uint32_t len, int text8)
+ * the enwik8 preprocessing writes them) its decimal value; -1 if neither.
+ * In a vocabulary of decimal values ("decimal") "7" is byte 7, not '7'. */
+static int symbol_byte(const char *s, uint32_t len, int text8, int decimal)
 {
-    if (len == 1) return text8 && s[0] == '_' ? ' ' : (unsigned char)s[0];
-    if (len > 3) return -1;
-    int b = 0;
-    for (uint32_t i = 0; i < len; i++) {
-        if (!isdigit((unsigned char)s[i])) return -1;
+    int b = 0, digits = len > 0 && len <= 3;
+    for (uint32_t i = 0; digits && i < len; i++) {
+        digits = isdigit((unsigned char)s[i]);
         b = b * 10 + (s[i] - '0');
     }
-    return b < 256 ? b : -1;
+    if (digits && (decimal || len > 1)) return b < 256 ? b : -1;
+    if (len == 1) return text8 && s[0] == '_' ? ' ' : (unsigned char)s[0];
+    return -1;
+}
+
+static int is_decimal_vocab(const txlm_vocab *v)
+{
+    for (uint32_t i = 0; i < v->n; i++) {
+        uint32_t len;
+        const char *s = txlm_vocab_sym(v, i, &len);
+        if (len >= 2 && len <= 3 && isdigit((unsigned char)s[0]) && symbol_byte(s, len, 0, 1) >= 0) return 1;
+    }
+    return 0;
 }
 
 int txlm_tok_create(const txlm_vocab *v, txlm_tokenizer **out, txlm_err *err)
@@ -60,6 +72,7 @@ int txlm_tok_create(const txlm_vocab *v, txlm_tokenizer **out, txlm_err *err)
     if (!t) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
     t->v = v;
     for (int b = 0; b < 256; b++) t->byte_id[b] = -1;
+    t->decimal = v->kind != TXLM_TOK_WORD && is_decimal_vocab(v);
     sh_new_arena(t->map);
     for (uint32_t i = 0; i < v->n; i++) {
         uint32_t len;
@@ -71,7 +84,7 @@ int txlm_tok_create(const txlm_vocab *v, txlm_tokenizer **out, txlm_err *err)
             shput(t->map, key, (int32_t)i);
         }
         if (v->kind != TXLM_TOK_WORD) {
-            int b = symbol_byte(s, len, v->kind == TXLM_TOK_CHAR_TEXT8);
+            int b = symbol_byte(s, len, v->kind == TXLM_TOK_CHAR_TEXT8, t->decimal);
             if (b >= 0 && t->byte_id[b] < 0) t->byte_id[b] = (int32_t)i;
         }
     }
@@ -233,7 +246,7 @@ int txlm_tok_decode(txlm_tokenizer *t, const int32_t *ids, size_t n, char **text
             memcpy(w, s, len);
             w += len;
         } else {
-            int b = ids[i] == v->eos_id ? '\n' : symbol_byte(s, len, v->kind == TXLM_TOK_CHAR_TEXT8);
+            int b = ids[i] == v->eos_id ? '\n' : symbol_byte(s, len, v->kind == TXLM_TOK_CHAR_TEXT8, t->decimal);
             if (b >= 0) *w++ = (char)b;
             else {
                 memcpy(w, s, len);

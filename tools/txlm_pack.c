@@ -24,7 +24,9 @@ static const char usage[] =
     "  --config F           HuggingFace config.json\n"
     "  --weights F          safetensors or torch.save checkpoint\n"
     "  --vocab F            vocab.txt (one symbol per line) or a pickled HF tokenizer\n"
-    "  --tokenizer KIND     word (default), char (one symbol per byte) or text8\n"
+    "  --tokenizer KIND     word (default), wt103 (words; raw text gets the WikiText-103\n"
+    "                       normalisation first, see docs/tokenizers.md), char (one\n"
+    "                       symbol per byte) or text8\n"
     "  --lower-case         lower-case text before looking words up\n"
     "  --dtype T            weight matrices stored as f32 (default), f16, q8_0 or q4_0;\n"
     "                       vectors, r biases and cluster weights stay f32, and so do\n"
@@ -120,6 +122,10 @@ static int load_vocab(const char *path, const args *a, txlm_vocab_buf *v, txlm_e
     if (rc) return rc;
     if (a->tokenizer) {
         if (!strcmp(a->tokenizer, "word")) v->v.kind = TXLM_TOK_WORD;
+        else if (!strcmp(a->tokenizer, "wt103")) {
+            v->v.kind = TXLM_TOK_WORD;
+            v->v.flags |= TXLM_VOCAB_WT103_NORM;
+        }
         else if (!strcmp(a->tokenizer, "char")) v->v.kind = TXLM_TOK_CHAR_BYTE;
         else if (!strcmp(a->tokenizer, "text8")) v->v.kind = TXLM_TOK_CHAR_TEXT8;
         else
