@@ -171,6 +171,7 @@ static int digit_gap(line *L, const char *gap, cls next, const char *with)
 /* ") [.!:?;,]" -> ")\1" and '"([,.]+)' -> '\1"'. */
 static int close_paren(line *L)
 {
+    if (!memchr(L->a.p, ')', L->a.n)) return run(L, SAME);
     wt_buf *o = &L->b;
     o->n = 0;
     const wt_buf *s = &L->a;
@@ -185,6 +186,7 @@ static int close_paren(line *L)
 
 static int quote_commas(line *L)
 {
+    if (!memchr(L->a.p, '"', L->a.n)) return run(L, SAME);
     wt_buf *o = &L->b;
     o->n = 0;
     const wt_buf *s = &L->a;
@@ -324,6 +326,7 @@ static int ctrl_and_pad(line *L)
 /* "([alnum])-(?=[alnum])" -> "\1 @-@ " */
 static int dash_split(line *L)
 {
+    if (!memchr(L->a.p, '-', L->a.n)) return run(L, SAME);
     wt_buf *o = &L->b;
     o->n = 0;
     const wt_buf *s = &L->a;
@@ -402,6 +405,7 @@ static int in_list(const char *const *list, size_t n, const char *s, size_t len)
 /* A word ending in '.' keeps it unless nothing says it is an abbreviation. */
 static int prefixes(line *L)
 {
+    if (!memchr(L->a.p, '.', L->a.n)) return run(L, SAME);
     wt_buf *o = &L->b;
     o->n = 0;
     const wt_buf *s = &L->a;
@@ -485,8 +489,29 @@ static int split_numbers(const wt_buf *s, wt_buf *out)
     return 0;
 }
 
+/* Lines of ASCII letters, digits and blanks only: no rule but the
+ * whitespace ones applies, so the tokens are the words. */
+static int plain(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!((c | 0x20) >= 'a' && (c | 0x20) <= 'z') && !(c >= '0' && c <= '9') && c != ' ' && c != '\t') return 0;
+    }
+    return 1;
+}
+
 int txlm_wt103_tokenize(const char *text, size_t len, int lower_case, wt_buf *out)
 {
+    if (!lower_case && plain(text, len)) {
+        out->n = 0;
+        for (size_t i = 0; i < len;) {
+            while (i < len && (text[i] == ' ' || text[i] == '\t')) i++;
+            size_t b = i;
+            while (i < len && text[i] != ' ' && text[i] != '\t') i++;
+            if (i > b && ((out->n && wt_buf_putc(out, ' ')) || wt_buf_put(out, text + b, i - b))) return -1;
+        }
+        return 0;
+    }
     line L = {{0}, {0}};
     protect P;
     int rc = -1;
