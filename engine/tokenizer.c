@@ -5,7 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* stb_ds spells GCC's __typeof__ as typeof, which -std=c11 does not have. */
+#if defined(__GNUC__) && !defined(typeof)
+#define typeof __typeof__
+#endif
 #include <stb/stb_ds.h>
+#include <xxhash.h>
 
 #include "tokenizer.h"
 #include "wt103.h"
@@ -16,9 +21,19 @@ typedef struct sym_entry {
     int32_t value;
 } sym_entry;
 
+/* Symbol hash -> id; AMBIGUOUS where two symbols share a hash (then the
+ * string map decides). Integer keys make the common lookup one probe and
+ * one memcmp. */
+typedef struct hash_entry {
+    uint64_t key;
+    int32_t value;
+} hash_entry;
+#define AMBIGUOUS (-2)
+
 struct txlm_tokenizer {
     const txlm_vocab *v;
     sym_entry *map;         /* stb_ds string map: symbol -> id */
+    hash_entry *hmap;       /* stb_ds map: XXH3 of symbol -> id */
     int32_t byte_id[256];   /* character models: byte -> id, -1 if absent */
     int decimal;            /* character symbols are decimal byte values */
 };
@@ -81,7 +96,12 @@ int txlm_tok_create(const txlm_vocab *v, txlm_tokenizer **out, txlm_err *err)
         if (len < sizeof key) {
             memcpy(key, s, len);
             key[len] = 0;
+            if (shgeti(t->map, key) >= 0) continue; /* a repeated symbol keeps its first id */
             shput(t->map, key, (int32_t)i);
+            uint64_t h = XXH3_64bits(s, len);
+            ptrdiff_t at = hmgeti(t->hmap, h);
+            if (at >= 0) t->hmap[at].value = AMBIGUOUS;
+            else hmput(t->hmap, h, (int32_t)i);
         }
         if (v->kind != TXLM_TOK_WORD) {
             int b = symbol_byte(s, len, v->kind == TXLM_TOK_CHAR_TEXT8, t->decimal);
@@ -96,6 +116,7 @@ void txlm_tok_free(txlm_tokenizer *t)
 {
     if (!t) return;
     shfree(t->map);
+    hmfree(t->hmap);
     free(t);
 }
 
@@ -103,12 +124,26 @@ static int32_t lookup(txlm_tokenizer *t, const char *w, size_t len)
 {
     char key[1024];
     if (len >= sizeof key) return t->v->unk_id;
-    for (size_t i = 0; i < len; i++)
-        key[i] = (t->v->flags & TXLM_VOCAB_LOWER_CASE) ? (char)tolower((unsigned char)w[i]) : w[i];
+    if (t->v->flags & TXLM_VOCAB_LOWER_CASE) {
+        for (size_t i = 0; i < len; i++) key[i] = (char)tolower((unsigned char)w[i]);
+        w = key;
+    }
+    ptrdiff_t at = hmgeti(t->hmap, XXH3_64bits(w, len));
+    if (at < 0) return t->v->unk_id;
+    int32_t id = t->hmap[at].value;
+    if (id != AMBIGUOUS) {
+        uint32_t sl;
+        const char *sym = txlm_vocab_sym(t->v, (uint32_t)id, &sl);
+        return sl == len && !memcmp(sym, w, len) ? id : t->v->unk_id;
+    }
+    if (w != key) memcpy(key, w, len);
     key[len] = 0;
-    ptrdiff_t at = shgeti(t->map, key);
+    at = shgeti(t->map, key);
     return at >= 0 ? t->map[at].value : t->v->unk_id;
 }
+
+/* isspace() of the C locale, without the call. */
+static int blank(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 static int encode_words(txlm_tokenizer *t, const char *s, size_t len, id_list *l, txlm_err *err)
 {
@@ -119,12 +154,12 @@ static int encode_words(txlm_tokenizer *t, const char *s, size_t len, id_list *l
             i++;
             continue;
         }
-        if (isspace((unsigned char)s[i])) {
+        if (blank((unsigned char)s[i])) {
             i++;
             continue;
         }
         size_t j = i;
-        while (j < len && !isspace((unsigned char)s[j])) j++;
+        while (j < len && !blank((unsigned char)s[j])) j++;
         int32_t id = lookup(t, s + i, j - i);
         if (id < 0)
             return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "word \"%.*s\" at byte %zu is not in the vocabulary, which has no <unk>",
