@@ -60,9 +60,12 @@ static char *read_file(const char *path)
     return buf;
 }
 
-/* Streams the text of the tokens since the last line break: decodes the
- * current line and prints what extends what was printed (word models
- * re-attach punctuation, so a token's text can depend on the next one). */
+/* Streams the text of the tokens since the last line break. A token's text
+ * can depend on the tokens after it (word models re-attach punctuation;
+ * wt103 models join "1 @,@ 000" into "1,000" and "a @-@ b" into "a-b"), so
+ * only what the line's text shares with the text of the line without its
+ * last token is printed; the rest follows with the next token or the final
+ * flush. */
 typedef struct streamer {
     txlm_model *m;
     int32_t eos;
@@ -97,18 +100,33 @@ static int stream_token_quiet(streamer *st, int32_t id)
 static int stream_token(streamer *st, int32_t id)
 {
     if (stream_push(st, id)) return 1;
-    char *text = NULL;
+    char *text = NULL, *safe = NULL;
     txlm_status s = txlm_detokenize(st->m, st->line, st->n, &text);
-    if (s) return cli_lib_error(s, "detokenizing");
-    size_t len = strlen(text);
-    if (len > st->printed) {
-        fwrite(text + st->printed, 1, len - st->printed, stdout);
-        st->printed = len;
+    if (!s) s = txlm_detokenize(st->m, st->line, st->n - 1, &safe);
+    if (s) return txlm_free(text), cli_lib_error(s, "detokenizing");
+    size_t len = strlen(text), upto = 0;
+    int line_end = id == st->eos || (len && text[len - 1] == '\n');
+    if (line_end) upto = len;
+    else
+        while (text[upto] && text[upto] == safe[upto]) upto++;
+    if (upto > st->printed) {
+        fwrite(text + st->printed, 1, upto - st->printed, stdout);
+        st->printed = upto;
     }
-    if (id == st->eos || (len && text[len - 1] == '\n')) st->n = 0, st->printed = 0;
+    if (line_end) st->n = 0, st->printed = 0;
     txlm_free(text);
+    txlm_free(safe);
     fflush(stdout);
     return 0;
+}
+
+/* Prints what the last token held back. */
+static void stream_flush(streamer *st)
+{
+    char *text = NULL;
+    if (st->n && !txlm_detokenize(st->m, st->line, st->n, &text) && strlen(text) > st->printed)
+        fputs(text + st->printed, stdout);
+    txlm_free(text);
 }
 
 int cmd_generate(int argc, char **argv)
@@ -208,6 +226,7 @@ int cmd_generate(int argc, char **argv)
         if (stream_token(&st, tok)) goto done;
         if ((e = txlm_session_feed_rows(s, &tok, 1, 1, NULL))) { rc = cli_lib_error(e, "running the model"); goto done; }
     }
+    stream_flush(&st);
     fputc('\n', stdout);
     rc = interrupted ? 130 : 0;
     if (txlm_context_validation_messages(ctx))

@@ -130,6 +130,89 @@ static void test_long_prompt(const char *model)
     free(out);
 }
 
+/* Generation replayed through the API as txlm generate does it: prompt
+ * "w5 w9" fed in segments of 8, then n draws at temperature 1 from seed.
+ * ids receives the prompt's 2 ids and the n drawn; *text their decode. */
+static int replay(const char *model, uint64_t seed, int n, int32_t *ids, char **text)
+{
+    txlm_context *ctx = NULL;
+    txlm_model *m = NULL;
+    txlm_session *s = NULL;
+    txlm_session_options so = {.same_length = -1, .max_segment = 8};
+    int32_t *p = NULL;
+    size_t np = 0;
+    int bad = txlm_context_create(NULL, &ctx) || txlm_model_load(ctx, model, NULL, &m) ||
+              txlm_session_create(m, &so, &s) || txlm_tokenize(m, "w5 w9", 5, &p, &np) || np != 2;
+    if (!bad) {
+        memcpy(ids, p, 2 * sizeof *ids);
+        txlm_session_set_seed(s, seed);
+        bad = txlm_session_feed_long(s, ids, 2, NULL, NULL, NULL) != TXLM_OK;
+    }
+    txlm_sampling samp = {.temperature = 1.0f};
+    for (int i = 0; i < n && !bad; i++)
+        bad = txlm_session_sample(s, &samp, &ids[2 + i]) || txlm_session_feed_rows(s, &ids[2 + i], 1, 1, NULL);
+    if (!bad && text) bad = txlm_detokenize(m, ids, (size_t)n + 2, text) != TXLM_OK;
+    txlm_free(p);
+    txlm_session_free(s);
+    txlm_model_free(m);
+    txlm_context_destroy(ctx);
+    return bad;
+}
+
+/* A wt103 model whose most drawn words are renamed to number and dash
+ * joins and punctuation: the streamed output of txlm generate equals the
+ * decode of all its ids at once. */
+static void test_stream_wt103(const char *plain_model)
+{
+    enum { N = 150 };
+    int32_t ids[N + 2];
+    if (replay(plain_model, 11, N, ids, NULL)) {
+        text_failures++;
+        return;
+    }
+    int count[1000] = {0}, pick[9];
+    for (int i = 2; i < N + 2; i++) count[ids[i]]++;
+    count[0] = count[1] = count[5] = count[9] = -1;
+    for (int k = 0; k < 9; k++) {
+        pick[k] = 2;
+        for (int v = 2; v < 1000; v++)
+            if (count[v] > count[pick[k]]) pick[k] = v;
+        count[pick[k]] = -1;
+    }
+    static const char *const sp[] = {"@,@", "@-@", "@.@", ",", "(", ")", "\"", "'s", "."};
+    FILE *out = fopen(path_in("vocab_wt.txt"), "wb");
+    for (int id = 0; out && id < 1000; id++) {
+        const char *sym = id == 0 ? "<eos>" : id == 1 ? "<unk>" : NULL;
+        for (int k = 0; k < 9; k++)
+            if (pick[k] == id) sym = sp[k];
+        if (sym) fprintf(out, "%s\n", sym);
+        else fprintf(out, "w%d\n", id);
+    }
+    if (out) fclose(out);
+    char model[1100], case_dir[1100], vocab[1100];
+    snprintf(model, sizeof model, "%s", path_in("wt.txlm"));
+    snprintf(vocab, sizeof vocab, "%s", path_in("vocab_wt.txt"));
+    snprintf(case_dir, sizeof case_dir, "%s/adaptive_word", golden);
+    const char *pk[] = {pack, case_dir, "--vocab", vocab, "--tokenizer", "wt103", "-o", model, NULL};
+    TCHECK(run_tool(pk, NULL, NULL) == 0);
+
+    int st;
+    const char *o[] = {"-p", "w5 w9", "-n", "150", "--seed", "11", NULL};
+    char *got = generate(model, o, &st), *text = NULL;
+    TCHECK(st == 0);
+    int32_t again[N + 2];
+    TCHECK(replay(model, 11, N, again, &text) == 0 && !memcmp(ids, again, sizeof ids));
+    char *want = malloc(strlen(text ? text : "") + 2);
+    sprintf(want, "%s\n", text ? text : "");
+    TCHECK(!strcmp(got, want));
+    if (strcmp(got, want)) fprintf(stderr, "streamed:\n[%s]\ndecoded:\n[%s]\n", got, want);
+    /* the joins happened: no number or dash marker between two words */
+    TCHECK(!strstr(want, " @,@ ") && !strstr(want, " @-@ ") && (strchr(want, ',') || strchr(want, '-')));
+    free(want);
+    txlm_free(text);
+    free(got);
+}
+
 /* Ctrl-C while generating: exit 130, what was generated is complete and
  * flushed, ending with a newline. */
 static void test_sigint(const char *model)
@@ -275,6 +358,7 @@ int main(int argc, char **argv)
     }
     test_generate(aw);
     test_long_prompt(aw);
+    test_stream_wt103(aw);
     test_sigint(aw);
     test_eval("adaptive_word", aw);
     test_eval("char_preln", cp);
