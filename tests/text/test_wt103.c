@@ -85,6 +85,20 @@ static const wt_case cases[] = {
     {"  Tabs\tand \x01  spaces  ", "Tabs and spaces", "Tabs and spaces"},
     {"Use <unk> for unknown words.", "Use <unk> for unknown words .", NULL},
     {"A <UNK> and <eos>.", "A <UNK> and <eos> .", NULL},
+    /* normaliser examples of sacremoses' own tests, then tokenised */
+    {"The United States in 1805 (color map)                 _Facing_     193",
+     "The United States in 1805 ( color map ) _ Facing _ 193", "The United States in 1805 (color map) _ Facing _ 193"},
+    {"=Formation of the Constitution.=--(1) The plans before the convention,",
+     "= Formation of the Constitution . = -- ( 1 ) The plans before the convention ,",
+     "= Formation of the Constitution. = -- (1) The plans before the convention,"},
+    {"directions--(1) The infective element must be eliminated. When the ulcer",
+     "directions-- ( 1 ) The infective element must be eliminated . When the ulcer",
+     "directions-- (1) The infective element must be eliminated. When the ulcer"},
+    {"College of Surgeons, Edinburgh.)]", "College of Surgeons , Edinburgh . ) ]", "College of Surgeons, Edinburgh.)]"},
+    {"THIS EBOOK IS OTHERWISE PROVIDED TO YOU \"AS-IS\".", "THIS EBOOK IS OTHERWISE PROVIDED TO YOU \" AS @-@ IS . \"",
+     "THIS EBOOK IS OTHERWISE PROVIDED TO YOU \"AS-IS.\""},
+    {"12\xC2\xA0" "123", "12 @.@ 123", "12.123"},
+    {"yesterday \xE2\x80\x99s reception", "yesterday ' s reception", "yesterday 's reception"},
     {"", "", NULL},
 };
 
