@@ -14,14 +14,30 @@ typedef struct wt_buf {
 } wt_buf;
 
 int wt_buf_put(wt_buf *b, const char *s, size_t n);
-int wt_buf_putc(wt_buf *b, char c);
+/* One byte; the common case (room left) inline, as the rules add bytes one at a time. */
+static inline int wt_buf_putc(wt_buf *b, char c)
+{
+    if (b->n + 2 <= b->cap) {
+        b->p[b->n++] = c;
+        return 0;
+    }
+    return wt_buf_put(b, &c, 1);
+}
 /* NUL-terminates (not counted in n); -1 when out of memory. */
 int wt_buf_cstr(wt_buf *b);
 void wt_buf_free(wt_buf *b);
 
 /* One UTF-8 code point at s[0..n): the value (U+FFFD for a malformed
  * sequence) and its byte length (>= 1). */
-uint32_t wt_utf8(const char *s, size_t n, size_t *len);
+uint32_t wt_utf8_slow(const char *s, size_t n, size_t *len);
+static inline uint32_t wt_utf8(const char *s, size_t n, size_t *len)
+{
+    if ((unsigned char)s[0] < 0x80) {
+        *len = 1;
+        return (unsigned char)s[0];
+    }
+    return wt_utf8_slow(s, n, len);
+}
 
 /* Character classes, as the Moses scripts' Perl properties define them. */
 int wt_is_space(uint32_t c);    /* Python's str.isspace */

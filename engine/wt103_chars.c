@@ -30,8 +30,6 @@ int wt_buf_put(wt_buf *b, const char *s, size_t n)
     return 0;
 }
 
-int wt_buf_putc(wt_buf *b, char c) { return wt_buf_put(b, &c, 1); }
-
 int wt_buf_cstr(wt_buf *b)
 {
     if (wt_buf_put(b, "", 0)) return -1;
@@ -46,7 +44,7 @@ void wt_buf_free(wt_buf *b)
     b->n = b->cap = 0;
 }
 
-uint32_t wt_utf8(const char *s, size_t n, size_t *len)
+uint32_t wt_utf8_slow(const char *s, size_t n, size_t *len)
 {
     const unsigned char *u = (const unsigned char *)s;
     *len = 1;

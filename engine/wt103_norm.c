@@ -31,6 +31,9 @@ static int run(line *L, int rc)
 
 static uint32_t cp(const wt_buf *s, size_t i, size_t *len) { return wt_utf8(s->p + i, s->n - i, len); }
 
+/* Copies one code point (len bytes at p). */
+static inline int put_cp(wt_buf *o, const char *p, size_t len) { return len == 1 ? wt_buf_putc(o, *p) : wt_buf_put(o, p, len); }
+
 static const char *find(const char *s, size_t n, const char *pat, size_t m)
 {
     if (m == 0 || m > n) return NULL;
@@ -83,7 +86,7 @@ static int spaces(line *L, int strip)
         if (c < 0x20) continue; /* the control characters that are not whitespace */
         if (pending && (o->n || !strip) && wt_buf_putc(o, ' ')) return run(L, NOMEM);
         pending = 0;
-        if (wt_buf_put(o, L->a.p + i, len)) return run(L, NOMEM);
+        if (put_cp(o, L->a.p + i, len)) return run(L, NOMEM);
     }
     if (pending && !strip && wt_buf_putc(o, ' ')) return run(L, NOMEM);
     return run(L, WROTE);
@@ -130,7 +133,7 @@ static int window(line *L, cls a, char mid, cls c, const char *before, const cha
             else ok = c(cp(s, j + 1, &lc));
         }
         if (!ok) {
-            if (wt_buf_put(o, s->p + i, la)) return run(L, NOMEM);
+            if (put_cp(o, s->p + i, la)) return run(L, NOMEM);
             i += la;
             continue;
         }
@@ -162,7 +165,7 @@ static int digit_gap(line *L, const char *gap, cls next, const char *with)
             i = j + gl + lc;
             continue;
         }
-        if (wt_buf_put(o, s->p + i, la)) return run(L, NOMEM);
+        if (put_cp(o, s->p + i, la)) return run(L, NOMEM);
         i = j;
     }
     return run(L, WROTE);
@@ -317,7 +320,7 @@ static int ctrl_and_pad(line *L)
     for (size_t i = 0, len; i < s->n; i += len) {
         uint32_t c = cp(s, i, &len);
         int pad = !wt_is_alnum(c) && !wt_is_space(c) && !(c < 0x80 && strchr(".'`,-", (int)c));
-        if ((pad && wt_buf_putc(o, ' ')) || wt_buf_put(o, s->p + i, len) || (pad && wt_buf_putc(o, ' ')))
+        if ((pad && wt_buf_putc(o, ' ')) || put_cp(o, s->p + i, len) || (pad && wt_buf_putc(o, ' ')))
             return run(L, NOMEM);
     }
     return run(L, WROTE);
@@ -334,7 +337,7 @@ static int dash_split(line *L)
     for (size_t i = 0, len, ln; i < s->n; i += len) {
         uint32_t c = cp(s, i, &len);
         int split = c == '-' && wt_is_alnum(prev) && i + 1 < s->n && wt_is_alnum(cp(s, i + 1, &ln));
-        if (split ? wt_buf_put(o, " @-@ ", 5) : wt_buf_put(o, s->p + i, len)) return run(L, NOMEM);
+        if (split ? wt_buf_put(o, " @-@ ", 5) : put_cp(o, s->p + i, len)) return run(L, NOMEM);
         prev = c;
     }
     return run(L, WROTE);
@@ -483,7 +486,7 @@ static int split_numbers(const wt_buf *s, wt_buf *out)
         if ((c == ',' || c == '.') && wt_is_digit(prev) && i + 1 < s->n && wt_is_digit(cp(s, i + 1, &ln))) {
             char sep[5] = {' ', '@', (char)c, '@', ' '};
             if (wt_buf_put(out, sep, 5)) return -1;
-        } else if (wt_buf_put(out, s->p + i, len)) return -1;
+        } else if (put_cp(out, s->p + i, len)) return -1;
         prev = c;
     }
     return 0;
