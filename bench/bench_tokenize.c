@@ -21,10 +21,10 @@ static uint32_t next(void)
     return (uint32_t)(rng >> 11);
 }
 
-static double now(void)
+static double clock_s(clockid_t id)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(id, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
@@ -54,8 +54,10 @@ static void build(vocab_mem *m, char **sym, uint32_t n, uint32_t kind, uint32_t 
     m->v = (txlm_vocab){n, kind, flags, m->v.eos_id, m->v.unk_id, m->off, m->blob, at};
 }
 
-/* Streams the file through the tokenizer; returns MB/s (0 on error). */
-static double run(const txlm_vocab *v, const char *path, size_t *n_ids)
+/* Streams the file through the tokenizer; returns MB/s of wall time (0 on
+ * error) and *cpu_rate MB per second of this process's CPU time (steadier
+ * on a shared machine). */
+static double run(const txlm_vocab *v, const char *path, size_t *n_ids, double *cpu_rate)
 {
     txlm_tokenizer *t;
     txlm_err e = {0};
@@ -64,7 +66,7 @@ static double run(const txlm_vocab *v, const char *path, size_t *n_ids)
     char *buf = malloc(CHUNK);
     size_t have = 0, got, bytes = 0;
     *n_ids = 0;
-    double t0 = now();
+    double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     while (f && buf && (got = fread(buf + have, 1, CHUNK - have, f)) > 0) {
         have += got;
         size_t cut = have;
@@ -82,7 +84,8 @@ static double run(const txlm_vocab *v, const char *path, size_t *n_ids)
         memmove(buf, buf + cut, have - cut);
         have -= cut;
     }
-    double secs = now() - t0;
+    double secs = clock_s(CLOCK_MONOTONIC) - t0;
+    *cpu_rate = (double)bytes / 1e6 / (clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0);
     if (f) fclose(f);
     free(buf);
     txlm_tok_free(t);
@@ -132,15 +135,15 @@ int main(int argc, char **argv)
     }
     build(&t8, chars, 28, TXLM_TOK_CHAR_TEXT8, 0);
     size_t n;
-    double r = run(&wv.v, path, &n);
-    printf("word:          %7.1f MB/s  (%zu tokens)\n", r, n);
-    r = run(&bv.v, path, &n);
-    printf("byte (enwik8): %7.1f MB/s  (%zu tokens)\n", r, n);
-    r = run(&t8.v, path, &n);
-    printf("text8:         %7.1f MB/s  (%zu tokens)\n", r, n);
+    double c, r = run(&wv.v, path, &n, &c);
+    printf("word:          %7.1f MB/s  %7.1f MB/CPU-s  (%zu tokens)\n", r, c, n);
+    r = run(&bv.v, path, &n, &c);
+    printf("byte (enwik8): %7.1f MB/s  %7.1f MB/CPU-s  (%zu tokens)\n", r, c, n);
+    r = run(&t8.v, path, &n, &c);
+    printf("text8:         %7.1f MB/s  %7.1f MB/CPU-s  (%zu tokens)\n", r, c, n);
     wv.v.flags = TXLM_VOCAB_WT103_NORM;
-    r = run(&wv.v, path, &n);
-    printf("word + wt103:  %7.1f MB/s  (%zu tokens)\n", r, n);
+    r = run(&wv.v, path, &n, &c);
+    printf("word + wt103:  %7.1f MB/s  %7.1f MB/CPU-s  (%zu tokens)\n", r, c, n);
     remove(path);
     return 0;
 }
