@@ -320,6 +320,63 @@ static void test_eval(const char *name, const char *model)
     if (pid > 0) close(master);
 }
 
+/* A character model (char_preln's weights with byte symbols "0".."203"):
+ * eval reports bits per character, and its mean NLL is the API's scoring
+ * of the file's bytes in segments of 6. */
+static void test_eval_bytes(void)
+{
+    FILE *v = fopen(path_in("bytes.txt"), "wb");
+    for (int b = 0; v && b < 204; b++) fprintf(v, "%d\n", b);
+    if (v) fclose(v);
+    char model[1100], vocab[1100], case_dir[1100], file[1100];
+    snprintf(model, sizeof model, "%s", path_in("bytes.txlm"));
+    snprintf(vocab, sizeof vocab, "%s", path_in("bytes.txt"));
+    snprintf(file, sizeof file, "%s", path_in("bytes_text.txt"));
+    snprintf(case_dir, sizeof case_dir, "%s/char_preln", golden);
+    const char *pk[] = {pack, case_dir, "--vocab", vocab, "--tokenizer", "char", "-o", model, NULL};
+    TCHECK(run_tool(pk, NULL, NULL) == 0);
+    const char *text = "The quick brown fox jumps over the lazy dog.\nPack my box with five dozen liquor jugs.\n";
+    FILE *f = fopen(file, "wb");
+    if (f) fputs(text, f), fclose(f);
+
+    const char *argv[] = {txlm, "eval", "-m", model, file, "--tgt-len", "6", "--json", NULL};
+    char *out = NULL;
+    TCHECK(run_tool(argv, &out, NULL) == 0);
+    cJSON *j = out ? cJSON_Parse(out) : NULL;
+    cJSON *bpc = cJSON_GetObjectItem(j, "bpc"), *nll = cJSON_GetObjectItem(j, "mean_nll");
+    TCHECK(j && bpc && nll && !cJSON_GetObjectItem(j, "perplexity"));
+    TCHECK(bpc && nll && fabs(bpc->valuedouble - nll->valuedouble / log(2.0)) < 1e-5);
+
+    size_t n = strlen(text);
+    int32_t ids[128];
+    for (size_t i = 0; i < n; i++) ids[i] = (unsigned char)text[i];
+    txlm_context *ctx = NULL;
+    txlm_model *m = NULL;
+    txlm_session *s = NULL;
+    txlm_session_options so = {.same_length = -1, .max_segment = 6};
+    double sum = 0;
+    if (!txlm_context_create(NULL, &ctx) && !txlm_model_load(ctx, model, NULL, &m) && !txlm_session_create(m, &so, &s)) {
+        int32_t *tok = NULL;
+        size_t nt = 0;
+        TCHECK(txlm_tokenize(m, text, n, &tok, &nt) == TXLM_OK && nt == n && !memcmp(tok, ids, n * sizeof *ids));
+        txlm_free(tok);
+        float lp[6];
+        for (size_t at = 0; at + 1 < n; at += 6) {
+            uint32_t len = n - 1 - at < 6 ? (uint32_t)(n - 1 - at) : 6;
+            TCHECK(txlm_session_score(s, ids + at, ids + at + 1, len, lp) == TXLM_OK);
+            for (uint32_t i = 0; i < len; i++) sum -= lp[i];
+        }
+    } else text_failures++;
+    double mean = sum / (double)(n - 1);
+    TCHECK(nll && fabs(nll->valuedouble - mean) < 1e-4);
+    TCHECK(j && (size_t)cJSON_GetObjectItem(j, "tokens")->valuedouble == n - 1);
+    txlm_session_free(s);
+    txlm_model_free(m);
+    txlm_context_destroy(ctx);
+    cJSON_Delete(j);
+    free(out);
+}
+
 static void test_logprobs_text(const char *model)
 {
     const char *file = path_in("prompt.txt"), *o1 = path_in("text.f32"), *o2 = path_in("ids.f32");
@@ -362,6 +419,7 @@ int main(int argc, char **argv)
     test_sigint(aw);
     test_eval("adaptive_word", aw);
     test_eval("char_preln", cp);
+    test_eval_bytes();
     test_logprobs_text(aw);
     rm_tree(dir);
     free(dir), free(aw), free(cp);
