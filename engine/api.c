@@ -115,7 +115,8 @@ txlm_status txlm_model_load(txlm_context *ctx, const char *path, const txlm_mode
     if (!ctx || !path || !out) return bad_arg("txlm_model_load: NULL argument");
     txlm_err e = {0};
     unsigned flags = opts && opts->no_verify ? TXLM_OPEN_NO_VERIFY : 0;
-    return txlm_model_open(ctx, path, flags, out, &e) ? fail(&e) : TXLM_OK;
+    txlm_load_progress pr = {opts ? opts->progress : NULL, opts ? opts->progress_user : NULL};
+    return txlm_model_open(ctx, path, flags, &pr, out, &e) ? fail(&e) : TXLM_OK;
 }
 
 void txlm_model_free(txlm_model *m) { txlm_model_close(m); }

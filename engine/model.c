@@ -194,10 +194,12 @@ static int check_fits(txlm_model *m, const txlm_file *f, txlm_err *err)
     return 0;
 }
 
-static int upload_all(txlm_model *m, const txlm_file *f, txlm_err *err)
+static int upload_all(txlm_model *m, const txlm_file *f, const txlm_load_progress *pr, txlm_err *err)
 {
     int rc = check_fits(m, f, err);
     if (rc) return rc;
+    uint64_t total = 0, done = 0;
+    for (uint32_t i = 0; i < txlm_file_tensor_count(f); i++) total += txlm_file_tensor(f, i)->nbytes;
     m->n_tensors = txlm_file_tensor_count(f);
     m->tensors = calloc(m->n_tensors ? m->n_tensors : 1, sizeof *m->tensors);
     if (!m->tensors) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
@@ -205,11 +207,15 @@ static int upload_all(txlm_model *m, const txlm_file *f, txlm_err *err)
         const txlm_tensor_info *t = txlm_file_tensor(f, i);
         rc = txlm_tensor_upload(&m->ctx->vk, f, t, &m->tensors[i], err);
         if (rc) return rc;
+        done += t->nbytes;
+        if (pr && pr->fn && pr->fn(pr->user, total ? (double)done / (double)total : 1.0))
+            return txlm_fail(err, TXLM_ERR_CANCELLED, "loading cancelled after %u of %u tensors", i + 1, m->n_tensors);
     }
     return 0;
 }
 
-int txlm_model_open(txlm_context *ctx, const char *path, unsigned open_flags, txlm_model **out, txlm_err *err)
+int txlm_model_open(txlm_context *ctx, const char *path, unsigned open_flags, const txlm_load_progress *progress,
+                    txlm_model **out, txlm_err *err)
 {
     *out = NULL;
     txlm_file *f = NULL;
@@ -238,7 +244,7 @@ int txlm_model_open(txlm_context *ctx, const char *path, unsigned open_flags, tx
     loader L = {m, f, err};
     pthread_mutex_init(&m->tok_lock, NULL);
     rc = copy_vocab(m, txlm_file_vocab(f), err);
-    if (!rc) rc = upload_all(m, f, err);
+    if (!rc) rc = upload_all(m, f, progress, err);
     if (!rc) rc = bind_layers(&L);
     if (!rc) rc = bind_clusters(&L);
     txlm_file_close(f);

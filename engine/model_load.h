@@ -4,7 +4,13 @@
 
 #include "model.h"
 
-int txlm_model_open(txlm_context *ctx, const char *path, unsigned open_flags, txlm_model **out, txlm_err *err);
+typedef struct txlm_load_progress {
+    txlm_progress_fn fn;   /* NULL = none */
+    void *user;
+} txlm_load_progress;
+
+int txlm_model_open(txlm_context *ctx, const char *path, unsigned open_flags, const txlm_load_progress *progress,
+                    txlm_model **out, txlm_err *err);
 void txlm_model_close(txlm_model *m);
 
 #endif

@@ -5,10 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* stb_ds spells GCC's __typeof__ as typeof, which -std=c11 does not have. */
+#if defined(__GNUC__) && !defined(typeof)
+#define typeof __typeof__
+#endif
 #include <stb/stb_ds.h>
+#include <xxhash.h>
 
 #include "tokenizer.h"
 #include "txlm_layout.h"
+#include "wt103.h"
 #include "txlm.h"
 
 typedef struct sym_entry {
@@ -16,10 +22,21 @@ typedef struct sym_entry {
     int32_t value;
 } sym_entry;
 
+/* Symbol hash -> id; AMBIGUOUS where two symbols share a hash (then the
+ * string map decides). Integer keys make the common lookup one probe and
+ * one memcmp. */
+typedef struct hash_entry {
+    uint64_t key;
+    int32_t value;
+} hash_entry;
+#define AMBIGUOUS (-2)
+
 struct txlm_tokenizer {
     const txlm_vocab *v;
     sym_entry *map;         /* stb_ds string map: symbol -> id */
+    hash_entry *hmap;       /* stb_ds map: XXH3 of symbol -> id */
     int32_t byte_id[256];   /* character models: byte -> id, -1 if absent */
+    int decimal;            /* character symbols are decimal byte values */
 };
 
 typedef struct id_list {
@@ -41,18 +58,35 @@ static int push(id_list *l, int32_t id, txlm_err *err)
 }
 
 /* Which byte a character-model symbol stands for: the byte itself, or (as
- * the enwik8 preprocessing writes them) its decimal value; -1 if neither. */
-static int symbol_byte(const char *s, uint32_t len, int text8)
+ * the enwik8 preprocessing writes them) its decimal value; -1 if neither.
+ * In a vocabulary of decimal values ("decimal") "7" is byte 7, not '7'. */
+static int symbol_byte(const char *s, uint32_t len, int text8, int decimal)
 {
-    if (len == 1) return text8 && s[0] == '_' ? ' ' : (unsigned char)s[0];
-    if (len > 3) return -1;
-    int b = 0;
-    for (uint32_t i = 0; i < len; i++) {
-        if (!isdigit((unsigned char)s[i])) return -1;
+    int b = 0, digits = len > 0 && len <= 3;
+    for (uint32_t i = 0; digits && i < len; i++) {
+        digits = isdigit((unsigned char)s[i]);
         b = b * 10 + (s[i] - '0');
     }
-    return b < 256 ? b : -1;
+    if (digits && (decimal || len > 1)) return b < 256 ? b : -1;
+    if (len == 1) return text8 && s[0] == '_' ? ' ' : (unsigned char)s[0];
+    return -1;
 }
+
+static int is_decimal_vocab(const txlm_vocab *v)
+{
+    for (uint32_t i = 0; i < v->n; i++) {
+        uint32_t len;
+        const char *s = txlm_vocab_sym(v, i, &len);
+        if (len >= 2 && len <= 3 && isdigit((unsigned char)s[0]) && symbol_byte(s, len, 0, 1) >= 0) return 1;
+    }
+    return 0;
+}
+
+/* The key of a symbol in hmap. stb_ds hashes 8-byte keys by shifting each
+ * byte into an int, undefined behaviour for bytes >= 0x80 (UBSan reports
+ * it), so every byte of the key is kept below 0x80; lookups compare the
+ * symbol itself, so the lost bits only cost the odd extra comparison. */
+static uint64_t sym_hash(const char *s, size_t len) { return XXH3_64bits(s, len) & 0x7F7F7F7F7F7F7F7Full; }
 
 int txlm_tok_create(const txlm_vocab *v, txlm_tokenizer **out, txlm_err *err)
 {
@@ -60,6 +94,7 @@ int txlm_tok_create(const txlm_vocab *v, txlm_tokenizer **out, txlm_err *err)
     if (!t) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
     t->v = v;
     for (int b = 0; b < 256; b++) t->byte_id[b] = -1;
+    t->decimal = v->kind != TXLM_TOK_WORD && is_decimal_vocab(v);
     /* strdup keys: the arena allocator of stb_ds writes past its declared
      * 8-byte block array, which UBSan reports as out of bounds. */
     sh_new_strdup(t->map);
@@ -70,10 +105,15 @@ int txlm_tok_create(const txlm_vocab *v, txlm_tokenizer **out, txlm_err *err)
         if (len < sizeof key) {
             memcpy(key, s, len);
             key[len] = 0;
+            if (shgeti(t->map, key) >= 0) continue; /* a repeated symbol keeps its first id */
             shput(t->map, key, (int32_t)i);
+            uint64_t h = sym_hash(s, len);
+            ptrdiff_t at = hmgeti(t->hmap, h);
+            if (at >= 0) t->hmap[at].value = AMBIGUOUS;
+            else hmput(t->hmap, h, (int32_t)i);
         }
         if (v->kind != TXLM_TOK_WORD) {
-            int b = symbol_byte(s, len, v->kind == TXLM_TOK_CHAR_TEXT8);
+            int b = symbol_byte(s, len, v->kind == TXLM_TOK_CHAR_TEXT8, t->decimal);
             if (b >= 0 && t->byte_id[b] < 0) t->byte_id[b] = (int32_t)i;
         }
     }
@@ -85,6 +125,7 @@ void txlm_tok_free(txlm_tokenizer *t)
 {
     if (!t) return;
     shfree(t->map);
+    hmfree(t->hmap);
     free(t);
 }
 
@@ -92,12 +133,26 @@ static int32_t lookup(txlm_tokenizer *t, const char *w, size_t len)
 {
     char key[TXLM_VOCB_MAX_SYM + 1];
     if (len >= sizeof key) return t->v->unk_id;
-    for (size_t i = 0; i < len; i++)
-        key[i] = (t->v->flags & TXLM_VOCAB_LOWER_CASE) ? (char)tolower((unsigned char)w[i]) : w[i];
+    if (t->v->flags & TXLM_VOCAB_LOWER_CASE) {
+        for (size_t i = 0; i < len; i++) key[i] = (char)tolower((unsigned char)w[i]);
+        w = key;
+    }
+    ptrdiff_t at = hmgeti(t->hmap, sym_hash(w, len));
+    if (at < 0) return t->v->unk_id;
+    int32_t id = t->hmap[at].value;
+    if (id != AMBIGUOUS) {
+        uint32_t sl;
+        const char *sym = txlm_vocab_sym(t->v, (uint32_t)id, &sl);
+        return sl == len && !memcmp(sym, w, len) ? id : t->v->unk_id;
+    }
+    if (w != key) memcpy(key, w, len);
     key[len] = 0;
-    ptrdiff_t at = shgeti(t->map, key);
+    at = shgeti(t->map, key);
     return at >= 0 ? t->map[at].value : t->v->unk_id;
 }
+
+/* isspace() of the C locale, without the call. */
+static int blank(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 static int encode_words(txlm_tokenizer *t, const char *s, size_t len, id_list *l, txlm_err *err)
 {
@@ -108,12 +163,12 @@ static int encode_words(txlm_tokenizer *t, const char *s, size_t len, id_list *l
             i++;
             continue;
         }
-        if (isspace((unsigned char)s[i])) {
+        if (blank((unsigned char)s[i])) {
             i++;
             continue;
         }
         size_t j = i;
-        while (j < len && !isspace((unsigned char)s[j])) j++;
+        while (j < len && !blank((unsigned char)s[j])) j++;
         int32_t id = lookup(t, s + i, j - i);
         if (id < 0)
             return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "word \"%.*s\" at byte %zu is not in the vocabulary, which has no <unk>",
@@ -122,6 +177,36 @@ static int encode_words(txlm_tokenizer *t, const char *s, size_t len, id_list *l
         i = j;
     }
     return 0;
+}
+
+/* wt103 vocabularies: each line goes through the WikiText-103 rules first. */
+static int encode_wt103(txlm_tokenizer *t, const char *s, size_t len, id_list *l, txlm_err *err)
+{
+    wt_buf toks = {0};
+    int rc = 0;
+    for (size_t i = 0; i < len && !rc;) {
+        const char *nl = memchr(s + i, '\n', len - i);
+        size_t e = nl ? (size_t)(nl - s) : len;
+        if (txlm_wt103_tokenize(s + i, e - i, (t->v->flags & TXLM_VOCAB_LOWER_CASE) != 0, &toks)) {
+            rc = txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+            break;
+        }
+        for (size_t a = 0; a < toks.n && !rc;) {
+            size_t b = a;
+            while (b < toks.n && toks.p[b] != ' ') b++;
+            int32_t id = lookup(t, toks.p + a, b - a);
+            if (id < 0)
+                rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT,
+                               "word \"%.*s\" of the line at byte %zu is not in the vocabulary, which has no <unk>",
+                               (int)(b - a > 64 ? 64 : b - a), toks.p + a, i);
+            else rc = push(l, id, err);
+            a = b + 1;
+        }
+        if (!rc && nl && t->v->eos_id >= 0) rc = push(l, t->v->eos_id, err);
+        i = e + 1;
+    }
+    wt_buf_free(&toks);
+    return rc ? -1 : 0;
 }
 
 static int encode_chars(txlm_tokenizer *t, const char *s, size_t len, id_list *l, txlm_err *err)
@@ -141,13 +226,42 @@ static int encode_chars(txlm_tokenizer *t, const char *s, size_t len, id_list *l
 int txlm_tok_encode(txlm_tokenizer *t, const char *text, size_t len, int32_t **ids, size_t *n, txlm_err *err)
 {
     id_list l = {0};
-    int rc = t->v->kind == TXLM_TOK_WORD ? encode_words(t, text, len, &l, err) : encode_chars(t, text, len, &l, err);
+    int rc = t->v->kind != TXLM_TOK_WORD          ? encode_chars(t, text, len, &l, err)
+             : t->v->flags & TXLM_VOCAB_WT103_NORM ? encode_wt103(t, text, len, &l, err)
+                                                   : encode_words(t, text, len, &l, err);
     if (rc) {
         free(l.a);
         return err && err->code ? err->code : TXLM_ERR_INVALID_ARGUMENT;
     }
     *ids = l.a;
     *n = l.n;
+    return 0;
+}
+
+/* wt103: each line's tokens go through the reverse rules. */
+static int decode_wt103(const txlm_vocab *v, const int32_t *ids, size_t n, char **text, txlm_err *err)
+{
+    wt_buf out = {0};
+    const char **sym = malloc((n ? n : 1) * sizeof *sym);
+    size_t *len = malloc((n ? n : 1) * sizeof *len), k = 0;
+    int bad = !sym || !len;
+    for (size_t i = 0; i <= n && !bad; i++) {
+        if (i < n && ids[i] != v->eos_id) {
+            uint32_t l;
+            sym[k] = txlm_vocab_sym(v, (uint32_t)ids[i], &l);
+            len[k++] = l;
+            continue;
+        }
+        bad = txlm_wt103_detokenize(sym, len, k, &out) || (i < n && wt_buf_putc(&out, '\n'));
+        k = 0;
+    }
+    free(sym);
+    free(len);
+    if (bad || wt_buf_cstr(&out)) {
+        wt_buf_free(&out);
+        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "detokenize: out of memory");
+    }
+    *text = out.p;
     return 0;
 }
 
@@ -161,6 +275,7 @@ int txlm_tok_decode(txlm_tokenizer *t, const int32_t *ids, size_t n, char **text
                              ids[i], i, v->n);
         cap += (size_t)(v->offsets[ids[i] + 1] - v->offsets[ids[i]]) + 1;
     }
+    if (v->kind == TXLM_TOK_WORD && (v->flags & TXLM_VOCAB_WT103_NORM)) return decode_wt103(v, ids, n, text, err);
     char *out = malloc(cap), *w = out;
     if (!out) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "detokenize: out of memory");
     for (size_t i = 0; i < n; i++) {
@@ -175,7 +290,7 @@ int txlm_tok_decode(txlm_tokenizer *t, const int32_t *ids, size_t n, char **text
             memcpy(w, s, len);
             w += len;
         } else {
-            int b = ids[i] == v->eos_id ? '\n' : symbol_byte(s, len, v->kind == TXLM_TOK_CHAR_TEXT8);
+            int b = ids[i] == v->eos_id ? '\n' : symbol_byte(s, len, v->kind == TXLM_TOK_CHAR_TEXT8, t->decimal);
             if (b >= 0) *w++ = (char)b;
             else {
                 memcpy(w, s, len);

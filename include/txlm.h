@@ -101,10 +101,19 @@ TXLM_API txlm_status txlm_context_device(const txlm_context *ctx, txlm_device_in
 /* Validation messages seen so far (0 when validation is off). */
 TXLM_API uint64_t txlm_context_validation_messages(const txlm_context *ctx);
 
+/* ---- progress and cancelling ----------------------------------------- */
+
+/* Told, on the calling thread, how far a long call has got (fraction in
+ * [0, 1]). Returning non-zero cancels it: the call stops at its next safe
+ * point and returns TXLM_ERR_CANCELLED. */
+typedef int (*txlm_progress_fn)(void *user, double fraction);
+
 /* ---- models ---------------------------------------------------------- */
 
 typedef struct txlm_model_options {
     int no_verify;         /* skip per-tensor hashes at load */
+    txlm_progress_fn progress; /* called after each tensor is on the device; NULL = none */
+    void *progress_user;
 } txlm_model_options;
 
 TXLM_API txlm_status txlm_model_load(txlm_context *ctx, const char *path, const txlm_model_options *opts,
@@ -173,6 +182,17 @@ TXLM_API txlm_status txlm_session_feed_rows(txlm_session *s, const int32_t *toke
  * Computes the head and only the tail clusters that targets fall in. */
 TXLM_API txlm_status txlm_session_score(txlm_session *s, const int32_t *tokens, const int32_t *targets, uint32_t n,
                                float *target_logprobs);
+
+/* Feeds any number of tokens, in segments of at most max_segment, carrying
+ * the memory, computing no log-probabilities (a prompt, a long context).
+ * progress (may be NULL) is called after each segment; cancelling stops
+ * between segments. *fed (may be NULL) receives the tokens fed: on success
+ * n, on failure or cancel the memory holds exactly the first *fed tokens. */
+TXLM_API txlm_status txlm_session_feed_long(txlm_session *s, const int32_t *tokens, size_t n, txlm_progress_fn progress,
+                                   void *user, size_t *fed);
+/* The same for text, tokenized with the model's tokenizer; *fed counts tokens. */
+TXLM_API txlm_status txlm_session_feed_text(txlm_session *s, const char *text, size_t len, txlm_progress_fn progress,
+                                   void *user, size_t *fed);
 
 /* ---- saving and restoring a session ---------------------------------- */
 /* A state holds the memory, the last output row and the sampler state. It

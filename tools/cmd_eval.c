@@ -67,6 +67,19 @@ static int push(eval_state *e, const int32_t *ids, size_t n)
     return 0;
 }
 
+/* A JSON string literal (paths may hold quotes, backslashes, control bytes). */
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') printf("\\%c", c);
+        else if (c < 0x20) printf("\\u%04x", c);
+        else putchar(c);
+    }
+    putchar('"');
+}
+
 static void progress(double done, double total, double t0, uint64_t tokens)
 {
     double el = now() - t0, rate = el > 0 ? (double)tokens / el : 0, frac = total > 0 ? done / total : 0;
@@ -158,13 +171,15 @@ int cmd_eval(int argc, char **argv)
     if (e.scored == 0) { rc = cli_error("%s: fewer than two tokens to evaluate", file); goto done; }
     double secs = now() - t0, mean = e.nll / (double)e.scored;
     int chars = p.tokenizer != TXLM_TOKENIZER_WORD;
-    if (json)
-        printf("{\"file\": \"%s\", \"tokens\": %llu, \"mean_nll\": %.6f, \"%s\": %.6f, \"seconds\": %.3f, "
+    if (json) {
+        printf("{\"file\": ");
+        json_string(file);
+        printf(", \"tokens\": %llu, \"mean_nll\": %.6f, \"%s\": %.6f, \"seconds\": %.3f, "
                "\"tokens_per_second\": %.2f, \"tgt_len\": %u, \"mem_len\": %u}\n",
-               file, (unsigned long long)e.scored, mean, chars ? "bpc" : "perplexity",
+               (unsigned long long)e.scored, mean, chars ? "bpc" : "perplexity",
                chars ? mean / log(2.0) : exp(mean), secs, (double)e.scored / secs, e.seg,
                so.mem_len ? so.mem_len : p.mem_len);
-    else
+    } else
         printf("%s: %llu tokens, mean NLL %.4f, %s %.4f, %.1f tokens/s\n", file, (unsigned long long)e.scored, mean,
                chars ? "bits per character" : "perplexity", chars ? mean / log(2.0) : exp(mean),
                (double)e.scored / secs);

@@ -1,6 +1,9 @@
 /* txlm generate: text in, text out, streamed token by token. The prompt is
  * fed in segments (memory carried), then each sampled token is fed back as
- * a one-token segment. Ctrl-C stops after the current token. */
+ * a one-token segment. Ctrl-C stops cleanly: loading and prompt feeding are
+ * cancelled through the library's progress callback, generation after the
+ * current token; what was generated is flushed with a final newline and
+ * the exit status is 130. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,13 +18,26 @@ static void on_sigint(int sig)
     interrupted = 1;
 }
 
+static int stop_requested(void *user, double fraction)
+{
+    (void)user, (void)fraction;
+    return interrupted;
+}
+
 static void usage(void)
 {
     printf("usage: txlm generate -m MODEL [-p PROMPT | -f PROMPT_FILE] [-n TOKENS] [--temperature T]\n"
            "                     [--top-k K] [--top-p P] [--seed S] [--mem-len M] [--clamp-len C] [--no-verify]\n\n"
            "Prints the prompt, then streams the continuation. Defaults: 200 tokens, temperature 1 (the model's own\n"
            "distribution, drawn exactly and cheaply through the adaptive softmax's clusters), no top-k/top-p,\n"
-           "seed 1 (same seed, same text). Temperature 0 picks the most likely token.\n");
+           "seed 1 (same seed, same text). Temperature 0 picks the most likely token.\n\n"
+           "Cost: at temperature 1 without top-k/top-p a token costs the head of the softmax plus the one tail\n"
+           "cluster drawn. Any other temperature, --top-k or --top-p needs the whole distribution: every tail\n"
+           "cluster's logits (the full output layer, d_embed x n_token multiply-adds) and a host read-back of\n"
+           "n_token floats per token; --top-k and --top-p then sort all n_token probabilities (n log n).\n"
+           "On a 267k-word vocabulary that is several times the cost of the default.\n\n"
+           "Ctrl-C stops after the current token (or cancels loading and prompt feeding), prints what was\n"
+           "generated and a newline, and exits with status 130.\n");
 }
 
 static char *read_file(const char *path)
@@ -44,9 +60,12 @@ static char *read_file(const char *path)
     return buf;
 }
 
-/* Streams the text of the tokens since the last line break: decodes the
- * current line and prints what extends what was printed (word models
- * re-attach punctuation, so a token's text can depend on the next one). */
+/* Streams the text of the tokens since the last line break. A token's text
+ * can depend on the tokens after it (word models re-attach punctuation;
+ * wt103 models join "1 @,@ 000" into "1,000" and "a @-@ b" into "a-b"), so
+ * only what the line's text shares with the text of the line without its
+ * last token is printed; the rest follows with the next token or the final
+ * flush. */
 typedef struct streamer {
     txlm_model *m;
     int32_t eos;
@@ -81,18 +100,33 @@ static int stream_token_quiet(streamer *st, int32_t id)
 static int stream_token(streamer *st, int32_t id)
 {
     if (stream_push(st, id)) return 1;
-    char *text = NULL;
+    char *text = NULL, *safe = NULL;
     txlm_status s = txlm_detokenize(st->m, st->line, st->n, &text);
-    if (s) return cli_lib_error(s, "detokenizing");
-    size_t len = strlen(text);
-    if (len > st->printed) {
-        fwrite(text + st->printed, 1, len - st->printed, stdout);
-        st->printed = len;
+    if (!s) s = txlm_detokenize(st->m, st->line, st->n - 1, &safe);
+    if (s) return txlm_free(text), cli_lib_error(s, "detokenizing");
+    size_t len = strlen(text), upto = 0;
+    int line_end = id == st->eos || (len && text[len - 1] == '\n');
+    if (line_end) upto = len;
+    else
+        while (text[upto] && text[upto] == safe[upto]) upto++;
+    if (upto > st->printed) {
+        fwrite(text + st->printed, 1, upto - st->printed, stdout);
+        st->printed = upto;
     }
-    if (id == st->eos || (len && text[len - 1] == '\n')) st->n = 0, st->printed = 0;
+    if (line_end) st->n = 0, st->printed = 0;
     txlm_free(text);
+    txlm_free(safe);
     fflush(stdout);
     return 0;
+}
+
+/* Prints what the last token held back. */
+static void stream_flush(streamer *st)
+{
+    char *text = NULL;
+    if (st->n && !txlm_detokenize(st->m, st->line, st->n, &text) && strlen(text) > st->printed)
+        fputs(text + st->printed, stdout);
+    txlm_free(text);
 }
 
 int cmd_generate(int argc, char **argv)
@@ -142,9 +176,15 @@ int cmd_generate(int argc, char **argv)
     txlm_session *s = NULL;
     streamer st = {0};
     if (prompt_file && !(prompt = owned_prompt = read_file(prompt_file))) return cli_error("%s: cannot read", prompt_file);
+    interrupted = 0;
+    signal(SIGINT, on_sigint);
+    mo.progress = stop_requested;
     txlm_status e = cli_open_context(&ctx);
     if (e) { rc = cli_lib_error(e, "opening the device"); goto done; }
-    if ((e = txlm_model_load(ctx, model, &mo, &m))) { rc = cli_lib_error(e, "loading the model"); goto done; }
+    if ((e = txlm_model_load(ctx, model, &mo, &m))) {
+        rc = e == TXLM_ERR_CANCELLED ? 130 : cli_lib_error(e, "loading the model");
+        goto done;
+    }
     txlm_model_params p;
     txlm_model_get_params(m, &p);
     so.max_segment = p.tgt_len ? p.tgt_len : 128;
@@ -165,12 +205,12 @@ int cmd_generate(int argc, char **argv)
         fputs(prompt, stdout);
         fflush(stdout);
     }
-    for (size_t at = 0; at < n_ids; at += so.max_segment) {
-        uint32_t len = (uint32_t)(n_ids - at < so.max_segment ? n_ids - at : so.max_segment);
-        if ((e = txlm_session_feed_rows(s, ids + at, len, len, NULL))) { rc = cli_lib_error(e, "feeding the prompt"); goto done; }
+    if ((e = txlm_session_feed_long(s, ids, n_ids, stop_requested, NULL, NULL))) {
+        if (e == TXLM_ERR_CANCELLED) fputc('\n', stdout);
+        rc = e == TXLM_ERR_CANCELLED ? 130 : cli_lib_error(e, "feeding the prompt");
+        goto done;
     }
 
-    signal(SIGINT, on_sigint);
     st.m = m;
     st.eos = p.eos_id;
     /* continue the prompt's last line, so spacing and punctuation join up */
@@ -186,11 +226,13 @@ int cmd_generate(int argc, char **argv)
         if (stream_token(&st, tok)) goto done;
         if ((e = txlm_session_feed_rows(s, &tok, 1, 1, NULL))) { rc = cli_lib_error(e, "running the model"); goto done; }
     }
+    stream_flush(&st);
     fputc('\n', stdout);
-    rc = 0;
+    rc = interrupted ? 130 : 0;
     if (txlm_context_validation_messages(ctx))
         rc = cli_error("%llu Vulkan validation messages", (unsigned long long)txlm_context_validation_messages(ctx));
 done:
+    fflush(stdout);
     signal(SIGINT, SIG_DFL);
     free(owned_prompt);
     txlm_free(ids);

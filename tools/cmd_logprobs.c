@@ -1,4 +1,5 @@
 /* txlm logprobs: token ids in, log-probabilities out, through one session. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,16 +7,47 @@
 
 static void usage(void)
 {
-    printf("usage: txlm logprobs -m MODEL --tokens 3,17,5,... [--segments 8,8,...] -o OUT.f32\n"
+    printf("usage: txlm logprobs -m MODEL (--tokens 3,17,5,... | --text FILE) [--segments 8,8,...] -o OUT.f32\n"
            "                     [--mem-len M] [--clamp-len C] [--same-length 0|1] [--no-verify]\n\n"
+           "--text tokenizes FILE with the model's tokenizer (its ids are then the tokens).\n"
            "Feeds the tokens through ONE session in segments of the given lengths (default: the model's\n"
            "tgt_len), carrying the memory, and writes little-endian float32 [tokens, n_token]\n"
            "log-probabilities, rows in input order.\n");
 }
 
+/* The ids of a text file, in a malloc'd array. */
+static int tokenize_file(txlm_model *m, const char *path, int32_t **out, uint32_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return cli_error("%s: cannot open", path);
+    size_t len = 0, cap = 1 << 16;
+    char *text = malloc(cap);
+    size_t got;
+    while (text && (got = fread(text + len, 1, cap - len, f)) > 0)
+        if ((len += got) == cap) {
+            char *t = realloc(text, cap *= 2);
+            if (!t) free(text);
+            text = t;
+        }
+    int bad = ferror(f);
+    fclose(f);
+    if (!text || bad) return free(text), cli_error("%s: %s", path, bad ? "read error" : "out of memory");
+    int32_t *ids = NULL;
+    size_t count = 0;
+    txlm_status st = txlm_tokenize(m, text, len, &ids, &count);
+    free(text);
+    if (st) return cli_lib_error(st, path);
+    if (count == 0 || count > UINT32_MAX) return txlm_free(ids), cli_error("%s: %zu tokens", path, count);
+    if (!(*out = malloc(count * sizeof **out))) return txlm_free(ids), cli_error("out of memory");
+    memcpy(*out, ids, count * sizeof **out);
+    txlm_free(ids);
+    *n = (uint32_t)count;
+    return 0;
+}
+
 int cmd_logprobs(int argc, char **argv)
 {
-    const char *model = NULL, *tokens_s = NULL, *segs_s = NULL, *out = NULL;
+    const char *model = NULL, *tokens_s = NULL, *segs_s = NULL, *out = NULL, *text_file = NULL;
     txlm_session_options so = {.same_length = -1};
     txlm_model_options mo = {0};
     for (int i = 1; i < argc; i++) {
@@ -30,6 +62,7 @@ int cmd_logprobs(int argc, char **argv)
         if (!(v = cli_value(argc, argv, &i))) return 1;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
         else if (!strcmp(a, "--tokens")) tokens_s = v;
+        else if (!strcmp(a, "--text")) text_file = v;
         else if (!strcmp(a, "--segments")) segs_s = v;
         else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out = v;
         else if (!strcmp(a, "--mem-len")) { if (cli_parse_u32(v, a, &so.mem_len)) return 1; }
@@ -40,11 +73,13 @@ int cmd_logprobs(int argc, char **argv)
             so.same_length = (int)b;
         } else return cli_error("logprobs: unknown option \"%s\" (see txlm logprobs --help)", a);
     }
-    if (!model || !tokens_s || !out) return cli_error("logprobs: -m MODEL, --tokens and -o OUT are required");
+    if (!model || !(tokens_s || text_file) || !out)
+        return cli_error("logprobs: -m MODEL, --tokens or --text, and -o OUT are required");
+    if (tokens_s && text_file) return cli_error("logprobs: give --tokens or --text, not both");
 
     int32_t *tokens = NULL, *segs = NULL;
     uint32_t n_tokens = 0, n_segs = 0;
-    if (cli_parse_list(tokens_s, &tokens, &n_tokens, "--tokens")) return 1;
+    if (tokens_s && cli_parse_list(tokens_s, &tokens, &n_tokens, "--tokens")) return 1;
     if (segs_s && cli_parse_list(segs_s, &segs, &n_segs, "--segments")) return free(tokens), 1;
     uint64_t sum = 0, longest = 0;
     for (uint32_t i = 0; i < n_segs; i++) {
@@ -52,8 +87,6 @@ int cmd_logprobs(int argc, char **argv)
         sum += (uint32_t)segs[i];
         if ((uint32_t)segs[i] > longest) longest = (uint32_t)segs[i];
     }
-    if (segs && sum != n_tokens)
-        return free(tokens), free(segs), cli_error("--segments add up to %llu but %u tokens were given", (unsigned long long)sum, n_tokens);
 
     int rc = 1;
     txlm_context *ctx = NULL;
@@ -66,6 +99,12 @@ int cmd_logprobs(int argc, char **argv)
     if (st) { rc = cli_lib_error(st, "loading the model"); goto done; }
     txlm_model_params p;
     txlm_model_get_params(m, &p);
+    if (text_file && (rc = tokenize_file(m, text_file, &tokens, &n_tokens))) goto done;
+    rc = 1;
+    if (segs && sum != n_tokens) {
+        rc = cli_error("--segments add up to %llu but %u tokens were given", (unsigned long long)sum, n_tokens);
+        goto done;
+    }
     uint32_t seg_len = p.tgt_len ? p.tgt_len : 128;
     if (!segs) longest = seg_len;
     so.max_segment = (uint32_t)longest;

@@ -30,7 +30,9 @@ static const char usage[] =
     "                       legacy format of PyTorch < 1.6); nothing in it is executed\n"
     "  --vocab F            vocab.txt (one symbol per line), or HF TransfoXLTokenizer's\n"
     "                       attribute dict: plain pickle (vocab.pkl) or torch.save (vocab.bin)\n"
-    "  --tokenizer KIND     word (default), char (one symbol per byte) or text8\n"
+    "  --tokenizer KIND     word (default), wt103 (words; raw text gets the WikiText-103\n"
+    "                       normalisation first, see docs/tokenizers.md), char (one\n"
+    "                       symbol per byte) or text8\n"
     "  --lower-case         lower-case text before looking words up\n"
     "  --dtype T            weight matrices stored as f32 (default), f16, q8_0 or q4_0;\n"
     "                       vectors, r biases and cluster weights stay f32, and so do\n"
@@ -140,6 +142,10 @@ static int tokenizer_options(const args *a, txlm_vocab_buf *v, txlm_err *err)
 {
     if (a->tokenizer) {
         if (!strcmp(a->tokenizer, "word")) v->v.kind = TXLM_TOK_WORD;
+        else if (!strcmp(a->tokenizer, "wt103")) {
+            v->v.kind = TXLM_TOK_WORD;
+            v->v.flags |= TXLM_VOCAB_WT103_NORM;
+        }
         else if (!strcmp(a->tokenizer, "char")) v->v.kind = TXLM_TOK_CHAR_BYTE;
         else if (!strcmp(a->tokenizer, "text8")) v->v.kind = TXLM_TOK_CHAR_TEXT8;
         else

@@ -1,0 +1,119 @@
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "text_util.h"
+
+int text_failures;
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t n = 0, cap = 4096;
+    char *b = malloc(cap);
+    size_t got;
+    while (b && (got = fread(b + n, 1, cap - n - 1, f)) > 0)
+        if ((n += got) + 1 == cap) {
+            char *t = realloc(b, cap *= 2);
+            if (!t) free(b);
+            b = t;
+        }
+    fclose(f);
+    if (b) b[n] = 0;
+    return b;
+}
+
+int run_tool(const char *const *argv, char **out, char **err)
+{
+    char so[] = "/tmp/txlm_text_outXXXXXX", se[] = "/tmp/txlm_text_errXXXXXX";
+    int fo = mkstemp(so), fe = mkstemp(se);
+    if (fo < 0 || fe < 0) return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY);
+        if (in < 0 || dup2(in, 0) < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) _exit(127);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(fo);
+    close(fe);
+    int status = 0;
+    int ok = pid > 0 && waitpid(pid, &status, 0) == pid;
+    if (out) *out = slurp(so);
+    if (err) *err = slurp(se);
+    unlink(so);
+    unlink(se);
+    if (!ok) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int pack_case(const char *pack_exe, const char *golden_dir, const char *name, const char *out, const char *extra)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/%s", golden_dir, name);
+    const char *argv[8] = {pack_exe, dir, "-o", out, NULL, NULL, NULL, NULL};
+    if (extra) argv[4] = "--tokenizer", argv[5] = extra;
+    char *err = NULL;
+    int st = run_tool(argv, NULL, &err);
+    if (st) fprintf(stderr, "txlm-pack %s: exit %d: %s", name, st, err ? err : "");
+    free(err);
+    return st;
+}
+
+size_t golden_stream(const char *golden_dir, const char *name, int32_t **tokens, uint32_t *seg_len, double *mean_nll)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s/segments.json", golden_dir, name);
+    char *text = slurp(path);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    cJSON *segs = cJSON_GetObjectItem(root, "segments");
+    size_t n = 0, cap = 0;
+    int32_t *t = NULL;
+    double nll = 0;
+    cJSON *seg, *last = NULL;
+    *seg_len = 0;
+    cJSON_ArrayForEach(seg, segs)
+    {
+        cJSON *toks = cJSON_GetObjectItem(seg, "tokens"), *x;
+        int len = cJSON_GetArraySize(toks);
+        if (!*seg_len) *seg_len = (uint32_t)len;
+        nll += cJSON_GetObjectItem(seg, "mean_nll")->valuedouble * len;
+        cJSON_ArrayForEach(x, toks)
+        {
+            if (n == cap && !(t = realloc(t, (cap = cap ? cap * 2 : 64) * sizeof *t))) return 0;
+            t[n++] = x->valueint;
+        }
+        last = seg;
+    }
+    if (last) {
+        cJSON *tg = cJSON_GetObjectItem(last, "targets");
+        if (n == cap && !(t = realloc(t, (cap + 1) * sizeof *t))) return 0;
+        t[n++] = cJSON_GetArrayItem(tg, cJSON_GetArraySize(tg) - 1)->valueint;
+    }
+    cJSON_Delete(root);
+    *tokens = t;
+    *mean_nll = n > 1 ? nll / (double)(n - 1) : 0;
+    return n;
+}
+
+char *make_tmp_dir(void)
+{
+    const char *base = getenv("TMPDIR");
+    char tmpl[1024];
+    snprintf(tmpl, sizeof tmpl, "%s/txlm_text_XXXXXX", base && *base ? base : "/tmp");
+    char *d = mkdtemp(tmpl);
+    return d ? strdup(d) : NULL;
+}
+
+void rm_tree(const char *dir)
+{
+    if (!dir) return;
+    const char *argv[] = {"/bin/rm", "-rf", dir, NULL};
+    run_tool(argv, NULL, NULL);
+}

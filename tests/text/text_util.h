@@ -1,0 +1,37 @@
+/* Helpers of the text tests: running the tools, packing golden cases,
+ * reading a golden case's token stream. */
+#ifndef TXLM_TEST_TEXT_UTIL_H
+#define TXLM_TEST_TEXT_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+extern int text_failures;
+
+#define TCHECK(cond)                                                                 \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            text_failures++;                                                         \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+        }                                                                            \
+    } while (0)
+
+/* Runs argv (NULL-terminated) with stdin from /dev/null; *out and *err
+ * (either may be NULL) receive what it printed, NUL-terminated, malloc'd.
+ * Returns the exit status (128 + signal when killed), -1 if it did not run. */
+int run_tool(const char *const *argv, char **out, char **err);
+
+/* txlm-pack golden_dir/name -o out [extra] ; 0 on success. */
+int pack_case(const char *pack_exe, const char *golden_dir, const char *name, const char *out, const char *extra);
+
+/* The whole token stream of a golden case (its segments' tokens, then the
+ * last target), the segment length L of its first segment and the mean
+ * NLL over all targets. Returns the count, 0 on failure; *tokens malloc'd. */
+size_t golden_stream(const char *golden_dir, const char *name, int32_t **tokens, uint32_t *seg_len, double *mean_nll);
+
+/* A fresh temporary directory (removed by the caller with rm_tree). */
+char *make_tmp_dir(void);
+void rm_tree(const char *dir);
+
+#endif
