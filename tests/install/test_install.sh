@@ -14,7 +14,11 @@ pc=$(dirname "$(find "$root" -name txlm.pc | head -n 1)")
 [ -f "$root/include/txlm.h" ] || { echo "FAIL: txlm.h not installed"; exit 1; }
 export PKG_CONFIG_PATH="$pc" PKG_CONFIG_SYSROOT_DIR="$tmp/root"
 libdir=$(dirname "$(find "$root" -name libtxlm.so | head -n 1)")
-cc "$src/examples/embed.c" $(pkg-config --cflags --libs txlm) -Wl,-rpath,"$libdir" -o "$tmp/embed"
+# In a sanitizer build the library needs the sanitizer runtimes in the program too.
+san=$(meson introspect "$build" --buildoptions | python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="b_sanitize"][0])')
+sanflags=()
+[ "$san" = none ] || sanflags=(-fsanitize="$san")
+cc "$src/examples/embed.c" "${sanflags[@]}" $(pkg-config --cflags --libs txlm) -Wl,-rpath,"$libdir" -o "$tmp/embed"
 "$pack" "$case_dir" -o "$tmp/model.txlm"
 out=$(printf 'w5 w9 w12\nw7\n' | "$tmp/embed" "$tmp/model.txlm" 7)
 echo "$out"
