@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "../common/check.h"
 #include "txlm.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;

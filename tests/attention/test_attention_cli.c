@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 #include "attn.h"
-#include "check.h"
+#include "../common/check.h"
+#include "../common/slurp.h"
 #include "txlm.h"
 
 #pragma GCC diagnostic push

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "fmt_common.h"
+#include "../common/slurp.h"
 
 int fmt_failures;
 
@@ -139,22 +140,7 @@ int fmt_model_write(const fmt_model *m, const char *path, txlm_err *err)
     return txlm_writer_finish(w, err);
 }
 
-uint8_t *fmt_read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
+uint8_t *fmt_read_all(const char *path, size_t *len) { return (uint8_t *)slurp(path, len); }
 
 int fmt_write_all(const char *path, const void *data, size_t len)
 {

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/slurp.h"
+
 int test_failures;
 
 void expect_err_at(const char *file, int line, int rc, const txlm_err *err, int code, ...)
@@ -87,25 +89,7 @@ void write_file(const char *path, const void *data, size_t len)
     }
 }
 
-char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) {
-        b[n] = 0;
-        *len = (size_t)n;
-    }
-    return b;
-}
+char *read_file(const char *path, size_t *len) { return slurp(path, len); }
 
 int file_exists(const char *path)
 {

@@ -6,26 +6,9 @@
 #include <unistd.h>
 
 #include "text_util.h"
+#include "../common/slurp.h"
 
 int text_failures;
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t n = 0, cap = 4096;
-    char *b = malloc(cap);
-    size_t got;
-    while (b && (got = fread(b + n, 1, cap - n - 1, f)) > 0)
-        if ((n += got) + 1 == cap) {
-            char *t = realloc(b, cap *= 2);
-            if (!t) free(b);
-            b = t;
-        }
-    fclose(f);
-    if (b) b[n] = 0;
-    return b;
-}
 
 int run_tool(const char *const *argv, char **out, char **err)
 {
@@ -44,8 +27,8 @@ int run_tool(const char *const *argv, char **out, char **err)
     close(fe);
     int status = 0;
     int ok = pid > 0 && waitpid(pid, &status, 0) == pid;
-    if (out) *out = slurp(so);
-    if (err) *err = slurp(se);
+    if (out) *out = slurp(so, NULL);
+    if (err) *err = slurp(se, NULL);
     unlink(so);
     unlink(se);
     if (!ok) return -1;
@@ -69,7 +52,7 @@ size_t golden_stream(const char *golden_dir, const char *name, int32_t **tokens,
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s/segments.json", golden_dir, name);
-    char *text = slurp(path);
+    char *text = slurp(path, NULL);
     cJSON *root = text ? cJSON_Parse(text) : NULL;
     free(text);
     cJSON *segs = cJSON_GetObjectItem(root, "segments");
