@@ -31,5 +31,14 @@ int cli_parse_i32(const char *s, const char *flag, int32_t *out);
 txlm_status cli_open_context(txlm_context **ctx);
 /* A whole file, NUL-terminated (malloc'd), or NULL after printing why. */
 char *cli_read_file(const char *path, size_t *len);
+/* The session options of every command that runs a model (--mem-len,
+ * --clamp-len, --same-length 0|1): 0 when `flag` is one and `v` parses,
+ * 1 after printing an error, -1 when `flag` is none of them. */
+int cli_session_option(const char *flag, const char *v, txlm_session_options *so);
+/* The ids of `len` bytes of text in a malloc'd array (free()), or 1 after
+ * printing an error naming `what` (failure, or no tokens at all). */
+int cli_tokenize(txlm_model *m, const char *text, size_t len, const char *what, int32_t **ids, uint32_t *n);
+/* The same for a whole file's text. */
+int cli_tokenize_file(txlm_model *m, const char *path, int32_t **ids, uint32_t *n);
 
 #endif

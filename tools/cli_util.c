@@ -136,3 +136,39 @@ char *cli_read_file(const char *path, size_t *len)
     fclose(f);
     return buf;
 }
+
+int cli_session_option(const char *flag, const char *v, txlm_session_options *so)
+{
+    if (!strcmp(flag, "--mem-len")) return cli_parse_u32(v, flag, &so->mem_len);
+    if (!strcmp(flag, "--clamp-len")) return cli_parse_i32(v, flag, &so->clamp_len);
+    if (strcmp(flag, "--same-length")) return -1;
+    uint32_t b = 0;
+    if (cli_parse_u32(v, flag, &b) || b > 1) return cli_error("--same-length must be 0 or 1");
+    so->same_length = (int)b;
+    return 0;
+}
+
+int cli_tokenize(txlm_model *m, const char *text, size_t len, const char *what, int32_t **ids, uint32_t *n)
+{
+    int32_t *lib_ids = NULL;
+    size_t count = 0;
+    txlm_status st = txlm_tokenize(m, text, len, &lib_ids, &count);
+    if (st) return cli_lib_error(st, what);
+    if (count == 0 || count > UINT32_MAX) return txlm_free(lib_ids), cli_error("%s: %zu tokens", what, count);
+    /* a copy the caller frees with free(), like cli_parse_list's lists */
+    *ids = malloc(count * sizeof **ids);
+    if (*ids) memcpy(*ids, lib_ids, count * sizeof **ids);
+    txlm_free(lib_ids);
+    *n = (uint32_t)count;
+    return *ids ? 0 : cli_error("out of memory");
+}
+
+int cli_tokenize_file(txlm_model *m, const char *path, int32_t **ids, uint32_t *n)
+{
+    size_t len = 0;
+    char *text = cli_read_file(path, &len);
+    if (!text) return 1;
+    int rc = cli_tokenize(m, text, len, path, ids, n);
+    free(text);
+    return rc;
+}

@@ -65,6 +65,7 @@ static int parse(int argc, char **argv, opts *o)
         if (!strcmp(a, "--no-verify")) { o->no_verify = 1; continue; }
         if (!(v = cli_value(argc, argv, &i))) return 1;
         uint32_t u;
+        int r;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = v;
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) o->text = v;
         else if (!strcmp(a, "-f") || !strcmp(a, "--file")) o->file = v;
@@ -78,12 +79,8 @@ static int parse(int argc, char **argv, opts *o)
         else if (!strcmp(a, "--cell")) { if (cli_parse_u32(v, a, &u)) return 1; o->fig.cell = (int)u; }
         else if (!strcmp(a, "--tick")) { if (cli_parse_u32(v, a, &u)) return 1; o->fig.tick = (int)u; }
         else if (!strcmp(a, "--grid-cols")) { if (cli_parse_u32(v, a, &u)) return 1; o->fig.grid_cols = (int)u; }
-        else if (!strcmp(a, "--mem-len")) { if (cli_parse_u32(v, a, &o->so.mem_len)) return 1; }
-        else if (!strcmp(a, "--clamp-len")) { if (cli_parse_i32(v, a, &o->so.clamp_len)) return 1; }
-        else if (!strcmp(a, "--same-length")) {
-            if (cli_parse_u32(v, a, &u) || u > 1) return cli_error("--same-length must be 0 or 1");
-            o->so.same_length = (int)u;
-        } else return cli_error("attention: unknown option \"%s\" (see txlm attention --help)", a);
+        else if ((r = cli_session_option(a, v, &o->so)) >= 0) { if (r) return 1; }
+        else return cli_error("attention: unknown option \"%s\" (see txlm attention --help)", a);
     }
     if (!o->model) return cli_error("attention: -m MODEL is required");
     if (!!o->text + !!o->file + !!o->tokens != 1) return cli_error("attention: give exactly one of -p TEXT, -f FILE, --tokens");
@@ -98,21 +95,8 @@ static int parse(int argc, char **argv, opts *o)
 static int read_tokens(txlm_model *m, const opts *o, int32_t **ids, uint32_t *n)
 {
     if (o->tokens) return cli_parse_list(o->tokens, ids, n, "--tokens");
-    size_t len = 0, count = 0;
-    char *owned = o->file ? cli_read_file(o->file, &len) : NULL;
-    if (o->file && !owned) return 1;
-    const char *text = owned ? owned : o->text;
-    if (!owned) len = strlen(text);
-    int32_t *lib_ids = NULL;
-    txlm_status st = txlm_tokenize(m, text, len, &lib_ids, &count);
-    free(owned);
-    if (st) return cli_lib_error(st, "tokenizing the text");
-    if (count == 0 || count > UINT32_MAX) return txlm_free(lib_ids), cli_error("attention: the text has no tokens");
-    *ids = malloc(count * sizeof **ids);
-    if (*ids) memcpy(*ids, lib_ids, count * sizeof **ids);
-    txlm_free(lib_ids);
-    *n = (uint32_t)count;
-    return *ids ? 0 : cli_error("out of memory");
+    if (o->file) return cli_tokenize_file(m, o->file, ids, n);
+    return cli_tokenize(m, o->text, strlen(o->text), "-p", ids, n);
 }
 
 /* Writes every output, or removes those already written. */

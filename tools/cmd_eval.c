@@ -98,6 +98,7 @@ int cmd_eval(int argc, char **argv)
     txlm_model_options mo = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
+        int r;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage();
             return 0;
@@ -112,13 +113,8 @@ int cmd_eval(int argc, char **argv)
         if (!(v = cli_value(argc, argv, &i))) return 1;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
         else if (!strcmp(a, "--tgt-len")) { if (cli_parse_u32(v, a, &tgt_len)) return 1; }
-        else if (!strcmp(a, "--mem-len")) { if (cli_parse_u32(v, a, &so.mem_len)) return 1; }
-        else if (!strcmp(a, "--clamp-len")) { if (cli_parse_i32(v, a, &so.clamp_len)) return 1; }
-        else if (!strcmp(a, "--same-length")) {
-            uint32_t b;
-            if (cli_parse_u32(v, a, &b) || b > 1) return cli_error("--same-length must be 0 or 1");
-            so.same_length = (int)b;
-        } else return cli_error("eval: unknown option \"%s\" (see txlm eval --help)", a);
+        else if ((r = cli_session_option(a, v, &so)) >= 0) { if (r) return 1; }
+        else return cli_error("eval: unknown option \"%s\" (see txlm eval --help)", a);
     }
     if (!model || !file) return cli_error("eval: -m MODEL and FILE are required");
     FILE *in = fopen(file, "rb");
