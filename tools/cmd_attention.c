@@ -13,9 +13,10 @@ static void usage(void)
         "                      [--layer L|all] [--head H|all|mean] [--terms] [--by-distance]\n"
         "                      [--segment-len N] [--cell PX] [--tick N] [--grid-cols C]\n"
         "                      [--csv F] [--f32 F] [--mem-len M] [--clamp-len C] [--same-length 0|1] [--no-verify]\n\n"
-        "Feeds the text through ONE session in segments of N tokens (default: the model's tgt_len), carrying\n"
-        "the memory, and shows the attention of the LAST segment: rows are its queries, columns the keys\n"
-        "(the memory first, then the segment; a black line between them); numbers are positions in the text.\n"
+        "Feeds the text through ONE session in segments of N tokens (--segment-len N, also spelt --tgt-len N\n"
+        "as in eval; default: the model's tgt_len), carrying the memory, and shows the attention of the LAST\n"
+        "segment: rows are its queries, columns the keys (the memory first, then the segment; a black line\n"
+        "between them); numbers are positions in the text.\n"
         "Defaults: --layer all --head mean. 'all' gives one panel per layer or head (a layer per grid row\n"
         "when both are 'all'); 'mean' averages each matrix over the heads.\n\n"
         "  --terms        also capture the four unscaled score terms (a) q.k (b) q.W_R R (c) u.k (d) v.W_R R:\n"
@@ -75,7 +76,7 @@ static int parse(int argc, char **argv, opts *o)
         else if (!strcmp(a, "--f32")) o->f32 = v;
         else if (!strcmp(a, "--layer")) { if (parse_pick(v, a, 0, &o->layer)) return 1; }
         else if (!strcmp(a, "--head")) { if (parse_pick(v, a, 1, &o->head)) return 1; }
-        else if (!strcmp(a, "--segment-len")) { if (cli_parse_u32(v, a, &o->seg_len)) return 1; }
+        else if (!strcmp(a, "--segment-len") || !strcmp(a, "--tgt-len")) { if (cli_parse_u32(v, a, &o->seg_len)) return 1; }
         else if (!strcmp(a, "--cell")) { if (cli_parse_u32(v, a, &u)) return 1; o->fig.cell = (int)u; }
         else if (!strcmp(a, "--tick")) { if (cli_parse_u32(v, a, &u)) return 1; o->fig.tick = (int)u; }
         else if (!strcmp(a, "--grid-cols")) { if (cli_parse_u32(v, a, &u)) return 1; o->fig.grid_cols = (int)u; }

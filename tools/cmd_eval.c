@@ -3,6 +3,7 @@
  * tgt_len tokens are scored against the next tokens, the memory carried
  * from segment to segment. Reports perplexity (word models) or bits per
  * character (character models). */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +119,7 @@ int cmd_eval(int argc, char **argv)
     }
     if (!model || !file) return cli_error("eval: -m MODEL and FILE are required");
     FILE *in = fopen(file, "rb");
-    if (!in) return cli_error("%s: cannot open", file);
+    if (!in) return cli_error("%s: cannot open: %s", file, strerror(errno));
     struct stat st_file;
     double total = fstat(fileno(in), &st_file) == 0 ? (double)st_file.st_size : 0;
 

@@ -130,7 +130,7 @@ int cmd_generate(int argc, char **argv)
         int r;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) prompt = v;
-        else if (!strcmp(a, "-f") || !strcmp(a, "--prompt-file")) prompt_file = v;
+        else if (!strcmp(a, "-f") || !strcmp(a, "--file") || !strcmp(a, "--prompt-file")) prompt_file = v;
         else if (!strcmp(a, "-n")) { if (cli_parse_u32(v, a, &n_gen)) return 1; }
         else if (!strcmp(a, "--top-k")) { if (cli_parse_u32(v, a, &samp.top_k)) return 1; }
         else if ((r = cli_session_option(a, v, &so)) >= 0) { if (r) return 1; }

@@ -7,9 +7,9 @@
 
 static void usage(void)
 {
-    printf("usage: txlm logprobs -m MODEL (--tokens 3,17,5,... | --text FILE) [--segments 8,8,...] -o OUT.f32\n"
+    printf("usage: txlm logprobs -m MODEL (--tokens 3,17,5,... | -f FILE) [--segments 8,8,...] -o OUT.f32\n"
            "                     [--mem-len M] [--clamp-len C] [--same-length 0|1] [--no-verify]\n\n"
-           "--text tokenizes FILE with the model's tokenizer (its ids are then the tokens).\n"
+           "-f FILE (also --file, --text) tokenizes FILE with the model's tokenizer (its ids are then the tokens).\n"
            "Feeds the tokens through ONE session in segments of the given lengths (default: the model's\n"
            "tgt_len), carrying the memory, and writes little-endian float32 [tokens, n_token]\n"
            "log-probabilities, rows in input order.\n");
@@ -33,15 +33,15 @@ int cmd_logprobs(int argc, char **argv)
         if (!(v = cli_value(argc, argv, &i))) return 1;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
         else if (!strcmp(a, "--tokens")) tokens_s = v;
-        else if (!strcmp(a, "--text")) text_file = v;
+        else if (!strcmp(a, "-f") || !strcmp(a, "--file") || !strcmp(a, "--text")) text_file = v;
         else if (!strcmp(a, "--segments")) segs_s = v;
         else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out = v;
         else if ((r = cli_session_option(a, v, &so)) >= 0) { if (r) return 1; }
         else return cli_error("logprobs: unknown option \"%s\" (see txlm logprobs --help)", a);
     }
     if (!model || !(tokens_s || text_file) || !out)
-        return cli_error("logprobs: -m MODEL, --tokens or --text, and -o OUT are required");
-    if (tokens_s && text_file) return cli_error("logprobs: give --tokens or --text, not both");
+        return cli_error("logprobs: -m MODEL, --tokens or -f FILE, and -o OUT are required");
+    if (tokens_s && text_file) return cli_error("logprobs: give --tokens or -f FILE, not both");
 
     int32_t *tokens = NULL, *segs = NULL;
     uint32_t n_tokens = 0, n_segs = 0;
