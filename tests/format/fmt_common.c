@@ -1,4 +1,3 @@
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +6,7 @@
 
 #include "fmt_common.h"
 #include "../common/slurp.h"
+#include "../common/tmpdir.h"
 
 int fmt_failures;
 
@@ -156,34 +156,11 @@ int fmt_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-char *fmt_mkdtemp(void)
-{
-    const char *base = getenv("TMPDIR");
-    if (!base || !*base) base = "/tmp";
-    size_t n = strlen(base) + 32;
-    char *dir = malloc(n);
-    snprintf(dir, n, "%s/txlm-fmt-XXXXXX", base);
-    if (!mkdtemp(dir)) {
-        free(dir);
-        return NULL;
-    }
-    return dir;
-}
+char *fmt_mkdtemp(void) { return test_mkdtemp("txlm-fmt"); }
 
 void fmt_rmdir(char *dir)
 {
     if (!dir) return;
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            char p[4096];
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            unlink(p);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
+    test_rmdir_flat(dir);
     free(dir);
 }

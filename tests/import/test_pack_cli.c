@@ -82,12 +82,7 @@ static void write_raw(const char *path, const char *header, uint64_t extra, uint
     free(b);
 }
 
-static char *golden_file(const char *name)
-{
-    static char p[1024];
-    snprintf(p, sizeof p, "%s/%s", golden_case, name);
-    return p;
-}
+static const char *golden_file(const char *name) { return dir_path(golden_case, name); }
 
 /* The golden model.safetensors with `entry` inserted first in its header. */
 static void splice_golden(const char *path, const char *entry)
@@ -280,12 +275,7 @@ static void test_bad_vocab(void)
 
 /* ---- torch.save and pickled vocabularies (the adaptive_word case) ---- */
 
-static char *torch_file(const char *name)
-{
-    static char p[1024];
-    snprintf(p, sizeof p, "%s/%s", torch_case, name);
-    return p;
-}
+static const char *torch_file(const char *name) { return dir_path(torch_case, name); }
 
 static void copy_to(const char *from, const char *to)
 {

@@ -7,6 +7,7 @@
 
 #include "text_util.h"
 #include "../common/slurp.h"
+#include "../common/tmpdir.h"
 
 int text_failures;
 
@@ -85,14 +86,7 @@ size_t golden_stream(const char *golden_dir, const char *name, int32_t **tokens,
     return n;
 }
 
-char *make_tmp_dir(void)
-{
-    const char *base = getenv("TMPDIR");
-    char tmpl[1024];
-    snprintf(tmpl, sizeof tmpl, "%s/txlm_text_XXXXXX", base && *base ? base : "/tmp");
-    char *d = mkdtemp(tmpl);
-    return d ? strdup(d) : NULL;
-}
+char *make_tmp_dir(void) { return test_mkdtemp("txlm_text"); }
 
 void rm_tree(const char *dir)
 {
