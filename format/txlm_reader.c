@@ -1,22 +1,19 @@
 /* Validating .txlm v1 reader (docs/format.md, "Reading"). The checks run in
  * the order that document gives, so that a given corruption always gives
  * the same error. Tensor data is never copied: infos point into the map. */
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <stb/stb_ds.h>
 #include <xxhash.h>
 
 #include <txlm.h>
 
+#include "file_map.h"
 #include "txlm_file.h"
 #include "txlm_layout.h"
 
@@ -546,37 +543,11 @@ int txlm_file_open(const char *path, unsigned flags, txlm_file **out, txlm_err *
 {
     if (!path || !out) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "txlm_file_open: NULL argument");
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return txlm_fail(err, TXLM_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return txlm_fail(err, TXLM_ERR_IO, "%s: not a regular file", path);
-    }
-    size_t size = (size_t)st.st_size;
-    if (size < TXLM_HDR_SIZE) {
-        /* Too short to map usefully; let the parser word the error. */
-        uint8_t head[TXLM_HDR_SIZE];
-        ssize_t got = pread(fd, head, size, 0);
-        close(fd);
-        if (got < 0 || (size_t)got != size) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot read", path);
-        txlm_file *f = NULL;
-        int rc = open_common(path, head, size, 0, flags, &f, err);
-        /* A file this short is always refused; guard anyway so no file
-         * ever points at this stack buffer. */
-        txlm_file_close(f);
-        return rc ? rc : txlm_fail(err, TXLM_ERR_FORMAT, "%s: file too short", path);
-    }
-    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    int e = errno;
-    close(fd);
-    if (map == MAP_FAILED) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot map %zu bytes: %s", path, size, strerror(e));
-    return open_common(path, map, size, 1, flags, out, err);
+    txlm_file_map fm;
+    int rc = txlm_file_map_open(path, &fm, err);
+    if (rc) return rc;
+    /* an empty file is not mapped (fm.data is a static "") */
+    return open_common(path, fm.data, (size_t)fm.len, fm.len > 0, flags, out, err);
 }
 
 void txlm_file_close(txlm_file *f)
