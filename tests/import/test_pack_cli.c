@@ -180,7 +180,7 @@ static void test_usage_errors(void)
     expect_fail("no folder", (const char *[]){"-o", out, NULL}, out, "input folder", NULL);
     expect_fail("bad option", (const char *[]){golden_case, "-o", out, "--frobnicate", NULL}, out, "--frobnicate", NULL);
     expect_fail("missing value", (const char *[]){golden_case, "-o", out, "--weights", NULL}, out, "--weights", NULL);
-    expect_fail("bad tokenizer", (const char *[]){golden_case, "-o", out, "--tokenizer", "bpe", NULL}, out, "bpe", NULL);
+    expect_fail("bad tokenizer", (const char *[]){golden_case, "-o", out, "--tokenizer", "bpe", NULL}, out, "bpe", "wt103");
     expect_fail("bad dtype", (const char *[]){golden_case, "-o", out, "--dtype", "f64", NULL}, out, "f64", NULL);
     expect_fail("bf16 output", (const char *[]){golden_case, "-o", out, "--dtype", "bf16", NULL}, out, "bf16", NULL);
     expect_fail("no such folder", (const char *[]){"/nonexistent-folder", "-o", out, NULL}, out, "/nonexistent-folder", NULL);
