@@ -29,6 +29,11 @@ int cli_parse_u32(const char *s, const char *flag, uint32_t *out);
 int cli_parse_i32(const char *s, const char *flag, int32_t *out);
 /* Context options from the environment (TXLM_DEVICE is read by the library). */
 txlm_status cli_open_context(txlm_context **ctx);
+/* The device, then the model at path; prints why either failed (except a
+ * load cancelled through mo's progress callback) and returns the status. */
+txlm_status cli_open_model(const char *path, const txlm_model_options *mo, txlm_context **ctx, txlm_model **m);
+/* 0, or 1 after printing how many Vulkan validation messages ctx counted. */
+int cli_validation_status(const txlm_context *ctx);
 /* A whole file, NUL-terminated (malloc'd), or NULL after printing why. */
 char *cli_read_file(const char *path, size_t *len);
 /* The session options of every command that runs a model (--mem-len,

@@ -112,6 +112,21 @@ txlm_status cli_open_context(txlm_context **ctx)
     return txlm_context_create(&o, ctx);
 }
 
+txlm_status cli_open_model(const char *path, const txlm_model_options *mo, txlm_context **ctx, txlm_model **m)
+{
+    txlm_status st = cli_open_context(ctx);
+    if (st) return cli_lib_error(st, "opening the device"), st;
+    st = txlm_model_load(*ctx, path, mo, m);
+    if (st && st != TXLM_ERR_CANCELLED) cli_lib_error(st, "loading the model");
+    return st;
+}
+
+int cli_validation_status(const txlm_context *ctx)
+{
+    uint64_t n = txlm_context_validation_messages(ctx);
+    return n ? cli_error("%llu Vulkan validation messages", (unsigned long long)n) : 0;
+}
+
 char *cli_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

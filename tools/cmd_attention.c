@@ -165,14 +165,10 @@ int cmd_attention(int argc, char **argv)
     int32_t *ids = NULL;
     uint32_t n = 0;
     txlm_model_options mo = {.no_verify = o.no_verify};
-    txlm_status st = cli_open_context(&ctx);
-    if (st) { rc = cli_lib_error(st, "opening the device"); goto done; }
-    st = txlm_model_load(ctx, o.model, &mo, &m);
-    if (st) { rc = cli_lib_error(st, "loading the model"); goto done; }
+    if (cli_open_model(o.model, &mo, &ctx, &m)) goto done;
     if (read_tokens(m, &o, &ids, &n)) goto done;
     rc = produce(m, &o, ids, n);
-    if (!rc && txlm_context_validation_messages(ctx))
-        rc = cli_error("%llu Vulkan validation messages", (unsigned long long)txlm_context_validation_messages(ctx));
+    if (!rc) rc = cli_validation_status(ctx);
 done:
     free(ids);
     txlm_model_free(m);

@@ -129,10 +129,8 @@ int cmd_eval(int argc, char **argv)
     eval_state e = {0};
     char *line = NULL;
     size_t line_cap = 0;
-    txlm_status st = cli_open_context(&ctx);
-    if (st) { rc = cli_lib_error(st, "opening the device"); goto done; }
-    st = txlm_model_load(ctx, model, &mo, &m);
-    if (st) { rc = cli_lib_error(st, "loading the model"); goto done; }
+    txlm_status st;
+    if (cli_open_model(model, &mo, &ctx, &m)) goto done;
     txlm_model_params p;
     txlm_model_get_params(m, &p);
     e.seg = tgt_len ? tgt_len : p.tgt_len ? p.tgt_len : 128;
@@ -180,9 +178,7 @@ int cmd_eval(int argc, char **argv)
         printf("%s: %llu tokens, mean NLL %.4f, %s %.4f, %.1f tokens/s\n", file, (unsigned long long)e.scored, mean,
                chars ? "bits per character" : "perplexity", chars ? mean / log(2.0) : exp(mean),
                (double)e.scored / secs);
-    rc = 0;
-    if (txlm_context_validation_messages(ctx))
-        rc = cli_error("%llu Vulkan validation messages", (unsigned long long)txlm_context_validation_messages(ctx));
+    rc = cli_validation_status(ctx);
 done:
     fclose(in);
     free(line);

@@ -161,10 +161,9 @@ int cmd_generate(int argc, char **argv)
     interrupted = 0;
     signal(SIGINT, on_sigint);
     mo.progress = stop_requested;
-    txlm_status e = cli_open_context(&ctx);
-    if (e) { rc = cli_lib_error(e, "opening the device"); goto done; }
-    if ((e = txlm_model_load(ctx, model, &mo, &m))) {
-        rc = e == TXLM_ERR_CANCELLED ? 130 : cli_lib_error(e, "loading the model");
+    txlm_status e = cli_open_model(model, &mo, &ctx, &m);
+    if (e) {
+        rc = e == TXLM_ERR_CANCELLED ? 130 : 1;
         goto done;
     }
     txlm_model_params p;
@@ -211,8 +210,7 @@ int cmd_generate(int argc, char **argv)
     stream_flush(&st);
     fputc('\n', stdout);
     rc = interrupted ? 130 : 0;
-    if (txlm_context_validation_messages(ctx))
-        rc = cli_error("%llu Vulkan validation messages", (unsigned long long)txlm_context_validation_messages(ctx));
+    if (cli_validation_status(ctx)) rc = 1;
 done:
     fflush(stdout);
     signal(SIGINT, SIG_DFL);

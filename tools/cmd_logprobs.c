@@ -59,10 +59,8 @@ int cmd_logprobs(int argc, char **argv)
     txlm_model *m = NULL;
     txlm_session *s = NULL;
     float *lp = NULL;
-    txlm_status st = cli_open_context(&ctx);
-    if (st) { rc = cli_lib_error(st, "opening the device"); goto done; }
-    st = txlm_model_load(ctx, model, &mo, &m);
-    if (st) { rc = cli_lib_error(st, "loading the model"); goto done; }
+    txlm_status st;
+    if (cli_open_model(model, &mo, &ctx, &m)) goto done;
     txlm_model_params p;
     txlm_model_get_params(m, &p);
     if (text_file && (rc = cli_tokenize_file(m, text_file, &tokens, &n_tokens))) goto done;
@@ -85,8 +83,7 @@ int cmd_logprobs(int argc, char **argv)
         done += len;
     }
     rc = cli_write_file(out, lp, (size_t)n_tokens * p.n_token * sizeof *lp);
-    if (!rc && txlm_context_validation_messages(ctx))
-        rc = cli_error("%llu Vulkan validation messages", (unsigned long long)txlm_context_validation_messages(ctx));
+    if (!rc) rc = cli_validation_status(ctx);
 done:
     free(lp);
     txlm_session_free(s);
