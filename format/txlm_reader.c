@@ -286,13 +286,20 @@ static int read_hparams(reader *r)
     return 0;
 }
 
+/* Refuses a section shorter than its fixed head (1 after setting the error). */
+static int short_head(reader *r, const section *s, const char *tag, unsigned head)
+{
+    if (s->size >= head) return 0;
+    bad(r, TXLM_ERR_FORMAT, "%s at offset %" PRIu64 ": %" PRIu64 " bytes, shorter than its %u-byte head", tag, s->off,
+        s->size, head);
+    return 1;
+}
+
 static int read_vocab(reader *r)
 {
     const section *s = r->known[SEC_VOCB];
     const uint8_t *p = r->p + s->off;
-    if (s->size < TXLM_VOCB_HEAD)
-        return bad(r, TXLM_ERR_FORMAT, "VOCB at offset %" PRIu64 ": %" PRIu64 " bytes, shorter than its %u-byte head", s->off,
-                   s->size, TXLM_VOCB_HEAD);
+    if (short_head(r, s, "VOCB", TXLM_VOCB_HEAD)) return TXLM_ERR_FORMAT;
     txlm_vocab *v = &r->f->vocab;
     v->n = txlm_rd32(p);
     v->kind = txlm_rd32(p + 4);
@@ -327,9 +334,7 @@ static int read_dtypes(reader *r)
 {
     const section *s = r->known[SEC_DTYP];
     const uint8_t *p = r->p + s->off;
-    if (s->size < TXLM_DTYP_HEAD)
-        return bad(r, TXLM_ERR_FORMAT, "DTYP at offset %" PRIu64 ": %" PRIu64 " bytes, shorter than its %u-byte head", s->off,
-                   s->size, TXLM_DTYP_HEAD);
+    if (short_head(r, s, "DTYP", TXLM_DTYP_HEAD)) return TXLM_ERR_FORMAT;
     uint32_t count = txlm_rd32(p), esize = txlm_rd32(p + 4);
     if (count > TXLM_DTYP_MAX)
         return bad(r, TXLM_ERR_FORMAT, "DTYP at offset %" PRIu64 ": count %" PRIu32 " exceeds %u", s->off, count, TXLM_DTYP_MAX);
@@ -454,9 +459,7 @@ static int read_tensors(reader *r)
 {
     const section *s = r->known[SEC_TDIR];
     const uint8_t *p = r->p + s->off;
-    if (s->size < TXLM_TDIR_HEAD)
-        return bad(r, TXLM_ERR_FORMAT, "TDIR at offset %" PRIu64 ": %" PRIu64 " bytes, shorter than its %u-byte head", s->off,
-                   s->size, TXLM_TDIR_HEAD);
+    if (short_head(r, s, "TDIR", TXLM_TDIR_HEAD)) return TXLM_ERR_FORMAT;
     uint32_t count = txlm_rd32(p), esize = txlm_rd32(p + 4);
     if (count > TXLM_TDIR_MAX)
         return bad(r, TXLM_ERR_FORMAT, "TDIR at offset %" PRIu64 ": %" PRIu32 " tensors exceed the cap of %u", s->off, count,
