@@ -15,7 +15,7 @@
 
 static void usage(void)
 {
-    printf("usage: txlm eval -m MODEL FILE [--tgt-len L] [--mem-len M] [--clamp-len C] [--same-length 0|1]\n"
+    printf("usage: txlm eval -m MODEL (FILE | -f FILE) [--tgt-len L] [--mem-len M] [--clamp-len C] [--same-length 0|1]\n"
            "                 [--json] [--no-verify]\n\n"
            "Scores every token of FILE given the ones before it: segments of L tokens (default: the model's\n"
            "tgt_len), memory of M (default: the model's mem_len). Prints perplexity (word models) or bits per\n"
@@ -113,6 +113,10 @@ int cmd_eval(int argc, char **argv)
         }
         if (!(v = cli_value(argc, argv, &i))) return 1;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
+        else if (!strcmp(a, "-f") || !strcmp(a, "--file")) {
+            if (file) return cli_error("eval: more than one FILE given");
+            file = v;
+        }
         else if (!strcmp(a, "--tgt-len")) { if (cli_parse_u32(v, a, &tgt_len)) return 1; }
         else if ((r = cli_session_option(a, v, &so)) >= 0) { if (r) return 1; }
         else return cli_error("eval: unknown option \"%s\" (see txlm eval --help)", a);

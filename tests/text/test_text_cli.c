@@ -352,7 +352,7 @@ static void test_eval_bytes(void)
     FILE *f = fopen(file, "wb");
     if (f) fputs(text, f), fclose(f);
 
-    const char *argv[] = {txlm, "eval", "-m", model, file, "--tgt-len", "6", "--json", NULL};
+    const char *argv[] = {txlm, "eval", "-m", model, "-f", file, "--tgt-len", "6", "--json", NULL};
     char *out = NULL;
     TCHECK(run_tool(argv, &out, NULL) == 0);
     cJSON *j = out ? cJSON_Parse(out) : NULL;
