@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "util.h"
+#include "../common/run_tool.h"
 
 static const char *exe, *golden_case, *torch_case;
 
@@ -18,32 +19,15 @@ static const char *exe, *golden_case, *torch_case;
  * fills out/errtext with what it printed. */
 static int run(const char *const *args, char **out, char **errtext)
 {
-    char so[1024], se[1024];
-    snprintf(so, sizeof so, "%s/stdout", tmp_dir());
-    snprintf(se, sizeof se, "%s/stderr", tmp_dir());
     const char *argv[32];
     int n = 0;
     argv[n++] = exe;
     for (int i = 0; args[i] && n < 31; i++) argv[n++] = args[i];
     argv[n] = NULL;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fo = open(so, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(se, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) _exit(127);
-        execv(exe, (char *const *)argv);
-        _exit(127);
-    }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
-    size_t len;
-    *out = read_file(so, &len);
-    *errtext = read_file(se, &len);
-    unlink(so);
-    unlink(se);
+    int st = run_tool(argv, out, errtext);
     if (!*out) *out = calloc(1, 1);
     if (!*errtext) *errtext = calloc(1, 1);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return st;
 }
 
 static int one_line(const char *s)

@@ -11,31 +11,6 @@
 
 int text_failures;
 
-int run_tool(const char *const *argv, char **out, char **err)
-{
-    char so[] = "/tmp/txlm_text_outXXXXXX", se[] = "/tmp/txlm_text_errXXXXXX";
-    int fo = mkstemp(so), fe = mkstemp(se);
-    if (fo < 0 || fe < 0) return -1;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int in = open("/dev/null", O_RDONLY);
-        if (in < 0 || dup2(in, 0) < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) _exit(127);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    close(fo);
-    close(fe);
-    int status = 0;
-    int ok = pid > 0 && waitpid(pid, &status, 0) == pid;
-    if (out) *out = slurp(so, NULL);
-    if (err) *err = slurp(se, NULL);
-    unlink(so);
-    unlink(se);
-    if (!ok) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 int pack_case(const char *pack_exe, const char *golden_dir, const char *name, const char *out, const char *extra)
 {
     char dir[1024];
