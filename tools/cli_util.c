@@ -134,21 +134,24 @@ char *cli_read_file(const char *path, size_t *len)
         cli_error("%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    char *buf = NULL;
-    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        cli_error("%s: cannot read: %s", path, strerror(errno));
-    } else if (!(buf = malloc((size_t)size + 1))) {
-        cli_error("%s: out of memory for %ld bytes", path, size);
-    } else if (fread(buf, 1, (size_t)size, f) != (size_t)size) {
-        cli_error("%s: read failed", path);
-        free(buf);
-        buf = NULL;
-    } else {
-        buf[size] = 0;
-        *len = (size_t)size;
-    }
+    /* read to the end rather than trust the size: pipes and /dev/stdin work too */
+    size_t n = 0, cap = 1 << 16, got;
+    char *buf = malloc(cap);
+    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0)
+        if ((n += got) + 1 == cap) {
+            char *b = realloc(buf, cap *= 2);
+            if (!b) free(buf);
+            buf = b;
+        }
+    int bad = ferror(f);
     fclose(f);
+    if (!buf || bad) {
+        free(buf);
+        cli_error("%s: %s", path, bad ? "read error" : "out of memory");
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
     return buf;
 }
 

@@ -94,6 +94,24 @@ static void test_generate(const char *model)
     a = generate(model, bad, &st);
     TCHECK(st == 1);
     free(a);
+
+    /* a prompt file that cannot seek: a pipe */
+    const char *fifo = path_in("prompt.fifo");
+    TCHECK(mkfifo(fifo, 0600) == 0);
+    pid_t w = fork();
+    if (w == 0) {
+        int fd = open(fifo, O_WRONLY);
+        _exit(fd >= 0 && write(fd, "w5 w9", 5) == 5 ? 0 : 1);
+    }
+    const char *pf[] = {"-f", fifo, "-n", "3", NULL};
+    a = generate(model, pf, &st);
+    TCHECK(st == 0 && !strncmp(a, "w5 w9", 5) && count_words(a) == 5);
+    free(a);
+    /* had generate not opened it, the writer would still wait for a reader */
+    int unblock = open(fifo, O_RDONLY | O_NONBLOCK);
+    if (unblock >= 0) close(unblock);
+    if (w > 0) waitpid(w, NULL, 0);
+    unlink(fifo);
 }
 
 /* A prompt of 30 tokens (more than the 8 of a segment) is fed in segments:
