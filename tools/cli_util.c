@@ -172,7 +172,8 @@ int cli_tokenize(txlm_model *m, const char *text, size_t len, const char *what, 
     size_t count = 0;
     txlm_status st = txlm_tokenize(m, text, len, &lib_ids, &count);
     if (st) return cli_lib_error(st, what);
-    if (count == 0 || count > UINT32_MAX) return txlm_free(lib_ids), cli_error("%s: %zu tokens", what, count);
+    if (count == 0) return txlm_free(lib_ids), cli_error("%s: no tokens", what);
+    if (count > UINT32_MAX) return txlm_free(lib_ids), cli_error("%s: %zu tokens, more than %u", what, count, UINT32_MAX);
     /* a copy the caller frees with free(), like cli_parse_list's lists */
     *ids = malloc(count * sizeof **ids);
     if (*ids) memcpy(*ids, lib_ids, count * sizeof **ids);

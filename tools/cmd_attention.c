@@ -97,7 +97,7 @@ static int read_tokens(txlm_model *m, const opts *o, int32_t **ids, uint32_t *n)
 {
     if (o->tokens) return cli_parse_list(o->tokens, ids, n, "--tokens");
     if (o->file) return cli_tokenize_file(m, o->file, ids, n);
-    return cli_tokenize(m, o->text, strlen(o->text), "-p", ids, n);
+    return cli_tokenize(m, o->text, strlen(o->text), "-p TEXT", ids, n);
 }
 
 /* Writes every output, or removes those already written. */
