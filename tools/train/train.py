@@ -40,6 +40,7 @@ def parse():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--save-every", type=int, default=100)
     p.add_argument("--eval-chars", type=int, default=20000, help="held-out characters scored at each save")
+    p.add_argument("--text", help="train on this file instead (its last 5%% held out), for quick checks")
     p.add_argument("--bench", action="store_true", help="time 5 steps and stop")
     p.add_argument("--resume", action="store_true")
     return p.parse_args()
@@ -94,7 +95,13 @@ def main():
     a = parse()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
-    train_text, held_text = corpus.split_text()
+    if a.text:
+        with open(a.text, encoding="ascii", errors="replace") as f:
+            text = f.read()
+        cut = int(len(text) * (1 - corpus.HELDOUT_FRACTION))
+        train_text, held_text = text[:cut], text[cut:]
+    else:
+        train_text, held_text = corpus.split_text()
     train = torch.tensor(corpus.encode(train_text), dtype=torch.long)
     held = torch.tensor(corpus.encode(held_text), dtype=torch.long)[: a.eval_chars]
     print(f"train {len(train)} chars, held-out {len(held_text)} chars", flush=True)
