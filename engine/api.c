@@ -62,9 +62,9 @@ txlm_status txlm_context_create(const txlm_context_options *opts, txlm_context *
 {
     if (!out) return bad_arg("txlm_context_create: out is NULL");
     *out = NULL;
-    txlm_context *c = calloc(1, sizeof *c);
-    if (!c) return bad_arg("out of host memory"), TXLM_ERR_OUT_OF_MEMORY;
     txlm_err e = {0};
+    txlm_context *c = calloc(1, sizeof *c);
+    if (!c) return txlm_fail(&e, TXLM_ERR_OUT_OF_MEMORY, "txlm_context_create: out of host memory"), fail(&e);
     int rc = txlm_vk_open(&c->vk, opts, &e);
     if (!rc) rc = txlm_kernels_init(&c->vk, &c->kernels, &e);
     if (!rc) rc = txlm_buf_create(&c->vk, 256, TXLM_BUF_DEVICE, &c->dummy, &e);
@@ -212,7 +212,7 @@ txlm_status txlm_session_restore_file(txlm_session *s, const char *path)
 
 txlm_status txlm_session_capture_attention(txlm_session *s, txlm_capture_mode mode)
 {
-    if (!s || mode < TXLM_CAPTURE_OFF || mode > TXLM_CAPTURE_TERMS) return bad_arg("txlm_session_capture_attention");
+    if (!s || mode < TXLM_CAPTURE_OFF || mode > TXLM_CAPTURE_TERMS) return bad_arg("txlm_session_capture_attention: no session or mode out of range");
     txlm_err e = {0};
     return txlm_session_set_capture(s, (int)mode, &e) ? fail(&e) : TXLM_OK;
 }

@@ -9,7 +9,7 @@
 
 #include <txlm.h>
 
-#include "torch_read.h"
+#include "file_map.h"
 
 int txlm_file_map_open(const char *path, txlm_file_map *m, txlm_err *err)
 {

@@ -1,20 +1,16 @@
 /* safetensors reader: an 8-byte little-endian header length, a JSON header
  * {name: {dtype, shape, data_offsets}}, then the data area. Every field is
  * checked against the file before a tensor is handed out. */
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <txlm.h>
 
 #include "checkpoint.h"
+#include "file_map.h"
 
 #define HEADER_CAP (100u * 1000u * 1000u)
 #define TENSOR_CAP (1u << 20)
@@ -23,16 +19,11 @@
  * not exact, and no real file comes close. */
 #define JSON_INT_CAP 9007199254740992.0
 
-typedef struct mapping {
-    void *addr;
-    size_t len;
-} mapping;
-
 static void unmap(void *impl)
 {
-    mapping *m = impl;
+    txlm_file_map *m = impl;
     if (!m) return;
-    if (m->addr) munmap(m->addr, m->len);
+    txlm_file_map_close(m);
     free(m);
 }
 
@@ -268,7 +259,7 @@ static int parse(const char *where, const uint8_t *data, uint64_t size, txlm_che
     return rc;
 }
 
-static int open_common(const char *where, const void *data, uint64_t size, mapping *m, txlm_checkpoint **out,
+static int open_common(const char *where, const void *data, uint64_t size, txlm_file_map *m, txlm_checkpoint **out,
                        txlm_err *err)
 {
     txlm_checkpoint *c = calloc(1, sizeof *c);
@@ -298,38 +289,19 @@ int txlm_safetensors_open_memory(const void *data, uint64_t size, txlm_checkpoin
 int txlm_safetensors_open(const char *path, txlm_checkpoint **out, txlm_err *err)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return txlm_fail(err, TXLM_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
+    txlm_file_map fm;
+    int rc = txlm_file_map_open(path, &fm, err);
+    if (rc) return rc;
+    if (fm.len < 8) {
+        unsigned long long len = fm.len;
+        txlm_file_map_close(&fm);
+        return txlm_fail(err, TXLM_ERR_FORMAT, "%s: %llu bytes, too short for the 8-byte header length", path, len);
     }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return txlm_fail(err, TXLM_ERR_IO, "%s: not a regular file", path);
-    }
-    if (st.st_size < 8) {
-        close(fd);
-        return txlm_fail(err, TXLM_ERR_FORMAT, "%s: %lld bytes, too short for the 8-byte header length", path,
-                         (long long)st.st_size);
-    }
-    if ((uint64_t)st.st_size > SIZE_MAX) {
-        close(fd);
-        return txlm_fail(err, TXLM_ERR_LIMIT, "%s: too large to map", path);
-    }
-    size_t len = (size_t)st.st_size;
-    void *addr = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    int e = errno;
-    close(fd);
-    if (addr == MAP_FAILED) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot map: %s", path, strerror(e));
-    mapping *m = malloc(sizeof *m);
+    txlm_file_map *m = malloc(sizeof *m);
     if (!m) {
-        munmap(addr, len);
+        txlm_file_map_close(&fm);
         return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
     }
-    m->addr = addr;
-    m->len = len;
-    return open_common(path, addr, len, m, out, err);
+    *m = fm;
+    return open_common(path, fm.data, fm.len, m, out, err);
 }

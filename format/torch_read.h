@@ -9,17 +9,9 @@
 
 #include "checkpoint.h"
 #include "errmsg.h"
+#include "file_map.h"
 #include "pickle.h"
 #include "zip.h"
-
-/* A read-only mapping of a whole file. */
-typedef struct txlm_file_map {
-    const uint8_t *data;
-    uint64_t len;
-} txlm_file_map;
-
-int txlm_file_map_open(const char *path, txlm_file_map *m, txlm_err *err);
-void txlm_file_map_close(txlm_file_map *m);
 
 /* The first pickle of a legacy torch.save file: protocol 2, LONG1 of the
  * magic number 0x1950a86a20f9469cfc6c. */

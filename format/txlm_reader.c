@@ -1,22 +1,19 @@
 /* Validating .txlm v1 reader (docs/format.md, "Reading"). The checks run in
  * the order that document gives, so that a given corruption always gives
  * the same error. Tensor data is never copied: infos point into the map. */
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <stb/stb_ds.h>
 #include <xxhash.h>
 
 #include <txlm.h>
 
+#include "file_map.h"
 #include "txlm_file.h"
 #include "txlm_layout.h"
 
@@ -289,13 +286,20 @@ static int read_hparams(reader *r)
     return 0;
 }
 
+/* Refuses a section shorter than its fixed head (1 after setting the error). */
+static int short_head(reader *r, const section *s, const char *tag, unsigned head)
+{
+    if (s->size >= head) return 0;
+    bad(r, TXLM_ERR_FORMAT, "%s at offset %" PRIu64 ": %" PRIu64 " bytes, shorter than its %u-byte head", tag, s->off,
+        s->size, head);
+    return 1;
+}
+
 static int read_vocab(reader *r)
 {
     const section *s = r->known[SEC_VOCB];
     const uint8_t *p = r->p + s->off;
-    if (s->size < TXLM_VOCB_HEAD)
-        return bad(r, TXLM_ERR_FORMAT, "VOCB at offset %" PRIu64 ": %" PRIu64 " bytes, shorter than its %u-byte head", s->off,
-                   s->size, TXLM_VOCB_HEAD);
+    if (short_head(r, s, "VOCB", TXLM_VOCB_HEAD)) return TXLM_ERR_FORMAT;
     txlm_vocab *v = &r->f->vocab;
     v->n = txlm_rd32(p);
     v->kind = txlm_rd32(p + 4);
@@ -330,9 +334,7 @@ static int read_dtypes(reader *r)
 {
     const section *s = r->known[SEC_DTYP];
     const uint8_t *p = r->p + s->off;
-    if (s->size < TXLM_DTYP_HEAD)
-        return bad(r, TXLM_ERR_FORMAT, "DTYP at offset %" PRIu64 ": %" PRIu64 " bytes, shorter than its %u-byte head", s->off,
-                   s->size, TXLM_DTYP_HEAD);
+    if (short_head(r, s, "DTYP", TXLM_DTYP_HEAD)) return TXLM_ERR_FORMAT;
     uint32_t count = txlm_rd32(p), esize = txlm_rd32(p + 4);
     if (count > TXLM_DTYP_MAX)
         return bad(r, TXLM_ERR_FORMAT, "DTYP at offset %" PRIu64 ": count %" PRIu32 " exceeds %u", s->off, count, TXLM_DTYP_MAX);
@@ -457,9 +459,7 @@ static int read_tensors(reader *r)
 {
     const section *s = r->known[SEC_TDIR];
     const uint8_t *p = r->p + s->off;
-    if (s->size < TXLM_TDIR_HEAD)
-        return bad(r, TXLM_ERR_FORMAT, "TDIR at offset %" PRIu64 ": %" PRIu64 " bytes, shorter than its %u-byte head", s->off,
-                   s->size, TXLM_TDIR_HEAD);
+    if (short_head(r, s, "TDIR", TXLM_TDIR_HEAD)) return TXLM_ERR_FORMAT;
     uint32_t count = txlm_rd32(p), esize = txlm_rd32(p + 4);
     if (count > TXLM_TDIR_MAX)
         return bad(r, TXLM_ERR_FORMAT, "TDIR at offset %" PRIu64 ": %" PRIu32 " tensors exceed the cap of %u", s->off, count,
@@ -546,37 +546,11 @@ int txlm_file_open(const char *path, unsigned flags, txlm_file **out, txlm_err *
 {
     if (!path || !out) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "txlm_file_open: NULL argument");
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return txlm_fail(err, TXLM_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return txlm_fail(err, TXLM_ERR_IO, "%s: not a regular file", path);
-    }
-    size_t size = (size_t)st.st_size;
-    if (size < TXLM_HDR_SIZE) {
-        /* Too short to map usefully; let the parser word the error. */
-        uint8_t head[TXLM_HDR_SIZE];
-        ssize_t got = pread(fd, head, size, 0);
-        close(fd);
-        if (got < 0 || (size_t)got != size) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot read", path);
-        txlm_file *f = NULL;
-        int rc = open_common(path, head, size, 0, flags, &f, err);
-        /* A file this short is always refused; guard anyway so no file
-         * ever points at this stack buffer. */
-        txlm_file_close(f);
-        return rc ? rc : txlm_fail(err, TXLM_ERR_FORMAT, "%s: file too short", path);
-    }
-    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    int e = errno;
-    close(fd);
-    if (map == MAP_FAILED) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot map %zu bytes: %s", path, size, strerror(e));
-    return open_common(path, map, size, 1, flags, out, err);
+    txlm_file_map fm;
+    int rc = txlm_file_map_open(path, &fm, err);
+    if (rc) return rc;
+    /* an empty file is not mapped (fm.data is a static "") */
+    return open_common(path, fm.data, (size_t)fm.len, fm.len > 0, flags, out, err);
 }
 
 void txlm_file_close(txlm_file *f)

@@ -95,8 +95,11 @@ typedef struct txlm_context_options {
     uint64_t memory_budget;
 } txlm_context_options;
 
+/* Opens a device (opts may be NULL: all defaults). On failure *out is NULL. */
 TXLM_API txlm_status txlm_context_create(const txlm_context_options *opts, txlm_context **out);
+/* Destroys a context whose models are freed; NULL is ignored. */
 TXLM_API void txlm_context_destroy(txlm_context *ctx);
+/* The device the context runs on. */
 TXLM_API txlm_status txlm_context_device(const txlm_context *ctx, txlm_device_info *out);
 /* Validation messages seen so far (0 when validation is off). */
 TXLM_API uint64_t txlm_context_validation_messages(const txlm_context *ctx);
@@ -116,8 +119,11 @@ typedef struct txlm_model_options {
     void *progress_user;
 } txlm_model_options;
 
+/* Reads a .txlm file, verifies it (per-tensor hashes unless no_verify)
+ * and uploads it; opts may be NULL. On failure *out is NULL. */
 TXLM_API txlm_status txlm_model_load(txlm_context *ctx, const char *path, const txlm_model_options *opts,
                             txlm_model **out);
+/* Frees a model whose sessions are freed; NULL is ignored. */
 TXLM_API void txlm_model_free(txlm_model *m);
 
 typedef enum txlm_tokenizer_type {
@@ -136,6 +142,7 @@ typedef struct txlm_model_params {
     int32_t eos_id, unk_id;        /* -1 when the vocabulary has none */
 } txlm_model_params;
 
+/* The hyper-parameters and vocabulary facts of a loaded model (m not NULL). */
 TXLM_API void txlm_model_get_params(const txlm_model *m, txlm_model_params *out);
 
 /* ---- text ------------------------------------------------------------ */
@@ -148,6 +155,7 @@ TXLM_API txlm_status txlm_tokenize(txlm_model *m, const char *text, size_t len, 
 TXLM_API txlm_status txlm_detokenize(txlm_model *m, const int32_t *ids, size_t n, char **text);
 /* The vocabulary symbol of one id (not NUL-terminated), or NULL. */
 TXLM_API const char *txlm_token_symbol(const txlm_model *m, int32_t id, size_t *len);
+/* Releases what txlm_tokenize and txlm_detokenize allocated. */
 TXLM_API void txlm_free(void *p);
 
 /* ---- sessions -------------------------------------------------------- */
@@ -159,7 +167,10 @@ typedef struct txlm_session_options {
     uint32_t max_segment; /* longest segment fed at once; 0 = max(tgt_len, 512) */
 } txlm_session_options;
 
+/* A session with empty memory (opts may be NULL: the model's settings).
+ * On failure *out is NULL. */
 TXLM_API txlm_status txlm_session_create(txlm_model *m, const txlm_session_options *opts, txlm_session **out);
+/* NULL is ignored. */
 TXLM_API void txlm_session_free(txlm_session *s);
 /* Forget the memory: the next segment starts a new text. */
 TXLM_API void txlm_session_reset(txlm_session *s);
@@ -199,8 +210,12 @@ TXLM_API txlm_status txlm_session_feed_text(txlm_session *s, const char *text, s
  * is versioned, checksummed and bound to the model: another model refuses
  * it. A restoring session needs mem_len >= the saved memory rows. */
 
+/* Bytes the state has now (it grows with the memory rows held). */
 TXLM_API size_t txlm_session_state_size(const txlm_session *s);
+/* Writes the state into buf (cap bytes, at least txlm_session_state_size). */
 TXLM_API txlm_status txlm_session_save(txlm_session *s, void *buf, size_t cap, size_t *written);
+/* Replaces the session's state with a saved one; on failure the session is
+ * left as it was, unless the device failed midway (then reset it). */
 TXLM_API txlm_status txlm_session_restore(txlm_session *s, const void *buf, size_t size);
 /* Written to a temporary file and renamed: a crash never leaves a torn state at path. */
 TXLM_API txlm_status txlm_session_save_file(txlm_session *s, const char *path);

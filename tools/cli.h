@@ -29,7 +29,21 @@ int cli_parse_u32(const char *s, const char *flag, uint32_t *out);
 int cli_parse_i32(const char *s, const char *flag, int32_t *out);
 /* Context options from the environment (TXLM_DEVICE is read by the library). */
 txlm_status cli_open_context(txlm_context **ctx);
+/* The device, then the model at path; prints why either failed (except a
+ * load cancelled through mo's progress callback) and returns the status. */
+txlm_status cli_open_model(const char *path, const txlm_model_options *mo, txlm_context **ctx, txlm_model **m);
+/* 0, or 1 after printing how many Vulkan validation messages ctx counted. */
+int cli_validation_status(const txlm_context *ctx);
 /* A whole file, NUL-terminated (malloc'd), or NULL after printing why. */
 char *cli_read_file(const char *path, size_t *len);
+/* The session options of every command that runs a model (--mem-len,
+ * --clamp-len, --same-length 0|1): 0 when `flag` is one and `v` parses,
+ * 1 after printing an error, -1 when `flag` is none of them. */
+int cli_session_option(const char *flag, const char *v, txlm_session_options *so);
+/* The ids of `len` bytes of text in a malloc'd array (free()), or 1 after
+ * printing an error naming `what` (failure, or no tokens at all). */
+int cli_tokenize(txlm_model *m, const char *text, size_t len, const char *what, int32_t **ids, uint32_t *n);
+/* The same for a whole file's text. */
+int cli_tokenize_file(txlm_model *m, const char *path, int32_t **ids, uint32_t *n);
 
 #endif

@@ -112,6 +112,21 @@ txlm_status cli_open_context(txlm_context **ctx)
     return txlm_context_create(&o, ctx);
 }
 
+txlm_status cli_open_model(const char *path, const txlm_model_options *mo, txlm_context **ctx, txlm_model **m)
+{
+    txlm_status st = cli_open_context(ctx);
+    if (st) return cli_lib_error(st, "opening the device"), st;
+    st = txlm_model_load(*ctx, path, mo, m);
+    if (st && st != TXLM_ERR_CANCELLED) cli_lib_error(st, "loading the model");
+    return st;
+}
+
+int cli_validation_status(const txlm_context *ctx)
+{
+    uint64_t n = txlm_context_validation_messages(ctx);
+    return n ? cli_error("%llu Vulkan validation messages", (unsigned long long)n) : 0;
+}
+
 char *cli_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -119,20 +134,60 @@ char *cli_read_file(const char *path, size_t *len)
         cli_error("%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    char *buf = NULL;
-    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    if (size < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        cli_error("%s: cannot read: %s", path, strerror(errno));
-    } else if (!(buf = malloc((size_t)size + 1))) {
-        cli_error("%s: out of memory for %ld bytes", path, size);
-    } else if (fread(buf, 1, (size_t)size, f) != (size_t)size) {
-        cli_error("%s: read failed", path);
-        free(buf);
-        buf = NULL;
-    } else {
-        buf[size] = 0;
-        *len = (size_t)size;
-    }
+    /* read to the end rather than trust the size: pipes and /dev/stdin work too */
+    size_t n = 0, cap = 1 << 16, got;
+    char *buf = malloc(cap);
+    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0)
+        if ((n += got) + 1 == cap) {
+            char *b = realloc(buf, cap *= 2);
+            if (!b) free(buf);
+            buf = b;
+        }
+    int bad = ferror(f);
     fclose(f);
+    if (!buf || bad) {
+        free(buf);
+        cli_error("%s: %s", path, bad ? "read error" : "out of memory");
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
     return buf;
+}
+
+int cli_session_option(const char *flag, const char *v, txlm_session_options *so)
+{
+    if (!strcmp(flag, "--mem-len")) return cli_parse_u32(v, flag, &so->mem_len);
+    if (!strcmp(flag, "--clamp-len")) return cli_parse_i32(v, flag, &so->clamp_len);
+    if (strcmp(flag, "--same-length")) return -1;
+    uint32_t b = 0;
+    if (cli_parse_u32(v, flag, &b) || b > 1) return cli_error("--same-length must be 0 or 1");
+    so->same_length = (int)b;
+    return 0;
+}
+
+int cli_tokenize(txlm_model *m, const char *text, size_t len, const char *what, int32_t **ids, uint32_t *n)
+{
+    int32_t *lib_ids = NULL;
+    size_t count = 0;
+    txlm_status st = txlm_tokenize(m, text, len, &lib_ids, &count);
+    if (st) return cli_lib_error(st, what);
+    if (count == 0) return txlm_free(lib_ids), cli_error("%s: no tokens", what);
+    if (count > UINT32_MAX) return txlm_free(lib_ids), cli_error("%s: %zu tokens, more than %u", what, count, UINT32_MAX);
+    /* a copy the caller frees with free(), like cli_parse_list's lists */
+    *ids = malloc(count * sizeof **ids);
+    if (*ids) memcpy(*ids, lib_ids, count * sizeof **ids);
+    txlm_free(lib_ids);
+    *n = (uint32_t)count;
+    return *ids ? 0 : cli_error("out of memory");
+}
+
+int cli_tokenize_file(txlm_model *m, const char *path, int32_t **ids, uint32_t *n)
+{
+    size_t len = 0;
+    char *text = cli_read_file(path, &len);
+    if (!text) return 1;
+    int rc = cli_tokenize(m, text, len, path, ids, n);
+    free(text);
+    return rc;
 }

@@ -13,9 +13,10 @@ static void usage(void)
         "                      [--layer L|all] [--head H|all|mean] [--terms] [--by-distance]\n"
         "                      [--segment-len N] [--cell PX] [--tick N] [--grid-cols C]\n"
         "                      [--csv F] [--f32 F] [--mem-len M] [--clamp-len C] [--same-length 0|1] [--no-verify]\n\n"
-        "Feeds the text through ONE session in segments of N tokens (default: the model's tgt_len), carrying\n"
-        "the memory, and shows the attention of the LAST segment: rows are its queries, columns the keys\n"
-        "(the memory first, then the segment; a black line between them); numbers are positions in the text.\n"
+        "Feeds the text through ONE session in segments of N tokens (--segment-len N, also spelt --tgt-len N\n"
+        "as in eval; default: the model's tgt_len), carrying the memory, and shows the attention of the LAST\n"
+        "segment: rows are its queries, columns the keys (the memory first, then the segment; a black line\n"
+        "between them); numbers are positions in the text.\n"
         "Defaults: --layer all --head mean. 'all' gives one panel per layer or head (a layer per grid row\n"
         "when both are 'all'); 'mean' averages each matrix over the heads.\n\n"
         "  --terms        also capture the four unscaled score terms (a) q.k (b) q.W_R R (c) u.k (d) v.W_R R:\n"
@@ -65,6 +66,7 @@ static int parse(int argc, char **argv, opts *o)
         if (!strcmp(a, "--no-verify")) { o->no_verify = 1; continue; }
         if (!(v = cli_value(argc, argv, &i))) return 1;
         uint32_t u;
+        int r;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = v;
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) o->text = v;
         else if (!strcmp(a, "-f") || !strcmp(a, "--file")) o->file = v;
@@ -74,16 +76,12 @@ static int parse(int argc, char **argv, opts *o)
         else if (!strcmp(a, "--f32")) o->f32 = v;
         else if (!strcmp(a, "--layer")) { if (parse_pick(v, a, 0, &o->layer)) return 1; }
         else if (!strcmp(a, "--head")) { if (parse_pick(v, a, 1, &o->head)) return 1; }
-        else if (!strcmp(a, "--segment-len")) { if (cli_parse_u32(v, a, &o->seg_len)) return 1; }
+        else if (!strcmp(a, "--segment-len") || !strcmp(a, "--tgt-len")) { if (cli_parse_u32(v, a, &o->seg_len)) return 1; }
         else if (!strcmp(a, "--cell")) { if (cli_parse_u32(v, a, &u)) return 1; o->fig.cell = (int)u; }
         else if (!strcmp(a, "--tick")) { if (cli_parse_u32(v, a, &u)) return 1; o->fig.tick = (int)u; }
         else if (!strcmp(a, "--grid-cols")) { if (cli_parse_u32(v, a, &u)) return 1; o->fig.grid_cols = (int)u; }
-        else if (!strcmp(a, "--mem-len")) { if (cli_parse_u32(v, a, &o->so.mem_len)) return 1; }
-        else if (!strcmp(a, "--clamp-len")) { if (cli_parse_i32(v, a, &o->so.clamp_len)) return 1; }
-        else if (!strcmp(a, "--same-length")) {
-            if (cli_parse_u32(v, a, &u) || u > 1) return cli_error("--same-length must be 0 or 1");
-            o->so.same_length = (int)u;
-        } else return cli_error("attention: unknown option \"%s\" (see txlm attention --help)", a);
+        else if ((r = cli_session_option(a, v, &o->so)) >= 0) { if (r) return 1; }
+        else return cli_error("attention: unknown option \"%s\" (see txlm attention --help)", a);
     }
     if (!o->model) return cli_error("attention: -m MODEL is required");
     if (!!o->text + !!o->file + !!o->tokens != 1) return cli_error("attention: give exactly one of -p TEXT, -f FILE, --tokens");
@@ -98,21 +96,8 @@ static int parse(int argc, char **argv, opts *o)
 static int read_tokens(txlm_model *m, const opts *o, int32_t **ids, uint32_t *n)
 {
     if (o->tokens) return cli_parse_list(o->tokens, ids, n, "--tokens");
-    size_t len = 0, count = 0;
-    char *owned = o->file ? cli_read_file(o->file, &len) : NULL;
-    if (o->file && !owned) return 1;
-    const char *text = owned ? owned : o->text;
-    if (!owned) len = strlen(text);
-    int32_t *lib_ids = NULL;
-    txlm_status st = txlm_tokenize(m, text, len, &lib_ids, &count);
-    free(owned);
-    if (st) return cli_lib_error(st, "tokenizing the text");
-    if (count == 0 || count > UINT32_MAX) return txlm_free(lib_ids), cli_error("attention: the text has no tokens");
-    *ids = malloc(count * sizeof **ids);
-    if (*ids) memcpy(*ids, lib_ids, count * sizeof **ids);
-    txlm_free(lib_ids);
-    *n = (uint32_t)count;
-    return *ids ? 0 : cli_error("out of memory");
+    if (o->file) return cli_tokenize_file(m, o->file, ids, n);
+    return cli_tokenize(m, o->text, strlen(o->text), "-p TEXT", ids, n);
 }
 
 /* Writes every output, or removes those already written. */
@@ -180,14 +165,10 @@ int cmd_attention(int argc, char **argv)
     int32_t *ids = NULL;
     uint32_t n = 0;
     txlm_model_options mo = {.no_verify = o.no_verify};
-    txlm_status st = cli_open_context(&ctx);
-    if (st) { rc = cli_lib_error(st, "opening the device"); goto done; }
-    st = txlm_model_load(ctx, o.model, &mo, &m);
-    if (st) { rc = cli_lib_error(st, "loading the model"); goto done; }
+    if (cli_open_model(o.model, &mo, &ctx, &m)) goto done;
     if (read_tokens(m, &o, &ids, &n)) goto done;
     rc = produce(m, &o, ids, n);
-    if (!rc && txlm_context_validation_messages(ctx))
-        rc = cli_error("%llu Vulkan validation messages", (unsigned long long)txlm_context_validation_messages(ctx));
+    if (!rc) rc = cli_validation_status(ctx);
 done:
     free(ids);
     txlm_model_free(m);

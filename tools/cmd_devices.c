@@ -23,7 +23,7 @@ int cmd_devices(int argc, char **argv)
                    "(discrete > integrated > virtual > CPU, or TXLM_DEVICE=<index or name substring>).\n");
             return 0;
         }
-        return cli_error("devices: unknown option \"%s\"", argv[i]);
+        return cli_error("devices: unknown option \"%s\" (see txlm devices --help)", argv[i]);
     }
     uint32_t n = 0;
     txlm_status st = txlm_list_devices(NULL, 0, &n);

@@ -3,6 +3,7 @@
  * tgt_len tokens are scored against the next tokens, the memory carried
  * from segment to segment. Reports perplexity (word models) or bits per
  * character (character models). */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 
 static void usage(void)
 {
-    printf("usage: txlm eval -m MODEL FILE [--tgt-len L] [--mem-len M] [--clamp-len C] [--same-length 0|1]\n"
+    printf("usage: txlm eval -m MODEL (FILE | -f FILE) [--tgt-len L] [--mem-len M] [--clamp-len C] [--same-length 0|1]\n"
            "                 [--json] [--no-verify]\n\n"
            "Scores every token of FILE given the ones before it: segments of L tokens (default: the model's\n"
            "tgt_len), memory of M (default: the model's mem_len). Prints perplexity (word models) or bits per\n"
@@ -98,6 +99,7 @@ int cmd_eval(int argc, char **argv)
     txlm_model_options mo = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
+        int r;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage();
             return 0;
@@ -111,18 +113,17 @@ int cmd_eval(int argc, char **argv)
         }
         if (!(v = cli_value(argc, argv, &i))) return 1;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
+        else if (!strcmp(a, "-f") || !strcmp(a, "--file")) {
+            if (file) return cli_error("eval: more than one FILE given");
+            file = v;
+        }
         else if (!strcmp(a, "--tgt-len")) { if (cli_parse_u32(v, a, &tgt_len)) return 1; }
-        else if (!strcmp(a, "--mem-len")) { if (cli_parse_u32(v, a, &so.mem_len)) return 1; }
-        else if (!strcmp(a, "--clamp-len")) { if (cli_parse_i32(v, a, &so.clamp_len)) return 1; }
-        else if (!strcmp(a, "--same-length")) {
-            uint32_t b;
-            if (cli_parse_u32(v, a, &b) || b > 1) return cli_error("--same-length must be 0 or 1");
-            so.same_length = (int)b;
-        } else return cli_error("eval: unknown option \"%s\" (see txlm eval --help)", a);
+        else if ((r = cli_session_option(a, v, &so)) >= 0) { if (r) return 1; }
+        else return cli_error("eval: unknown option \"%s\" (see txlm eval --help)", a);
     }
     if (!model || !file) return cli_error("eval: -m MODEL and FILE are required");
     FILE *in = fopen(file, "rb");
-    if (!in) return cli_error("%s: cannot open", file);
+    if (!in) return cli_error("%s: cannot open: %s", file, strerror(errno));
     struct stat st_file;
     double total = fstat(fileno(in), &st_file) == 0 ? (double)st_file.st_size : 0;
 
@@ -132,10 +133,8 @@ int cmd_eval(int argc, char **argv)
     eval_state e = {0};
     char *line = NULL;
     size_t line_cap = 0;
-    txlm_status st = cli_open_context(&ctx);
-    if (st) { rc = cli_lib_error(st, "opening the device"); goto done; }
-    st = txlm_model_load(ctx, model, &mo, &m);
-    if (st) { rc = cli_lib_error(st, "loading the model"); goto done; }
+    txlm_status st;
+    if (cli_open_model(model, &mo, &ctx, &m)) goto done;
     txlm_model_params p;
     txlm_model_get_params(m, &p);
     e.seg = tgt_len ? tgt_len : p.tgt_len ? p.tgt_len : 128;
@@ -183,9 +182,7 @@ int cmd_eval(int argc, char **argv)
         printf("%s: %llu tokens, mean NLL %.4f, %s %.4f, %.1f tokens/s\n", file, (unsigned long long)e.scored, mean,
                chars ? "bits per character" : "perplexity", chars ? mean / log(2.0) : exp(mean),
                (double)e.scored / secs);
-    rc = 0;
-    if (txlm_context_validation_messages(ctx))
-        rc = cli_error("%llu Vulkan validation messages", (unsigned long long)txlm_context_validation_messages(ctx));
+    rc = cli_validation_status(ctx);
 done:
     fclose(in);
     free(line);

@@ -27,7 +27,8 @@ static int stop_requested(void *user, double fraction)
 static void usage(void)
 {
     printf("usage: txlm generate -m MODEL [-p PROMPT | -f PROMPT_FILE] [-n TOKENS] [--temperature T]\n"
-           "                     [--top-k K] [--top-p P] [--seed S] [--mem-len M] [--clamp-len C] [--no-verify]\n\n"
+           "                     [--top-k K] [--top-p P] [--seed S] [--mem-len M] [--clamp-len C]\n"
+           "                     [--same-length 0|1] [--no-verify]\n\n"
            "Prints the prompt, then streams the continuation. Defaults: 200 tokens, temperature 1 (the model's own\n"
            "distribution, drawn exactly and cheaply through the adaptive softmax's clusters), no top-k/top-p,\n"
            "seed 1 (same seed, same text). Temperature 0 picks the most likely token.\n\n"
@@ -38,26 +39,6 @@ static void usage(void)
            "On a 267k-word vocabulary that is several times the cost of the default.\n\n"
            "Ctrl-C stops after the current token (or cancels loading and prompt feeding), prints what was\n"
            "generated and a newline, and exits with status 130.\n");
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (n + 1 == cap) {
-            char *b = realloc(buf, cap *= 2);
-            if (!b) free(buf);
-            buf = b;
-        }
-    }
-    fclose(f);
-    if (buf) buf[n] = 0;
-    return buf;
 }
 
 /* Streams the text of the tokens since the last line break. A token's text
@@ -146,13 +127,13 @@ int cmd_generate(int argc, char **argv)
         if (!strcmp(a, "--no-verify")) { mo.no_verify = 1; continue; }
         if (!(v = cli_value(argc, argv, &i))) return 1;
         char *end;
+        int r;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) prompt = v;
-        else if (!strcmp(a, "-f") || !strcmp(a, "--prompt-file")) prompt_file = v;
+        else if (!strcmp(a, "-f") || !strcmp(a, "--file") || !strcmp(a, "--prompt-file")) prompt_file = v;
         else if (!strcmp(a, "-n")) { if (cli_parse_u32(v, a, &n_gen)) return 1; }
         else if (!strcmp(a, "--top-k")) { if (cli_parse_u32(v, a, &samp.top_k)) return 1; }
-        else if (!strcmp(a, "--mem-len")) { if (cli_parse_u32(v, a, &so.mem_len)) return 1; }
-        else if (!strcmp(a, "--clamp-len")) { if (cli_parse_i32(v, a, &so.clamp_len)) return 1; }
+        else if ((r = cli_session_option(a, v, &so)) >= 0) { if (r) return 1; }
         else if (!strcmp(a, "--temperature")) {
             samp.temperature = strtof(v, &end);
             if (!*v || *end || !(samp.temperature >= 0)) return cli_error("--temperature: bad value \"%s\"", v);
@@ -175,14 +156,14 @@ int cmd_generate(int argc, char **argv)
     txlm_model *m = NULL;
     txlm_session *s = NULL;
     streamer st = {0};
-    if (prompt_file && !(prompt = owned_prompt = read_file(prompt_file))) return cli_error("%s: cannot read", prompt_file);
+    size_t prompt_len = 0;
+    if (prompt_file && !(prompt = owned_prompt = cli_read_file(prompt_file, &prompt_len))) return 1;
     interrupted = 0;
     signal(SIGINT, on_sigint);
     mo.progress = stop_requested;
-    txlm_status e = cli_open_context(&ctx);
-    if (e) { rc = cli_lib_error(e, "opening the device"); goto done; }
-    if ((e = txlm_model_load(ctx, model, &mo, &m))) {
-        rc = e == TXLM_ERR_CANCELLED ? 130 : cli_lib_error(e, "loading the model");
+    txlm_status e = cli_open_model(model, &mo, &ctx, &m);
+    if (e) {
+        rc = e == TXLM_ERR_CANCELLED ? 130 : 1;
         goto done;
     }
     txlm_model_params p;
@@ -229,8 +210,7 @@ int cmd_generate(int argc, char **argv)
     stream_flush(&st);
     fputc('\n', stdout);
     rc = interrupted ? 130 : 0;
-    if (txlm_context_validation_messages(ctx))
-        rc = cli_error("%llu Vulkan validation messages", (unsigned long long)txlm_context_validation_messages(ctx));
+    if (cli_validation_status(ctx)) rc = 1;
 done:
     fflush(stdout);
     signal(SIGINT, SIG_DFL);

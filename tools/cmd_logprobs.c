@@ -7,42 +7,12 @@
 
 static void usage(void)
 {
-    printf("usage: txlm logprobs -m MODEL (--tokens 3,17,5,... | --text FILE) [--segments 8,8,...] -o OUT.f32\n"
+    printf("usage: txlm logprobs -m MODEL (--tokens 3,17,5,... | -f FILE) [--segments 8,8,...] -o OUT.f32\n"
            "                     [--mem-len M] [--clamp-len C] [--same-length 0|1] [--no-verify]\n\n"
-           "--text tokenizes FILE with the model's tokenizer (its ids are then the tokens).\n"
+           "-f FILE (also --file, --text) tokenizes FILE with the model's tokenizer (its ids are then the tokens).\n"
            "Feeds the tokens through ONE session in segments of the given lengths (default: the model's\n"
            "tgt_len), carrying the memory, and writes little-endian float32 [tokens, n_token]\n"
            "log-probabilities, rows in input order.\n");
-}
-
-/* The ids of a text file, in a malloc'd array. */
-static int tokenize_file(txlm_model *m, const char *path, int32_t **out, uint32_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return cli_error("%s: cannot open", path);
-    size_t len = 0, cap = 1 << 16;
-    char *text = malloc(cap);
-    size_t got;
-    while (text && (got = fread(text + len, 1, cap - len, f)) > 0)
-        if ((len += got) == cap) {
-            char *t = realloc(text, cap *= 2);
-            if (!t) free(text);
-            text = t;
-        }
-    int bad = ferror(f);
-    fclose(f);
-    if (!text || bad) return free(text), cli_error("%s: %s", path, bad ? "read error" : "out of memory");
-    int32_t *ids = NULL;
-    size_t count = 0;
-    txlm_status st = txlm_tokenize(m, text, len, &ids, &count);
-    free(text);
-    if (st) return cli_lib_error(st, path);
-    if (count == 0 || count > UINT32_MAX) return txlm_free(ids), cli_error("%s: %zu tokens", path, count);
-    if (!(*out = malloc(count * sizeof **out))) return txlm_free(ids), cli_error("out of memory");
-    memcpy(*out, ids, count * sizeof **out);
-    txlm_free(ids);
-    *n = (uint32_t)count;
-    return 0;
 }
 
 int cmd_logprobs(int argc, char **argv)
@@ -52,6 +22,7 @@ int cmd_logprobs(int argc, char **argv)
     txlm_model_options mo = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
+        int r;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage();
             return 0;
@@ -62,20 +33,15 @@ int cmd_logprobs(int argc, char **argv)
         if (!(v = cli_value(argc, argv, &i))) return 1;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
         else if (!strcmp(a, "--tokens")) tokens_s = v;
-        else if (!strcmp(a, "--text")) text_file = v;
+        else if (!strcmp(a, "-f") || !strcmp(a, "--file") || !strcmp(a, "--text")) text_file = v;
         else if (!strcmp(a, "--segments")) segs_s = v;
         else if (!strcmp(a, "-o") || !strcmp(a, "--output")) out = v;
-        else if (!strcmp(a, "--mem-len")) { if (cli_parse_u32(v, a, &so.mem_len)) return 1; }
-        else if (!strcmp(a, "--clamp-len")) { if (cli_parse_i32(v, a, &so.clamp_len)) return 1; }
-        else if (!strcmp(a, "--same-length")) {
-            uint32_t b;
-            if (cli_parse_u32(v, a, &b) || b > 1) return cli_error("--same-length must be 0 or 1");
-            so.same_length = (int)b;
-        } else return cli_error("logprobs: unknown option \"%s\" (see txlm logprobs --help)", a);
+        else if ((r = cli_session_option(a, v, &so)) >= 0) { if (r) return 1; }
+        else return cli_error("logprobs: unknown option \"%s\" (see txlm logprobs --help)", a);
     }
     if (!model || !(tokens_s || text_file) || !out)
-        return cli_error("logprobs: -m MODEL, --tokens or --text, and -o OUT are required");
-    if (tokens_s && text_file) return cli_error("logprobs: give --tokens or --text, not both");
+        return cli_error("logprobs: -m MODEL, --tokens or -f FILE, and -o OUT are required");
+    if (tokens_s && text_file) return cli_error("logprobs: give --tokens or -f FILE, not both");
 
     int32_t *tokens = NULL, *segs = NULL;
     uint32_t n_tokens = 0, n_segs = 0;
@@ -93,13 +59,11 @@ int cmd_logprobs(int argc, char **argv)
     txlm_model *m = NULL;
     txlm_session *s = NULL;
     float *lp = NULL;
-    txlm_status st = cli_open_context(&ctx);
-    if (st) { rc = cli_lib_error(st, "opening the device"); goto done; }
-    st = txlm_model_load(ctx, model, &mo, &m);
-    if (st) { rc = cli_lib_error(st, "loading the model"); goto done; }
+    txlm_status st;
+    if (cli_open_model(model, &mo, &ctx, &m)) goto done;
     txlm_model_params p;
     txlm_model_get_params(m, &p);
-    if (text_file && (rc = tokenize_file(m, text_file, &tokens, &n_tokens))) goto done;
+    if (text_file && (rc = cli_tokenize_file(m, text_file, &tokens, &n_tokens))) goto done;
     rc = 1;
     if (segs && sum != n_tokens) {
         rc = cli_error("--segments add up to %llu but %u tokens were given", (unsigned long long)sum, n_tokens);
@@ -119,8 +83,7 @@ int cmd_logprobs(int argc, char **argv)
         done += len;
     }
     rc = cli_write_file(out, lp, (size_t)n_tokens * p.n_token * sizeof *lp);
-    if (!rc && txlm_context_validation_messages(ctx))
-        rc = cli_error("%llu Vulkan validation messages", (unsigned long long)txlm_context_validation_messages(ctx));
+    if (!rc) rc = cli_validation_status(ctx);
 done:
     free(lp);
     txlm_session_free(s);

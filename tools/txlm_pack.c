@@ -149,7 +149,8 @@ static int tokenizer_options(const args *a, txlm_vocab_buf *v, txlm_err *err)
         else if (!strcmp(a->tokenizer, "char")) v->v.kind = TXLM_TOK_CHAR_BYTE;
         else if (!strcmp(a->tokenizer, "text8")) v->v.kind = TXLM_TOK_CHAR_TEXT8;
         else
-            return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "--tokenizer '%s': expected word, char or text8", a->tokenizer);
+            return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "--tokenizer '%s': expected word, wt103, char or text8",
+                             a->tokenizer);
     }
     if (a->lower_case) v->v.flags |= TXLM_VOCAB_LOWER_CASE;
     return 0;

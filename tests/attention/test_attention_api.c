@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "../common/check.h"
 #include "txlm.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
@@ -117,6 +117,9 @@ static void run(txlm_model **models, const scenario *sc)
     CHECK(txlm_session_create(m, &so, &probs_only) == TXLM_OK, "session: %s", txlm_last_error());
     if (!s || !plain || !probs_only) return;
     CHECK(txlm_session_attention(s, 0, NULL, NULL, NULL) == TXLM_ERR_INVALID_ARGUMENT, "attention before capture");
+    CHECK(txlm_session_capture_attention(s, (txlm_capture_mode)3) == TXLM_ERR_INVALID_ARGUMENT &&
+              strstr(txlm_last_error(), "mode out of range"),
+          "capture mode 3: %s", txlm_last_error());
 
     float *lp = feed_all(s, tokens, sc, TXLM_CAPTURE_TERMS, p.n_token);
     float *lp_plain = feed_all(plain, tokens, sc, TXLM_CAPTURE_OFF, p.n_token);

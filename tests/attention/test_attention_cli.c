@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 #include "attn.h"
-#include "check.h"
+#include "../common/check.h"
+#include "../common/slurp.h"
 #include "txlm.h"
 
 #pragma GCC diagnostic push
@@ -202,7 +203,7 @@ int main(int argc, char **argv)
 
     snprintf(args, sizeof args, "%s --layer 0 --head 2 --f32 '%s' --csv '%s'", tok, path("dump.f32"), path("dump.csv"));
     check_dump("probabilities of layer 0 head 2", args, tokens, 20, 8, 0, 2, 0);
-    snprintf(args, sizeof args, "%s --segment-len 7 --layer 2 --head 1 --terms --f32 '%s' --csv '%s'", tok,
+    snprintf(args, sizeof args, "%s --tgt-len 7 --layer 2 --head 1 --terms --f32 '%s' --csv '%s'", tok,
              path("dump.f32"), path("dump.csv"));
     check_dump("terms of layer 2 head 1, segments of 7", args, tokens, 20, 7, 2, 1, 1);
 

@@ -16,28 +16,12 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "../common/slurp.h"
+
 #define TOLERANCE 5e-4
 #define F16_TOLERANCE 0.05
 #define Q8_0_NLL_REL 0.01
 #define Q4_0_NLL_REL 0.05
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) buf[n] = 0;
-    if (len) *len = (size_t)n;
-    return buf;
-}
 
 static int run(const char *cmd)
 {

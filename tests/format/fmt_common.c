@@ -1,4 +1,3 @@
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +7,8 @@
 #include <xxhash.h>
 
 #include "fmt_common.h"
+#include "../common/slurp.h"
+#include "../common/tmpdir.h"
 
 static uint32_t fmt_rd32(const uint8_t *p) { return p[0] | (p[1] << 8) | (p[2] << 16) | ((uint32_t)p[3] << 24); }
 static uint64_t fmt_rd64(const uint8_t *p) { return fmt_rd32(p) | ((uint64_t)fmt_rd32(p + 4) << 32); }
@@ -186,22 +187,7 @@ int fmt_model_write(const fmt_model *m, const char *path, txlm_err *err)
     return txlm_writer_finish(w, err);
 }
 
-uint8_t *fmt_read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
+uint8_t *fmt_read_all(const char *path, size_t *len) { return (uint8_t *)slurp(path, len); }
 
 int fmt_write_all(const char *path, const void *data, size_t len)
 {
@@ -217,34 +203,11 @@ int fmt_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-char *fmt_mkdtemp(void)
-{
-    const char *base = getenv("TMPDIR");
-    if (!base || !*base) base = "/tmp";
-    size_t n = strlen(base) + 32;
-    char *dir = malloc(n);
-    snprintf(dir, n, "%s/txlm-fmt-XXXXXX", base);
-    if (!mkdtemp(dir)) {
-        free(dir);
-        return NULL;
-    }
-    return dir;
-}
+char *fmt_mkdtemp(void) { return test_mkdtemp("txlm-fmt"); }
 
 void fmt_rmdir(char *dir)
 {
     if (!dir) return;
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            char p[4096];
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            unlink(p);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
+    test_rmdir_flat(dir);
     free(dir);
 }

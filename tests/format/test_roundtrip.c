@@ -9,42 +9,15 @@
 #include <txlm.h>
 
 #include "fmt_common.h"
-
-static void check_hparams(const txlm_hparams *a, const txlm_hparams *b)
-{
-    CHECK(a->n_token == b->n_token && a->d_model == b->d_model && a->d_embed == b->d_embed, "sizes");
-    CHECK(a->n_head == b->n_head && a->d_head == b->d_head && a->d_inner == b->d_inner, "heads");
-    CHECK(a->n_layer == b->n_layer && a->div_val == b->div_val && a->n_cutoffs == b->n_cutoffs, "layers");
-    CHECK(memcmp(a->cutoffs, b->cutoffs, sizeof a->cutoffs) == 0, "cutoffs");
-    CHECK(memcmp(a->tie_projs, b->tie_projs, sizeof a->tie_projs) == 0, "tie_projs");
-    CHECK(a->tie_weight == b->tie_weight && a->pre_lnorm == b->pre_lnorm, "flags");
-    CHECK(a->untie_r == b->untie_r && a->same_length == b->same_length, "flags");
-    CHECK(a->clamp_len == b->clamp_len && a->mem_len == b->mem_len && a->tgt_len == b->tgt_len, "lengths");
-    CHECK(a->ext_len == b->ext_len && a->attn_type == b->attn_type, "attention");
-    CHECK(a->layer_norm_epsilon == b->layer_norm_epsilon, "eps %g vs %g", (double)a->layer_norm_epsilon,
-          (double)b->layer_norm_epsilon);
-}
-
-static void check_vocab(const txlm_vocab *a, const txlm_vocab *b)
-{
-    CHECK(a->n == b->n && a->kind == b->kind && a->flags == b->flags, "vocab head");
-    CHECK(a->eos_id == b->eos_id && a->unk_id == b->unk_id, "vocab ids");
-    CHECK(a->blob_size == b->blob_size, "blob size %u vs %u", a->blob_size, b->blob_size);
-    if (a->n != b->n) return;
-    for (uint32_t i = 0; i < a->n; i++) {
-        uint32_t la, lb;
-        const char *sa = txlm_vocab_sym(a, i, &la), *sb = txlm_vocab_sym(b, i, &lb);
-        if (la != lb || memcmp(sa, sb, la) != 0) {
-            CHECK(0, "symbol %u differs", i);
-            return;
-        }
-    }
-}
+#include "../common/model_diff.h"
 
 static void check_file(const txlm_file *f, const fmt_model *m, const uint8_t *base)
 {
-    check_hparams(txlm_file_hparams(f), &m->hp);
-    check_vocab(txlm_file_vocab(f), &m->vocab);
+    const char *d = hparams_diff(txlm_file_hparams(f), &m->hp);
+    CHECK(!d, "hyper-parameters differ: %s", d);
+    uint32_t sym = 0;
+    d = vocab_diff(txlm_file_vocab(f), &m->vocab, &sym);
+    CHECK(!d, "vocabularies differ: %s (symbol %u)", d, sym);
     CHECK(txlm_file_version_minor(f) == 0, "minor %u", txlm_file_version_minor(f));
     CHECK(txlm_file_tensor_count(f) == (uint32_t)m->n_tensors, "count %u", txlm_file_tensor_count(f));
     uint64_t prev_end = 0;

@@ -13,6 +13,7 @@
 #include "quantize.h"
 #include "txlm_file.h"
 #include "util.h"
+#include "../common/model_diff.h"
 
 static const char *golden;
 
@@ -112,29 +113,6 @@ static void check_against_source(const txlm_file *f, const txlm_checkpoint *ck, 
     CHECK(txlm_file_tensor_count(f) == expected);
 }
 
-static void check_vocab(const txlm_vocab *a, const txlm_vocab *b)
-{
-    CHECK(a->n == b->n && a->kind == b->kind && a->flags == b->flags && a->eos_id == b->eos_id && a->unk_id == b->unk_id);
-    if (a->n != b->n) return;
-    for (uint32_t i = 0; i < a->n; i++) {
-        uint32_t la, lb;
-        const char *sa = txlm_vocab_sym(a, i, &la), *sb = txlm_vocab_sym(b, i, &lb);
-        CHECK(la == lb && memcmp(sa, sb, la) == 0);
-    }
-}
-
-static void check_hparams(const txlm_hparams *a, const txlm_hparams *b)
-{
-    CHECK(a->n_token == b->n_token && a->d_model == b->d_model && a->d_embed == b->d_embed && a->n_head == b->n_head);
-    CHECK(a->d_head == b->d_head && a->d_inner == b->d_inner && a->n_layer == b->n_layer && a->div_val == b->div_val);
-    CHECK(a->n_cutoffs == b->n_cutoffs);
-    for (uint32_t i = 0; i < a->n_cutoffs && i < TXLM_MAX_CUTOFFS; i++) CHECK(a->cutoffs[i] == b->cutoffs[i]);
-    for (uint32_t i = 0; i <= a->n_cutoffs && i < TXLM_MAX_CLUSTERS; i++) CHECK(a->tie_projs[i] == b->tie_projs[i]);
-    CHECK(a->tie_weight == b->tie_weight && a->pre_lnorm == b->pre_lnorm && a->untie_r == b->untie_r);
-    CHECK(a->same_length == b->same_length && a->clamp_len == b->clamp_len && a->mem_len == b->mem_len);
-    CHECK(a->tgt_len == b->tgt_len && a->layer_norm_epsilon == b->layer_norm_epsilon);
-}
-
 /* Packs, reads back, compares everything; returns the open file (or NULL). */
 static txlm_file *pack_and_check(const source *s, const txlm_checkpoint *ck, const char *out)
 {
@@ -143,8 +121,9 @@ static txlm_file *pack_and_check(const source *s, const txlm_checkpoint *ck, con
     txlm_file *f = NULL;
     EXPECT_OK(txlm_file_open(out, 0, &f, &err), &err);
     if (!f) return NULL;
-    check_hparams(txlm_file_hparams(f), &s->h);
-    check_vocab(txlm_file_vocab(f), &s->v.v);
+    uint32_t sym = 0;
+    CHECK(!hparams_diff(txlm_file_hparams(f), &s->h));
+    CHECK(!vocab_diff(txlm_file_vocab(f), &s->v.v, &sym));
     check_against_source(f, ck ? ck : s->ck, &s->h);
     return f;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "util.h"
+#include "../common/run_tool.h"
 
 static const char *exe, *golden_case, *torch_case;
 
@@ -18,32 +19,15 @@ static const char *exe, *golden_case, *torch_case;
  * fills out/errtext with what it printed. */
 static int run(const char *const *args, char **out, char **errtext)
 {
-    char so[1024], se[1024];
-    snprintf(so, sizeof so, "%s/stdout", tmp_dir());
-    snprintf(se, sizeof se, "%s/stderr", tmp_dir());
     const char *argv[32];
     int n = 0;
     argv[n++] = exe;
     for (int i = 0; args[i] && n < 31; i++) argv[n++] = args[i];
     argv[n] = NULL;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fo = open(so, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(se, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) _exit(127);
-        execv(exe, (char *const *)argv);
-        _exit(127);
-    }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
-    size_t len;
-    *out = read_file(so, &len);
-    *errtext = read_file(se, &len);
-    unlink(so);
-    unlink(se);
+    int st = run_tool(argv, out, errtext);
     if (!*out) *out = calloc(1, 1);
     if (!*errtext) *errtext = calloc(1, 1);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return st;
 }
 
 static int one_line(const char *s)
@@ -82,12 +66,7 @@ static void write_raw(const char *path, const char *header, uint64_t extra, uint
     free(b);
 }
 
-static char *golden_file(const char *name)
-{
-    static char p[1024];
-    snprintf(p, sizeof p, "%s/%s", golden_case, name);
-    return p;
-}
+static const char *golden_file(const char *name) { return dir_path(golden_case, name); }
 
 /* The golden model.safetensors with `entry` inserted first in its header. */
 static void splice_golden(const char *path, const char *entry)
@@ -185,7 +164,7 @@ static void test_usage_errors(void)
     expect_fail("no folder", (const char *[]){"-o", out, NULL}, out, "input folder", NULL);
     expect_fail("bad option", (const char *[]){golden_case, "-o", out, "--frobnicate", NULL}, out, "--frobnicate", NULL);
     expect_fail("missing value", (const char *[]){golden_case, "-o", out, "--weights", NULL}, out, "--weights", NULL);
-    expect_fail("bad tokenizer", (const char *[]){golden_case, "-o", out, "--tokenizer", "bpe", NULL}, out, "bpe", NULL);
+    expect_fail("bad tokenizer", (const char *[]){golden_case, "-o", out, "--tokenizer", "bpe", NULL}, out, "bpe", "wt103");
     expect_fail("bad dtype", (const char *[]){golden_case, "-o", out, "--dtype", "f64", NULL}, out, "f64", NULL);
     expect_fail("bf16 output", (const char *[]){golden_case, "-o", out, "--dtype", "bf16", NULL}, out, "bf16", NULL);
     expect_fail("no such folder", (const char *[]){"/nonexistent-folder", "-o", out, NULL}, out, "/nonexistent-folder", NULL);
@@ -280,12 +259,7 @@ static void test_bad_vocab(void)
 
 /* ---- torch.save and pickled vocabularies (the adaptive_word case) ---- */
 
-static char *torch_file(const char *name)
-{
-    static char p[1024];
-    snprintf(p, sizeof p, "%s/%s", torch_case, name);
-    return p;
-}
+static const char *torch_file(const char *name) { return dir_path(torch_case, name); }
 
 static void copy_to(const char *from, const char *to)
 {

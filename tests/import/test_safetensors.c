@@ -106,6 +106,15 @@ static void test_file(void)
     write_file(path, "hello world, not a model", 24);
     EXPECT_ERR(txlm_checkpoint_open(path, &ck, &err), &err, TXLM_ERR_FORMAT, path, "neither");
     EXPECT_ERR(txlm_checkpoint_open(tmp_path("absent"), &ck, &err), &err, TXLM_ERR_IO, "absent");
+    /* Opened as safetensors directly: too short for the length, not a file, absent. */
+    write_file(path, bytes, 5);
+    EXPECT_ERR(txlm_safetensors_open(path, &ck, &err), &err, TXLM_ERR_FORMAT, path, "5 bytes", "8-byte header length");
+    CHECK(ck == NULL);
+    EXPECT_ERR(txlm_safetensors_open(tmp_dir(), &ck, &err), &err, TXLM_ERR_IO, "not a regular file");
+    EXPECT_ERR(txlm_safetensors_open(tmp_path("absent"), &ck, &err), &err, TXLM_ERR_IO, "cannot open");
+    write_file(path, bytes, size);
+    EXPECT_OK(txlm_safetensors_open(path, &ck, &err), &err);
+    txlm_checkpoint_free(ck);
     free(bytes);
     st_free(&im);
 }

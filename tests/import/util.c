@@ -1,6 +1,5 @@
 #include "util.h"
 
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,6 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "../common/slurp.h"
+#include "../common/tmpdir.h"
 
 int test_failures;
 
@@ -42,12 +44,13 @@ static char dir[512];
 const char *tmp_dir(void)
 {
     if (!dir[0]) {
-        const char *base = getenv("TMPDIR");
-        snprintf(dir, sizeof dir, "%s/txlm-import-XXXXXX", base && base[0] ? base : "/tmp");
-        if (!mkdtemp(dir)) {
+        char *d = test_mkdtemp("txlm-import");
+        if (!d || strlen(d) >= sizeof dir) {
             perror("mkdtemp");
             exit(1);
         }
+        strcpy(dir, d);
+        free(d);
     }
     return dir;
 }
@@ -55,28 +58,20 @@ const char *tmp_dir(void)
 void tmp_cleanup(void)
 {
     if (!dir[0]) return;
-    DIR *d = opendir(dir);
-    if (d) {
-        for (struct dirent *e; (e = readdir(d));) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            char p[1024];
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            unlink(p);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
+    test_rmdir_flat(dir);
     dir[0] = 0;
 }
 
-const char *tmp_path(const char *name)
+const char *dir_path(const char *dir, const char *name)
 {
     static char bufs[4][1024];
     static int next;
     char *b = bufs[next++ % 4];
-    snprintf(b, sizeof bufs[0], "%s/%s", tmp_dir(), name);
+    snprintf(b, sizeof bufs[0], "%s/%s", dir, name);
     return b;
 }
+
+const char *tmp_path(const char *name) { return dir_path(tmp_dir(), name); }
 
 void write_file(const char *path, const void *data, size_t len)
 {
@@ -87,25 +82,7 @@ void write_file(const char *path, const void *data, size_t len)
     }
 }
 
-char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) {
-        b[n] = 0;
-        *len = (size_t)n;
-    }
-    return b;
-}
+char *read_file(const char *path, size_t *len) { return slurp(path, len); }
 
 int file_exists(const char *path)
 {

@@ -27,8 +27,10 @@ void expect_ok_at(const char *file, int line, int rc, const txlm_err *err);
 /* A fresh directory under $TMPDIR (or /tmp), removed by tmp_cleanup. */
 const char *tmp_dir(void);
 void tmp_cleanup(void);
-/* tmp_dir()/name, in one of 4 static buffers reused in turn: copy it to
- * keep it across other calls. */
+/* dir/name, in one of 4 static buffers reused in turn: copy it to keep
+ * it across other calls. */
+const char *dir_path(const char *dir, const char *name);
+/* dir_path(tmp_dir(), name). */
 const char *tmp_path(const char *name);
 void write_file(const char *path, const void *data, size_t len);
 char *read_file(const char *path, size_t *len); /* NULL on failure */

@@ -25,11 +25,11 @@
 #include "ops.h"
 #include "quantize.h"
 #include "ref_ops.h"
+#include "../common/check.h"
 
 static txlm_context *ctx;
 static txlm_rec rec;
 static txlm_ops ops;
-static int failures;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static float frand(void)
@@ -44,16 +44,6 @@ static float *rand_vec(size_t n, float scale)
     for (size_t i = 0; i < n; i++) v[i] = frand() * scale;
     return v;
 }
-
-#define CHECK(cond, ...)                                   \
-    do {                                                   \
-        if (!(cond)) {                                     \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                  \
-            fputc('\n', stderr);                           \
-            failures++;                                    \
-        }                                                  \
-    } while (0)
 
 static void die_if(int rc, const txlm_err *e)
 {

@@ -1,7 +1,7 @@
 /* The text commands of txlm on packed golden models: generate (seeds,
  * greedy, top-k/top-p, long prompts, Ctrl-C), eval (mean NLL against the
  * golden cases, --json, the progress bar only on a terminal) and
- * logprobs --text.
+ * logprobs -f (--text).
  * usage: test_text_cli TXLM TXLM_PACK GOLDEN_DIR */
 #include <cjson/cJSON.h>
 #include <fcntl.h>
@@ -81,6 +81,37 @@ static void test_generate(const char *model)
         TCHECK(st == 0 && count_words(a) == 11);
         free(a);
     }
+
+    /* the session options of every model-running command; a prompt from a file */
+    const char *prompt = path_in("gen_prompt.txt");
+    FILE *f = fopen(prompt, "wb");
+    if (f) fputs("w5 w9", f), fclose(f);
+    const char *so[] = {"--file", prompt, "-n", "10", "--same-length", "0", "--mem-len", "4", "--clamp-len", "3", NULL};
+    a = generate(model, so, &st);
+    TCHECK(st == 0 && !strncmp(a, "w5 w9", 5) && count_words(a) == 12);
+    free(a);
+    const char *bad[] = {"-p", "w5", "--same-length", "2", NULL};
+    a = generate(model, bad, &st);
+    TCHECK(st == 1);
+    free(a);
+
+    /* a prompt file that cannot seek: a pipe */
+    const char *fifo = path_in("prompt.fifo");
+    TCHECK(mkfifo(fifo, 0600) == 0);
+    pid_t w = fork();
+    if (w == 0) {
+        int fd = open(fifo, O_WRONLY);
+        _exit(fd >= 0 && write(fd, "w5 w9", 5) == 5 ? 0 : 1);
+    }
+    const char *pf[] = {"-f", fifo, "-n", "3", NULL};
+    a = generate(model, pf, &st);
+    TCHECK(st == 0 && !strncmp(a, "w5 w9", 5) && count_words(a) == 5);
+    free(a);
+    /* had generate not opened it, the writer would still wait for a reader */
+    int unblock = open(fifo, O_RDONLY | O_NONBLOCK);
+    if (unblock >= 0) close(unblock);
+    if (w > 0) waitpid(w, NULL, 0);
+    unlink(fifo);
 }
 
 /* A prompt of 30 tokens (more than the 8 of a segment) is fed in segments:
@@ -339,7 +370,7 @@ static void test_eval_bytes(void)
     FILE *f = fopen(file, "wb");
     if (f) fputs(text, f), fclose(f);
 
-    const char *argv[] = {txlm, "eval", "-m", model, file, "--tgt-len", "6", "--json", NULL};
+    const char *argv[] = {txlm, "eval", "-m", model, "-f", file, "--tgt-len", "6", "--json", NULL};
     char *out = NULL;
     TCHECK(run_tool(argv, &out, NULL) == 0);
     cJSON *j = out ? cJSON_Parse(out) : NULL;
@@ -382,7 +413,7 @@ static void test_logprobs_text(const char *model)
     const char *file = path_in("prompt.txt"), *o1 = path_in("text.f32"), *o2 = path_in("ids.f32");
     FILE *f = fopen(file, "wb");
     if (f) fputs("w5 w9 w12\nw7 w3", f), fclose(f);
-    const char *a[] = {txlm, "logprobs", "-m", model, "--text", file, "-o", o1, NULL};
+    const char *a[] = {txlm, "logprobs", "-m", model, "-f", file, "-o", o1, NULL};
     const char *b[] = {txlm, "logprobs", "-m", model, "--tokens", "5,9,12,0,7,3", "-o", o2, NULL};
     TCHECK(run_tool(a, NULL, NULL) == 0 && run_tool(b, NULL, NULL) == 0);
     struct stat s1, s2;

@@ -6,51 +6,10 @@
 #include <unistd.h>
 
 #include "text_util.h"
+#include "../common/slurp.h"
+#include "../common/tmpdir.h"
 
 int text_failures;
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t n = 0, cap = 4096;
-    char *b = malloc(cap);
-    size_t got;
-    while (b && (got = fread(b + n, 1, cap - n - 1, f)) > 0)
-        if ((n += got) + 1 == cap) {
-            char *t = realloc(b, cap *= 2);
-            if (!t) free(b);
-            b = t;
-        }
-    fclose(f);
-    if (b) b[n] = 0;
-    return b;
-}
-
-int run_tool(const char *const *argv, char **out, char **err)
-{
-    char so[] = "/tmp/txlm_text_outXXXXXX", se[] = "/tmp/txlm_text_errXXXXXX";
-    int fo = mkstemp(so), fe = mkstemp(se);
-    if (fo < 0 || fe < 0) return -1;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int in = open("/dev/null", O_RDONLY);
-        if (in < 0 || dup2(in, 0) < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) _exit(127);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    close(fo);
-    close(fe);
-    int status = 0;
-    int ok = pid > 0 && waitpid(pid, &status, 0) == pid;
-    if (out) *out = slurp(so);
-    if (err) *err = slurp(se);
-    unlink(so);
-    unlink(se);
-    if (!ok) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 int pack_case(const char *pack_exe, const char *golden_dir, const char *name, const char *out, const char *extra)
 {
@@ -69,7 +28,7 @@ size_t golden_stream(const char *golden_dir, const char *name, int32_t **tokens,
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s/segments.json", golden_dir, name);
-    char *text = slurp(path);
+    char *text = slurp(path, NULL);
     cJSON *root = text ? cJSON_Parse(text) : NULL;
     free(text);
     cJSON *segs = cJSON_GetObjectItem(root, "segments");
@@ -102,14 +61,7 @@ size_t golden_stream(const char *golden_dir, const char *name, int32_t **tokens,
     return n;
 }
 
-char *make_tmp_dir(void)
-{
-    const char *base = getenv("TMPDIR");
-    char tmpl[1024];
-    snprintf(tmpl, sizeof tmpl, "%s/txlm_text_XXXXXX", base && *base ? base : "/tmp");
-    char *d = mkdtemp(tmpl);
-    return d ? strdup(d) : NULL;
-}
+char *make_tmp_dir(void) { return test_mkdtemp("txlm_text"); }
 
 void rm_tree(const char *dir)
 {

@@ -17,10 +17,7 @@ extern int text_failures;
         }                                                                            \
     } while (0)
 
-/* Runs argv (NULL-terminated) with stdin from /dev/null; *out and *err
- * (either may be NULL) receive what it printed, NUL-terminated, malloc'd.
- * Returns the exit status (128 + signal when killed), -1 if it did not run. */
-int run_tool(const char *const *argv, char **out, char **err);
+#include "../common/run_tool.h" /* run_tool */
 
 /* txlm-pack golden_dir/name -o out [extra] ; 0 on success. */
 int pack_case(const char *pack_exe, const char *golden_dir, const char *name, const char *out, const char *extra);
