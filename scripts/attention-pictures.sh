@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Remakes the attention pictures of the documentation (docs/img/attention*.png).
-#   scripts/attention-pictures.sh [MODEL.txlm [TEXT]]
+#   scripts/attention-pictures.sh [MODEL.txlm [TEXT [SEGMENT_LEN]]]
 # Without arguments: the golden test model adaptive_word (random weights, so
 # the pictures show the layout rather than learnt behaviour) and a text in its
 # vocabulary. With a trained model, pass it and a sentence of its language.
@@ -17,8 +17,10 @@ if [ -z "$model" ]; then
   build/tools/txlm-pack tests/golden/adaptive_word -o "$model" > /dev/null
 fi
 txlm=build/tools/txlm
-$txlm attention -m "$model" -p "$text" -o docs/img/attention.png
-$txlm attention -m "$model" -p "$text" --layer all --head all --by-distance -o docs/img/attention-distance.png
+# a short last segment keeps a long-context model's pictures legible
+seg=(); [ -z "${3:-}" ] || seg=(--segment-len "$3")
+$txlm attention -m "$model" -p "$text" "${seg[@]}" -o docs/img/attention.png
+$txlm attention -m "$model" -p "$text" "${seg[@]}" --layer all --head all --by-distance -o docs/img/attention-distance.png
 last=$(( $($txlm info -m "$model" | sed -n 's/.* n_layer \([0-9]*\).*/\1/p') - 1 ))
-$txlm attention -m "$model" -p "$text" --layer "$last" --head 0 --terms --grid-cols 3 -o docs/img/attention-terms.png
+$txlm attention -m "$model" -p "$text" "${seg[@]}" --layer "$last" --head 0 --terms --grid-cols 3 -o docs/img/attention-terms.png
 ls -l docs/img/attention*.png
