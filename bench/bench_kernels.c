@@ -82,7 +82,7 @@ int main(int argc, char **argv)
         txlm_tensor_alloc(&ctx->vk, kl, hd, TXLM_DT_F32, TXLM_BUF_DEVICE, &rk, &e);
         txlm_tensor_alloc(&ctx->vk, H, dh, TXLM_DT_F32, TXLM_BUF_DEVICE, &rw, &e);
         txlm_tensor_alloc(&ctx->vk, H, dh, TXLM_DT_F32, TXLM_BUF_DEVICE, &rr, &e);
-        txlm_attn_shape sh = {ql, ml, H, dh, kl - 1, 1, ml};
+        txlm_attn_shape sh = {ql, ml, H, dh, kl - 1, 1, ml, 0};
         double times[64];
         for (uint32_t r = 0; r < reps && r < 64; r++) {
             txlm_rec_begin(&rec, &e);

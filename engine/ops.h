@@ -43,11 +43,12 @@ typedef struct txlm_attn_shape {
     uint32_t qlen, mlen, H, dh;
     uint32_t clamp_max;     /* largest distance row in the rk table */
     uint32_t same_length, mem_len;
+    uint32_t kv_row0;       /* row of kv holding the first memory row */
 } txlm_attn_shape;
 
 /* Relative attention, output heads into O [qlen, H*dh]. q [qlen, H*dh]
- * (this segment's queries); kv [klen, 2*H*dh] (keys | values, memory rows
- * first); rk [distances, H*dh] at element rk_off. With probs == NULL one
+ * (this segment's queries); kv [kv_row0 + klen, 2*H*dh] (keys | values,
+ * memory rows first, from row kv_row0); rk [distances, H*dh] at element rk_off. With probs == NULL one
  * fused pass is used where the shape allows (online softmax, no score
  * matrix); otherwise the probabilities are left in *probs [H, qlen, klen]. */
 void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,

@@ -13,6 +13,7 @@ static const struct {
     {"logprobs", cmd_logprobs, "write log-probabilities of token segments"},
     {"eval", cmd_eval, "perplexity or bits per character of a text file"},
     {"generate", cmd_generate, "generate text from a prompt"},
+    {"bench", cmd_bench, "evaluation, generation and load speed of a model"},
 };
 
 static void usage(FILE *to)

@@ -298,16 +298,16 @@ static void test_layernorm(uint32_t rows, uint32_t d, int residual, int in_place
  * probabilities kept, the score terms, the default choice (fused where the
  * shape allows) and the three-pass path through scratch. */
 static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, int same_length, uint32_t mem_len,
-                           int32_t clamp_len, uint32_t rk_off)
+                           int32_t clamp_len, uint32_t rk_off, uint32_t kv_row0)
 {
     uint32_t klen = mlen + qlen, hd = H * dh;
     uint32_t max_dist = clamp_len > 0 && (uint32_t)clamp_len < klen - 1 ? (uint32_t)clamp_len : klen - 1;
-    float *q = rand_vec((size_t)qlen * hd, 1), *kv = rand_vec((size_t)klen * 2 * hd, 1);
+    float *q = rand_vec((size_t)qlen * hd, 1), *kv = rand_vec((size_t)(kv_row0 + klen) * 2 * hd, 1);
     float *rkd = rand_vec(rk_off + (size_t)(max_dist + 1) * hd, 1), *rwb = rand_vec(hd, 0.5f), *rrb = rand_vec(hd, 0.5f);
     float *k = malloc((size_t)klen * hd * 4), *v = malloc((size_t)klen * hd * 4), *rk = malloc((size_t)klen * hd * 4);
     for (uint32_t j = 0; j < klen; j++) {
-        memcpy(k + (size_t)j * hd, kv + (size_t)j * 2 * hd, hd * 4);
-        memcpy(v + (size_t)j * hd, kv + (size_t)j * 2 * hd + hd, hd * 4);
+        memcpy(k + (size_t)j * hd, kv + (size_t)(kv_row0 + j) * 2 * hd, hd * 4);
+        memcpy(v + (size_t)j * hd, kv + (size_t)(kv_row0 + j) * 2 * hd + hd, hd * 4);
         uint32_t pos = klen - 1 - j;
         if (pos > max_dist) pos = max_dist;
         memcpy(rk + (size_t)j * hd, rkd + rk_off + (size_t)pos * hd, hd * 4);
@@ -316,11 +316,11 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
     float *want_p = malloc(plane * 4), *want_o = malloc((size_t)qlen * hd * 4), *want_t = malloc(4 * plane * 4);
     ref_rel_attention(q, k, v, rk, rwb, rrb, qlen, mlen, H, dh, same_length, mem_len, want_p, want_t, want_o);
 
-    txlm_buf qb = host_buf(q, (size_t)qlen * hd), kvb = host_buf(kv, (size_t)klen * 2 * hd);
+    txlm_buf qb = host_buf(q, (size_t)qlen * hd), kvb = host_buf(kv, (size_t)(kv_row0 + klen) * 2 * hd);
     txlm_buf sb = host_buf(NULL, plane), ob = host_buf(NULL, (size_t)qlen * hd), tb = host_buf(NULL, 4 * plane);
     txlm_buf rkb = host_buf(rkd, rk_off + (size_t)(max_dist + 1) * hd);
     txlm_gpu_tensor rwt = weight(rwb, H, dh, 0), rrt = weight(rrb, H, dh, 0);
-    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len};
+    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len, kv_row0};
     txlm_view qv = txlm_view_of(&qb), kvv = txlm_view_of(&kvb), rkv = txlm_view_of(&rkb), ov = txlm_view_of(&ob);
     begin();
     txlm_view probs = txlm_view_of(&sb);
@@ -344,8 +344,9 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
             CHECK(fabs(sum - 1) < 1e-5, "attention row h=%u i=%u sums to %g", h, i, sum);
         }
     CHECK(exact_zeros, "attention: masked entries are not exactly 0 (qlen=%u mlen=%u)", qlen, mlen);
-    CHECK(dp < 1e-5 && dout < 1e-4 && dt < 1e-4 * dh, "attention qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d: "
-          "prob diff %g, out diff %g, terms diff %g", qlen, mlen, H, dh, same_length, mem_len, clamp_len, dp, dout, dt);
+    CHECK(dp < 1e-5 && dout < 1e-4 && dt < 1e-4 * dh, "attention qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d "
+          "kv_row0=%u: prob diff %g, out diff %g, terms diff %g", qlen, mlen, H, dh, same_length, mem_len, clamp_len, kv_row0,
+          dp, dout, dt);
 
     /* without probabilities: fused where the shape allows, then forced three-pass */
     for (int no_fused = 0; no_fused < 2; no_fused++) {
@@ -485,18 +486,22 @@ int main(void)
     test_layernorm(7, 33, 0, 1);
     test_layernorm(2, 8, 1, 0);
 
-    /* qlen, mlen, H, dh, same_length, mem_len, clamp, rk offset */
-    test_attention(1, 0, 1, 8, 0, 4, -1, 0);      /* one head, one token, no memory */
-    test_attention(5, 3, 3, 16, 1, 6, -1, 4);     /* memory shorter than the segment */
-    test_attention(7, 20, 2, 128, 1, 20, 9, 0);   /* memory longer, clamped */
-    test_attention(6, 0, 4, 16, 1, 16, 20, 0);
-    test_attention(1, 10, 4, 16, 1, 10, 20, 0);
-    test_attention(3, 12, 1, 41, 0, 12, -1, 3);   /* odd head size */
-    test_attention(9, 70, 2, 8, 0, 70, 30, 8);    /* more than 64 keys, clamped */
-    test_attention(13, 5, 1, 128, 1, 8, 4, 0);    /* one head of 128, clamp below the segment */
-    test_attention(11, 16, 3, 32, 0, 16, -1, 0);
-    test_attention(5, 16, 2, 8, 1, 16, -1, 0);
-    test_attention(7, 9, 2, 16, 1, 12, -1, 2);    /* memory not yet full; misaligned rk: three-pass */
+    /* qlen, mlen, H, dh, same_length, mem_len, clamp, rk offset, first memory row in kv */
+    test_attention(1, 0, 1, 8, 0, 4, -1, 0, 0);      /* one head, one token, no memory */
+    test_attention(5, 3, 3, 16, 1, 6, -1, 4, 0);     /* memory shorter than the segment */
+    test_attention(7, 20, 2, 128, 1, 20, 9, 0, 0);   /* memory longer, clamped */
+    test_attention(6, 0, 4, 16, 1, 16, 20, 0, 0);
+    test_attention(1, 10, 4, 16, 1, 10, 20, 0, 0);
+    test_attention(3, 12, 1, 41, 0, 12, -1, 3, 0);   /* odd head size */
+    test_attention(9, 70, 2, 8, 0, 70, 30, 8, 0);    /* more than 64 keys, clamped */
+    test_attention(13, 5, 1, 128, 1, 8, 4, 0, 0);    /* one head of 128, clamp below the segment */
+    test_attention(11, 16, 3, 32, 0, 16, -1, 0, 0);
+    test_attention(5, 16, 2, 8, 1, 16, -1, 0, 0);
+    test_attention(7, 9, 2, 16, 1, 12, -1, 2, 0);    /* memory not yet full; misaligned rk: three-pass */
+    /* the memory slid by an offset: keys and values start after kv_row0 stale rows */
+    test_attention(1, 10, 4, 16, 1, 10, 20, 0, 7);   /* one token (generation): three-pass */
+    test_attention(9, 70, 2, 8, 0, 70, 30, 8, 5);    /* fused */
+    test_attention(3, 12, 1, 41, 0, 12, -1, 3, 2);   /* odd head size */
 
     test_logsoftmax(3, 1000, 1000, 0);
     test_logsoftmax(4, 203, 200, 1);
