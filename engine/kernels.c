@@ -42,6 +42,8 @@
 #include "linear_wide_q8_0.spv.h"
 #include "logsoftmax.spv.h"
 #include "softmax.spv.h"
+#include "attn_split.spv.h"
+#include "attn_merge.spv.h"
 
 static const struct {
     const char *name;
@@ -89,6 +91,8 @@ static const struct {
     K(TXLM_K_SOFTMAX, softmax, 1),
     K(TXLM_K_ATTN_PV, attn_pv, 3),
     K(TXLM_K_LOGSOFTMAX, logsoftmax, 3),
+    K(TXLM_K_ATTN_SPLIT, attn_split, 6),
+    K(TXLM_K_ATTN_MERGE, attn_merge, 2),
 #undef K
 };
 

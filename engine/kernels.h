@@ -39,6 +39,8 @@ typedef enum txlm_kernel_id {
     TXLM_K_SOFTMAX,
     TXLM_K_ATTN_PV,
     TXLM_K_LOGSOFTMAX,
+    TXLM_K_ATTN_SPLIT, /* few queries: keys split into runs */
+    TXLM_K_ATTN_MERGE,
     TXLM_K_COUNT
 } txlm_kernel_id;
 

@@ -126,9 +126,24 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
 {
     uint32_t klen = s->mlen + s->qlen;
     struct attn_push ps = attn_push_of(s, rk_off);
-    /* One invocation per query: with a handful of queries (generation) the
-     * three-pass path keeps more of the device busy, so it stays in use there. */
-    if (!probs && !o->no_fused_attention && s->qlen > 4 && s->dh % 4 == 0 && s->dh <= 256 && rk_off % 4 == 0) {
+    int vec_ok = !probs && !o->no_fused_attention && s->dh % 4 == 0 && s->dh <= 256 && rk_off % 4 == 0;
+    /* A handful of queries (generation): the keys are split into runs so
+     * that every lane has work, then the runs are merged. */
+    if (vec_ok && s->qlen <= 4 && txlm_attn_split_bytes(s) <= scratch.size) {
+        txlm_view v[6] = {q, kv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), scratch};
+        txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SPLIT, v, &ps, sizeof ps, div_up(div_up(klen, TXLM_ATTN_RUN), 8), s->H,
+                          s->qlen);
+        txlm_rec_barrier(o->rec);
+        struct {
+            uint32_t qlen, H, dh, nparts;
+        } pm = {s->qlen, s->H, s->dh, div_up(klen, TXLM_ATTN_RUN)};
+        txlm_view v2[2] = {scratch, out};
+        txlm_rec_dispatch(o->rec, TXLM_K_ATTN_MERGE, v2, &pm, sizeof pm, div_up(s->H * s->dh / 4, 64), s->qlen, 1);
+        txlm_rec_barrier(o->rec);
+        return;
+    }
+    /* One invocation per query. */
+    if (vec_ok && s->qlen > 4) {
         txlm_view v[6] = {q, kv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), out};
         txlm_rec_dispatch(o->rec, TXLM_K_ATTN_FUSED, v, &ps, sizeof ps, div_up(s->qlen, 8), s->H, 1);
         txlm_rec_barrier(o->rec);
@@ -151,6 +166,12 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
     txlm_view v3[3] = {scores, kv, out};
     txlm_rec_dispatch(o->rec, TXLM_K_ATTN_PV, v3, &pv, sizeof pv, div_up(s->H * s->dh, 64), s->qlen, 1);
     txlm_rec_barrier(o->rec);
+}
+
+uint64_t txlm_attn_split_bytes(const txlm_attn_shape *s)
+{
+    uint64_t runs = div_up(s->mlen + s->qlen, TXLM_ATTN_RUN);
+    return (uint64_t)s->H * s->qlen * runs * (s->dh + 4) * 4;
 }
 
 void txlm_op_attention_terms(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,

@@ -55,6 +55,12 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
                        const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, const txlm_view *probs,
                        txlm_view scratch, txlm_view out);
 
+/* Keys per run of the split attention (shaders/attn_split.comp, RUN). */
+#define TXLM_ATTN_RUN 16u
+/* Scratch bytes the split attention needs for shape s (with at most 4
+ * queries it is used when the scratch view holds this much). */
+uint64_t txlm_attn_split_bytes(const txlm_attn_shape *s);
+
 /* The four unscaled score terms (a) q·k (b) q·rk (c) u·k (d) v·rk into
  * terms [4, H, qlen, klen], 0 where masked (analysis only). */
 void txlm_op_attention_terms(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,

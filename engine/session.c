@@ -71,7 +71,10 @@ static int alloc_all(txlm_session *s, txlm_err *err)
     ALLOC(z, S * d, TXLM_BUF_DEVICE);
     ALLOC(xn, S * d, TXLM_BUF_DEVICE);
     ALLOC(q, S * hd, TXLM_BUF_DEVICE);
-    ALLOC(scores, h->n_head * S * K, TXLM_BUF_DEVICE);
+    /* the scores, or the partial sums of the split attention for up to 4 queries */
+    txlm_attn_shape few = {.qlen = S < 4 ? (uint32_t)S : 4, .mlen = (uint32_t)M, .H = h->n_head, .dh = h->d_head};
+    uint64_t split = txlm_attn_split_bytes(&few) / 4;
+    ALLOC(scores, h->n_head * S * K > split ? h->n_head * S * K : split, TXLM_BUF_DEVICE);
     ALLOC(attn, S * hd, TXLM_BUF_DEVICE);
     ALLOC(a, S * d, TXLM_BUF_DEVICE);
     ALLOC(ffin, S * d, TXLM_BUF_DEVICE);

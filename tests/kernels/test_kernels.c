@@ -317,10 +317,11 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
     ref_rel_attention(q, k, v, rk, rwb, rrb, qlen, mlen, H, dh, same_length, mem_len, want_p, want_t, want_o);
 
     txlm_buf qb = host_buf(q, (size_t)qlen * hd), kvb = host_buf(kv, (size_t)(kv_row0 + klen) * 2 * hd);
-    txlm_buf sb = host_buf(NULL, plane), ob = host_buf(NULL, (size_t)qlen * hd), tb = host_buf(NULL, 4 * plane);
+    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len, kv_row0};
+    size_t split = (size_t)txlm_attn_split_bytes(&s) / 4;
+    txlm_buf sb = host_buf(NULL, plane > split ? plane : split), ob = host_buf(NULL, (size_t)qlen * hd), tb = host_buf(NULL, 4 * plane);
     txlm_buf rkb = host_buf(rkd, rk_off + (size_t)(max_dist + 1) * hd);
     txlm_gpu_tensor rwt = weight(rwb, H, dh, 0), rrt = weight(rrb, H, dh, 0);
-    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len, kv_row0};
     txlm_view qv = txlm_view_of(&qb), kvv = txlm_view_of(&kvb), rkv = txlm_view_of(&rkb), ov = txlm_view_of(&ob);
     begin();
     txlm_view probs = txlm_view_of(&sb);
@@ -348,9 +349,9 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
           "kv_row0=%u: prob diff %g, out diff %g, terms diff %g", qlen, mlen, H, dh, same_length, mem_len, clamp_len, kv_row0,
           dp, dout, dt);
 
-    /* without probabilities: fused where the shape allows, then forced three-pass */
+    /* without probabilities: fused or split where the shape allows, then forced three-pass */
     for (int no_fused = 0; no_fused < 2; no_fused++) {
-        uint32_t fused_before = rec.kernel_uses[TXLM_K_ATTN_FUSED];
+        uint32_t fused_before = rec.kernel_uses[TXLM_K_ATTN_FUSED], split_before = rec.kernel_uses[TXLM_K_ATTN_SPLIT];
         memset(ob.map, 0, (size_t)qlen * hd * 4);
         ops.no_fused_attention = no_fused;
         begin();
@@ -358,11 +359,14 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
         run();
         ops.no_fused_attention = 0;
         int fused = rec.kernel_uses[TXLM_K_ATTN_FUSED] != fused_before;
+        int split_used = rec.kernel_uses[TXLM_K_ATTN_SPLIT] != split_before;
         int expect_fused = !no_fused && qlen > 4 && dh % 4 == 0 && rk_off % 4 == 0;
+        int expect_split = !no_fused && qlen <= 4 && dh % 4 == 0 && rk_off % 4 == 0;
         double d = max_abs_diff(ob.map, want_o, (size_t)qlen * hd);
-        CHECK(d < 1e-4 && fused == expect_fused,
-              "attention (%s) qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d rk_off=%u: out diff %g",
-              fused ? "fused" : "three-pass", qlen, mlen, H, dh, same_length, mem_len, clamp_len, rk_off, d);
+        CHECK(d < 1e-4 && fused == expect_fused && split_used == expect_split,
+              "attention (%s) qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d rk_off=%u kv_row0=%u: "
+              "out diff %g", fused ? "fused" : split_used ? "split" : "three-pass", qlen, mlen, H, dh, same_length,
+              mem_len, clamp_len, rk_off, kv_row0, d);
     }
     txlm_buf_destroy(&ctx->vk, &qb), txlm_buf_destroy(&ctx->vk, &kvb), txlm_buf_destroy(&ctx->vk, &sb);
     txlm_buf_destroy(&ctx->vk, &ob), txlm_buf_destroy(&ctx->vk, &tb), txlm_buf_destroy(&ctx->vk, &rkb);
@@ -502,6 +506,10 @@ int main(void)
     test_attention(1, 10, 4, 16, 1, 10, 20, 0, 7);   /* one token (generation): three-pass */
     test_attention(9, 70, 2, 8, 0, 70, 30, 8, 5);    /* fused */
     test_attention(3, 12, 1, 41, 0, 12, -1, 3, 2);   /* odd head size */
+    /* a few queries: keys split into runs of 16, some runs fully masked */
+    test_attention(4, 30, 2, 64, 1, 24, 12, 4, 3);
+    test_attention(2, 40, 3, 32, 0, 40, -1, 0, 0);
+    test_attention(1, 100, 2, 16, 1, 64, 50, 0, 9);
 
     test_logsoftmax(3, 1000, 1000, 0);
     test_logsoftmax(4, 203, 200, 1);
