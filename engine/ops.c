@@ -27,6 +27,9 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
         block = 32, group_n = 1, group_m = 1;
     }
     txlm_kernel_id kernel = txlm_kernel_for_dtype(base, w->dtype);
+    /* q8_0 rows: a whole block per 256-bit load */
+    if (block == 32 && w->dtype == TXLM_DT_Q8_0 && o->rec->vk->int64 && w->cols % 32 == 0 && !o->no_gemv_q8)
+        kernel = txlm_kernel_usable(o->rec->vk, TXLM_K_GEMV_Q8_SG) ? TXLM_K_GEMV_Q8_SG : TXLM_K_GEMV_Q8;
     for (uint32_t c = 0; c < txlm_tensor_n_chunks(w); c++) {
         uint32_t c0, soff;
         txlm_view wv = txlm_tensor_chunk(w, c, &c0, &soff);

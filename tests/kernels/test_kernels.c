@@ -106,8 +106,9 @@ static void case_done(void)
 
 /* The kernel choices the op functions make from device features, forced
  * one by one: 64-bit loads (wide) or not, subgroup sums or shared memory
- * for single rows, and the matrix kernel for single rows too. */
-enum { MODE_NARROW = 1, MODE_NO_SUBGROUP = 2, MODE_NO_GEMV = 4, N_MODES = 8 };
+ * for single rows, the matrix kernel for single rows too, and the generic
+ * single-row kernel for q8_0 rows. */
+enum { MODE_NARROW = 1, MODE_NO_SUBGROUP = 2, MODE_NO_GEMV = 4, MODE_NO_GEMV_Q8 = 8, N_MODES = 16 };
 static int have_int64, have_subgroup;
 
 static int set_mode(int mode)
@@ -117,6 +118,7 @@ static int set_mode(int mode)
     ctx->vk.int64 = !(mode & MODE_NARROW);
     ctx->vk.subgroup_arith = !(mode & MODE_NO_SUBGROUP);
     ops.no_gemv = (mode & MODE_NO_GEMV) != 0;
+    ops.no_gemv_q8 = (mode & MODE_NO_GEMV_Q8) != 0;
     return 1;
 }
 
@@ -125,6 +127,7 @@ static void reset_mode(void)
     ctx->vk.int64 = have_int64;
     ctx->vk.subgroup_arith = have_subgroup;
     ops.no_gemv = 0;
+    ops.no_gemv_q8 = 0;
 }
 
 static void begin(void)
@@ -214,6 +217,8 @@ static void test_linear_at(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, i
         int redundant_sg = (mode & MODE_NO_SUBGROUP) && have_subgroup;
         if (M != 1 && ((mode & MODE_NO_GEMV) || redundant_sg)) continue;
         if ((mode & MODE_NO_GEMV) && redundant_sg) continue;
+        if ((mode & MODE_NO_GEMV_Q8) && (M != 1 || dtype != TXLM_DT_Q8_0 || (mode & (MODE_NO_GEMV | MODE_NARROW))))
+            continue;
         if (set_mode(mode)) linear_case(M, N, K, flags, with_bias, max_range, dtype, x_off, x_pad, mode);
     }
     reset_mode();
