@@ -70,7 +70,8 @@ int main(int argc, char **argv)
     txlm_rec rec;
     txlm_rec_init(&rec, &ctx->vk, &ctx->kernels, 16, &e);
     txlm_ops ops = {.rec = &rec, .dummy = txlm_view_of(&ctx->dummy), .no_gemv = getenv("NO_GEMV") != NULL,
-                    .no_fused_attention = getenv("NO_FUSED") != NULL, .no_gemv_q8 = getenv("NO_GEMV_Q8") != NULL};
+                    .no_fused_attention = getenv("NO_FUSED") != NULL, .no_gemv_q8 = getenv("NO_GEMV_Q8") != NULL,
+                    .no_paired_attention = getenv("NO_PAIR") != NULL};
     float *w = malloc((size_t)N * K * 4);
     for (size_t i = 0; i < (size_t)N * K; i++) w[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
     uint8_t *q = malloc((size_t)N * K * 4);

@@ -45,6 +45,7 @@
 #include "attn_split.spv.h"
 #include "attn_merge.spv.h"
 #include "gemv_q8.spv.h"
+#include "attn_pair.spv.h"
 #include "gemv_q8_sg.spv.h"
 
 static const struct {
@@ -97,6 +98,7 @@ static const struct {
     K(TXLM_K_ATTN_MERGE, attn_merge, 2),
     K(TXLM_K_GEMV_Q8, gemv_q8, 5),
     K(TXLM_K_GEMV_Q8_SG, gemv_q8_sg, 5),
+    K(TXLM_K_ATTN_PAIR, attn_pair, 6),
 #undef K
 };
 

@@ -145,10 +145,13 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
         txlm_rec_barrier(o->rec);
         return;
     }
-    /* One invocation per query. */
+    /* Two queries per invocation (each key and value row loaded serves
+     * both), or one. */
     if (vec_ok && s->qlen > 4) {
         txlm_view v[6] = {q, kv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), out};
-        txlm_rec_dispatch(o->rec, TXLM_K_ATTN_FUSED, v, &ps, sizeof ps, div_up(s->qlen, 8), s->H, 1);
+        int pair = !o->no_paired_attention;
+        txlm_rec_dispatch(o->rec, pair ? TXLM_K_ATTN_PAIR : TXLM_K_ATTN_FUSED, v, &ps, sizeof ps,
+                          div_up(s->qlen, pair ? 16 : 8), s->H, 1);
         txlm_rec_barrier(o->rec);
         return;
     }

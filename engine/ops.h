@@ -22,6 +22,7 @@ typedef struct txlm_ops {
     txlm_view dummy;   /* bound to bindings a dispatch does not use */
     int no_gemv;       /* benchmarks: use the matrix kernel for single rows too */
     int no_fused_attention; /* benchmarks and tests: always the three-pass attention */
+    int no_paired_attention; /* benchmarks and tests: one query per invocation */
     int no_gemv_q8;    /* benchmarks and tests: q8_0 rows through the generic single-row kernel */
 } txlm_ops;
 

@@ -354,24 +354,31 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
           "kv_row0=%u: prob diff %g, out diff %g, terms diff %g", qlen, mlen, H, dh, same_length, mem_len, clamp_len, kv_row0,
           dp, dout, dt);
 
-    /* without probabilities: fused or split where the shape allows, then forced three-pass */
-    for (int no_fused = 0; no_fused < 2; no_fused++) {
-        uint32_t fused_before = rec.kernel_uses[TXLM_K_ATTN_FUSED], split_before = rec.kernel_uses[TXLM_K_ATTN_SPLIT];
+    /* without probabilities: the default choice (split for a few queries,
+     * else two queries per invocation), then one query per invocation,
+     * then forced three-pass */
+    for (int mode = 0; mode < 3; mode++) {
+        static const txlm_kernel_id watch[3] = {TXLM_K_ATTN_SPLIT, TXLM_K_ATTN_PAIR, TXLM_K_ATTN_FUSED};
+        static const char *names[4] = {"split", "paired", "fused", "three-pass"};
+        uint32_t before[3];
+        for (int k = 0; k < 3; k++) before[k] = rec.kernel_uses[watch[k]];
         memset(ob.map, 0, (size_t)qlen * hd * 4);
-        ops.no_fused_attention = no_fused;
+        ops.no_paired_attention = mode == 1;
+        ops.no_fused_attention = mode == 2;
         begin();
         txlm_op_attention(&ops, &s, qv, kvv, rkv, rk_off, &rwt, &rrt, NULL, probs, ov);
         run();
-        ops.no_fused_attention = 0;
-        int fused = rec.kernel_uses[TXLM_K_ATTN_FUSED] != fused_before;
-        int split_used = rec.kernel_uses[TXLM_K_ATTN_SPLIT] != split_before;
-        int expect_fused = !no_fused && qlen > 4 && dh % 4 == 0 && rk_off % 4 == 0;
-        int expect_split = !no_fused && qlen <= 4 && dh % 4 == 0 && rk_off % 4 == 0;
+        ops.no_paired_attention = ops.no_fused_attention = 0;
+        int used = 3;
+        for (int k = 0; k < 3; k++)
+            if (rec.kernel_uses[watch[k]] != before[k]) used = k;
+        int vec_ok = mode < 2 && dh % 4 == 0 && rk_off % 4 == 0;
+        int expect = !vec_ok ? 3 : qlen <= 4 ? 0 : mode == 0 ? 1 : 2;
         double d = max_abs_diff(ob.map, want_o, (size_t)qlen * hd);
-        CHECK(d < 1e-4 && fused == expect_fused && split_used == expect_split,
-              "attention (%s) qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d rk_off=%u kv_row0=%u: "
-              "out diff %g", fused ? "fused" : split_used ? "split" : "three-pass", qlen, mlen, H, dh, same_length,
-              mem_len, clamp_len, rk_off, kv_row0, d);
+        CHECK(d < 1e-4 && used == expect,
+              "attention (%s, expected %s) qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d rk_off=%u "
+              "kv_row0=%u: out diff %g", names[used], names[expect], qlen, mlen, H, dh, same_length, mem_len, clamp_len,
+              rk_off, kv_row0, d);
     }
     txlm_buf_destroy(&ctx->vk, &qb), txlm_buf_destroy(&ctx->vk, &kvb), txlm_buf_destroy(&ctx->vk, &sb);
     txlm_buf_destroy(&ctx->vk, &ob), txlm_buf_destroy(&ctx->vk, &tb), txlm_buf_destroy(&ctx->vk, &rkb);
@@ -515,6 +522,10 @@ int main(void)
     test_attention(4, 30, 2, 64, 1, 24, 12, 4, 3);
     test_attention(2, 40, 3, 32, 0, 40, -1, 0, 0);
     test_attention(1, 100, 2, 16, 1, 64, 50, 0, 9);
+    /* two queries per invocation: odd query count, clamped rows, memory at an offset */
+    test_attention(23, 40, 2, 64, 1, 40, 30, 0, 6);
+    test_attention(18, 0, 3, 32, 0, 18, -1, 4, 0);
+    test_attention(9, 30, 2, 16, 1, 24, 5, 0, 0);
 
     test_logsoftmax(3, 1000, 1000, 0);
     test_logsoftmax(4, 203, 200, 1);
