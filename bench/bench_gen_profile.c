@@ -9,24 +9,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "context.h"
 #include "ops.h"
 #include "quantize.h"
 
 enum { LAYERS = 18, D = 1024, H = 16, DH = 64, DI = 4096, MEM = 640, HEAD = 20000 };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static txlm_context *ctx;
 static txlm_rec rec;

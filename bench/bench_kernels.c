@@ -10,22 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "context.h"
 #include "ops.h"
 #include "quantize.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* Bytes copied per second (each byte read once and written once), median of reps. */
 static double copy_rate(txlm_context *ctx, txlm_rec *rec, uint32_t reps, double *host_rate)
