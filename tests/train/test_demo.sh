@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The shipped demo model, through the txlm binary given as $1:
-#   generate      scripts/demo.sh twice: non-empty, longer than the prompt, same text both times
+#   generate      scripts/demo.sh twice: non-empty, longer than the prompt, same text both times,
+#                 with common English words in it
 #   eval B TOL    `txlm eval` on the committed held-out excerpt gives B bits per character +- TOL
 set -euo pipefail
 TXLM=$(realpath "$1")
@@ -13,6 +14,8 @@ generate)
   if [ "$a" != "$b" ]; then echo "same seed, different text:"; echo "$a"; echo "---"; echo "$b"; exit 1; fi
   n=${#a}
   if [ "$n" -lt 100 ]; then echo "only $n characters generated: $a"; exit 1; fi
+  words=$(printf '%s\n' "$a" | tr -c 'A-Za-z' '\n' | grep -x -E 'the|of|and|to|a|is|in|that|it|be' | sort -u | wc -l)
+  if [ "$words" -lt 3 ]; then echo "only $words common English words in: $a"; exit 1; fi
   printf '%s\n' "$a" ;;
 eval)
   want=$3 tol=$4

@@ -9,8 +9,10 @@
     (|delta| <= --bpc-tol).
 Exit 0: agree; 1: disagree; 77: no torch here.
 
+--clamp-len C and --same-length 0|1 override the model's settings in both.
+
 usage: check_txlm.py TXLM_EXE MODEL.txlm TEXT [--tokens N] [--tol T] [--expect-bpc B]
-                     [--expect-tol T] [--engine-eval] [--bpc-tol T]
+                     [--expect-tol T] [--engine-eval] [--bpc-tol T] [--clamp-len C] [--same-length 0|1]
 """
 import argparse
 import json
@@ -71,10 +73,19 @@ def main():
     p.add_argument("--expect-bpc", type=float)
     p.add_argument("--expect-tol", type=float, default=1e-3)
     p.add_argument("--engine-eval", action="store_true")
+    p.add_argument("--clamp-len", type=int)
+    p.add_argument("--same-length", type=int, choices=[0, 1])
     a = p.parse_args()
     torch.set_num_threads(1)
 
     model, vocab = txlm_file.load(a.model)
+    overrides = []
+    if a.clamp_len is not None:
+        model.cfg["clamp_len"] = a.clamp_len
+        overrides += ["--clamp-len", str(a.clamp_len)]
+    if a.same_length is not None:
+        model.cfg["same_length"] = bool(a.same_length)
+        overrides += ["--same-length", str(a.same_length)]
     seg = model.cfg["tgt_len"] or 128
     with open(a.text, "rb") as f:
         ids = char_ids(vocab, f.read())
@@ -85,7 +96,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "lp.f32")
         subprocess.run([a.txlm, "logprobs", "-m", a.model, "--tokens", ",".join(map(str, toks)),
-                        "--segments", ",".join(map(str, segs)), "-o", out], check=True)
+                        "--segments", ",".join(map(str, segs)), "-o", out, *overrides], check=True)
         got = np.fromfile(out, dtype="<f4").reshape(len(toks), -1)
     mems, rows = None, []
     with torch.no_grad():
@@ -104,7 +115,8 @@ def main():
     if a.expect_bpc is not None and abs(mine - a.expect_bpc) > a.expect_tol:
         bad.append(f"bpc {mine:.6f}, expected {a.expect_bpc} +- {a.expect_tol}")
     if a.engine_eval:
-        r = subprocess.run([a.txlm, "eval", "-m", a.model, a.text, "--json"], check=True, stdout=subprocess.PIPE)
+        r = subprocess.run([a.txlm, "eval", "-m", a.model, a.text, "--json", *overrides], check=True,
+                           stdout=subprocess.PIPE)
         engine = json.loads(r.stdout)["bpc"]
         print(f"txlm eval: {engine:.6f} bits per character")
         if abs(engine - mine) > a.bpc_tol:
