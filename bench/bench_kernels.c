@@ -1,26 +1,50 @@
 /* Kernel throughput on the current device, for choosing variants.
- * usage: bench_kernels [M N K [reps]] — times Y = X W^T for f32/f16/q8_0/q4_0
- * weights and prints GFLOP/s and weight GB/s (median of reps). */
+ * usage: bench_kernels [M N K [reps]] — measures the copy bandwidth (host
+ * memcpy and a device buffer copy, 256 MiB), then times Y = X W^T for
+ * f32/f16/q8_0/q4_0 weights and prints GFLOP/s, weight GB/s and that as a
+ * fraction of the device copy's rate (median of reps): with M = 1 (the
+ * GEMV of generation) reading the weights is all the work, so the copy
+ * rate is its ceiling. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "context.h"
 #include "ops.h"
 #include "quantize.h"
 
-static double now(void)
+/* Bytes copied per second (each byte read once and written once), median of reps. */
+static double copy_rate(txlm_context *ctx, txlm_rec *rec, uint32_t reps, double *host_rate)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    const size_t bytes = (size_t)256 << 20;
+    txlm_err e = {0};
+    double dev[64], host[64];
+    char *a = malloc(bytes), *b = malloc(bytes);
+    txlm_buf x, y;
+    if (!a || !b || txlm_buf_create(&ctx->vk, bytes, TXLM_BUF_DEVICE, &x, &e) ||
+        txlm_buf_create(&ctx->vk, bytes, TXLM_BUF_DEVICE, &y, &e)) {
+        fprintf(stderr, "copy: %s\n", e.msg[0] ? e.msg : "out of memory");
+        free(a), free(b);
+        return 0;
+    }
+    memset(a, 1, bytes), memset(b, 2, bytes);
+    for (uint32_t r = 0; r < reps && r < 64; r++) {
+        double t0 = now();
+        memcpy(b, a, bytes);
+        host[r] = bytes / (now() - t0);
+        txlm_rec_begin(rec, &e);
+        txlm_rec_copy(rec, x.buf, 0, y.buf, 0, bytes);
+        t0 = now();
+        txlm_rec_submit(rec, &e);
+        dev[r] = bytes / (now() - t0);
+    }
+    qsort(host, reps, sizeof *host, cmp), qsort(dev, reps, sizeof *dev, cmp);
+    txlm_buf_destroy(&ctx->vk, &x), txlm_buf_destroy(&ctx->vk, &y);
+    free(a), free(b);
+    *host_rate = host[reps / 2];
+    return dev[reps / 2];
 }
 
 int main(int argc, char **argv)
@@ -34,7 +58,8 @@ int main(int argc, char **argv)
     txlm_rec rec;
     txlm_rec_init(&rec, &ctx->vk, &ctx->kernels, 16, &e);
     txlm_ops ops = {.rec = &rec, .dummy = txlm_view_of(&ctx->dummy), .no_gemv = getenv("NO_GEMV") != NULL,
-                    .no_fused_attention = getenv("NO_FUSED") != NULL};
+                    .no_fused_attention = getenv("NO_FUSED") != NULL, .no_gemv_q8 = getenv("NO_GEMV_Q8") != NULL,
+                    .no_paired_attention = getenv("NO_PAIR") != NULL};
     float *w = malloc((size_t)N * K * 4);
     for (size_t i = 0; i < (size_t)N * K; i++) w[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
     uint8_t *q = malloc((size_t)N * K * 4);
@@ -43,6 +68,9 @@ int main(int argc, char **argv)
     txlm_buf_create(&ctx->vk, (size_t)M * N * 4, TXLM_BUF_DEVICE, &y, &e);
     uint32_t dts[] = {TXLM_DT_F32, TXLM_DT_F16, TXLM_DT_Q8_0, TXLM_DT_Q4_0};
     printf("device: %s, M=%u N=%u K=%u\n", ctx->vk.props.deviceName, M, N, K);
+    double host_copy = 0, dev_copy = copy_rate(ctx, &rec, reps, &host_copy);
+    printf("copy 256 MiB: host memcpy (1 thread) %.2f GB/s, device buffer copy %.2f GB/s\n", host_copy * 1e-9,
+           dev_copy * 1e-9);
     for (int d = 0; d < 4; d++) {
         uint32_t dt = dts[d];
         if (dt == TXLM_DT_F16) txlm_quantize_f16(w, (uint64_t)N * K, q);
@@ -62,8 +90,10 @@ int main(int argc, char **argv)
         }
         qsort(times, reps, sizeof *times, cmp);
         double med = times[reps / 2];
-        printf("linear %-5s %8.2f ms  %7.2f GFLOP/s  %6.2f GB/s of weights\n", txlm_dtype_get(dt)->name, med * 1e3,
-               2.0 * M * N * K / med * 1e-9, (double)t.buf.size / med * 1e-9);
+        double wrate = (double)t.buf.size / med;
+        printf("linear %-5s %8.2f ms  %7.2f GFLOP/s  %6.2f GB/s of weights = %4.0f%% of the device copy\n",
+               txlm_dtype_get(dt)->name, med * 1e3, 2.0 * M * N * K / med * 1e-9, wrate * 1e-9,
+               dev_copy > 0 ? 100 * wrate / dev_copy : 0.0);
         txlm_tensor_free(&ctx->vk, &t);
     }
     txlm_buf_destroy(&ctx->vk, &x), txlm_buf_destroy(&ctx->vk, &y);
@@ -77,12 +107,13 @@ int main(int argc, char **argv)
         txlm_gpu_tensor rk, rw, rr;
         txlm_buf_create(&ctx->vk, (size_t)ql * hd * 4, TXLM_BUF_DEVICE, &qb, &e);
         txlm_buf_create(&ctx->vk, (size_t)kl * 2 * hd * 4, TXLM_BUF_DEVICE, &kvb, &e);
-        txlm_buf_create(&ctx->vk, (size_t)H * ql * kl * 4, TXLM_BUF_DEVICE, &sb, &e);
+        txlm_attn_shape sh = {ql, ml, H, dh, kl - 1, 1, ml, 0};
+        size_t scratch = (size_t)H * ql * kl * 4, split = (size_t)txlm_attn_split_bytes(&sh);
+        txlm_buf_create(&ctx->vk, scratch > split ? scratch : split, TXLM_BUF_DEVICE, &sb, &e);
         txlm_buf_create(&ctx->vk, (size_t)ql * hd * 4, TXLM_BUF_DEVICE, &ob, &e);
         txlm_tensor_alloc(&ctx->vk, kl, hd, TXLM_DT_F32, TXLM_BUF_DEVICE, &rk, &e);
         txlm_tensor_alloc(&ctx->vk, H, dh, TXLM_DT_F32, TXLM_BUF_DEVICE, &rw, &e);
         txlm_tensor_alloc(&ctx->vk, H, dh, TXLM_DT_F32, TXLM_BUF_DEVICE, &rr, &e);
-        txlm_attn_shape sh = {ql, ml, H, dh, kl - 1, 1, ml};
         double times[64];
         for (uint32_t r = 0; r < reps && r < 64; r++) {
             txlm_rec_begin(&rec, &e);

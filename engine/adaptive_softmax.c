@@ -13,7 +13,7 @@ static txlm_arg cluster_input(txlm_session *s, uint32_t c, uint32_t r0, uint32_t
     txlm_arg z = rows_of(&s->z, r0, s->m->h.d_model);
     if (!cl->proj) return z;
     txlm_arg zp = rows_of(&s->zp, 0, cl->dim);
-    txlm_op_linear_t(&s->ops, z, cl->proj, zp, rows);
+    txlm_op_linear(&s->ops, z, cl->proj_t, 0, cl->dim, NULL, 0, NULL, zp, rows, 0, 1.0f);
     return zp;
 }
 

@@ -72,7 +72,7 @@ static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg hin, txlm
     float eps = h->layer_norm_epsilon;
 
     txlm_arg q = rows_of(&s->q, 0, hd);
-    txlm_arg kv_new = rows_of(&s->kv[n], mlen, 2 * hd);
+    txlm_arg kv_new = rows_of(&s->kv[n], s->kv_base + mlen, 2 * hd);
     txlm_arg attn = rows_of(&s->attn, 0, hd);
     txlm_arg a = rows_of(&s->a, 0, d);
 
@@ -86,7 +86,7 @@ static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg hin, txlm
     txlm_op_linear(o, c, L->qkv, hd, 2 * hd, NULL, 0, NULL, kv_new, qlen, 0, 1.0f);
     txlm_attn_shape shape = {
         .qlen = qlen, .mlen = mlen, .H = h->n_head, .dh = h->d_head,
-        .clamp_max = s->max_dist, .same_length = s->same_length, .mem_len = s->mem_len,
+        .clamp_max = s->max_dist, .same_length = s->same_length, .mem_len = s->mem_len, .kv_row0 = s->kv_base,
     };
     txlm_view kv = txlm_view_of(&s->kv[n]), rk = txlm_view_of(&s->rk[n].buf);
     txlm_view scores = txlm_view_of(&s->scores);
@@ -116,24 +116,32 @@ static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg hin, txlm
 }
 
 /* Memory for the next segment: the keys and values of the last mem_len
- * rows of every layer. Rows only move when the memory is full. */
+ * rows of every layer, which stay where they are (kv_base moves on). */
 static void update_memory(txlm_session *s, uint32_t qlen)
 {
-    const txlm_hparams *h = &s->m->h;
     uint32_t klen = s->mlen + qlen;
     if (klen <= s->mem_len) {
         s->mlen = klen;
         return;
     }
-    VkDeviceSize row = (VkDeviceSize)2 * h->n_head * h->d_head * 4, keep = s->mem_len * row,
-                 from = (klen - s->mem_len) * row;
+    s->kv_base += klen - s->mem_len;
+    s->mlen = s->mem_len;
+}
+
+/* Before a segment of qlen rows: when it would run past the end of the
+ * kv buffers, the memory rows move (through a scratch buffer) to row 0. */
+static void make_room(txlm_session *s, uint32_t qlen)
+{
+    const txlm_hparams *h = &s->m->h;
+    if (s->kv_base + s->mlen + qlen <= s->kv_rows) return;
+    VkDeviceSize row = (VkDeviceSize)2 * h->n_head * h->d_head * 4, keep = s->mlen * row, from = s->kv_base * row;
     for (uint32_t n = 0; n < h->n_layer && keep; n++) {
         txlm_rec_copy(&s->rec, s->kv[n].buf, from, s->slide.buf, 0, keep);
         txlm_rec_barrier(&s->rec);
         txlm_rec_copy(&s->rec, s->slide.buf, 0, s->kv[n].buf, 0, keep);
         txlm_rec_barrier(&s->rec);
     }
-    s->mlen = s->mem_len;
+    s->kv_base = 0;
 }
 
 static int submit(txlm_session *s, txlm_err *err) { return txlm_session_submit(s, err); }
@@ -191,6 +199,7 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
     uint32_t klen = s->mlen + qlen;
     uint32_t longest = klen - 1 < s->max_dist ? klen - 1 : s->max_dist;
     grow_position_keys(s, longest + 1);
+    make_room(s, qlen);
     embed(s, tokens, qlen, rows_of(&s->h[0], 0, d));
     for (uint32_t n = 0; n < h->n_layer; n++) {
         txlm_arg in = rows_of(&s->h[n % 2], 0, d);
@@ -212,6 +221,7 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
         /* The device may have run part of the segment: forget the memory
          * rather than continue from a half-updated one. */
         s->mlen = 0;
+        s->kv_base = 0;
         s->rk_rows = 0;
         s->z_rows = 0;
         s->cap_qlen = 0; /* nor show a half-computed attention */

@@ -42,6 +42,11 @@
 #include "linear_wide_q8_0.spv.h"
 #include "logsoftmax.spv.h"
 #include "softmax.spv.h"
+#include "attn_split.spv.h"
+#include "attn_merge.spv.h"
+#include "gemv_q8.spv.h"
+#include "attn_pair.spv.h"
+#include "gemv_q8_sg.spv.h"
 
 static const struct {
     const char *name;
@@ -89,6 +94,11 @@ static const struct {
     K(TXLM_K_SOFTMAX, softmax, 1),
     K(TXLM_K_ATTN_PV, attn_pv, 3),
     K(TXLM_K_LOGSOFTMAX, logsoftmax, 3),
+    K(TXLM_K_ATTN_SPLIT, attn_split, 6),
+    K(TXLM_K_ATTN_MERGE, attn_merge, 2),
+    K(TXLM_K_GEMV_Q8, gemv_q8, 5),
+    K(TXLM_K_GEMV_Q8_SG, gemv_q8_sg, 5),
+    K(TXLM_K_ATTN_PAIR, attn_pair, 6),
 #undef K
 };
 
@@ -142,9 +152,10 @@ static int create_one(txlm_vk *vk, txlm_kernel *k, uint32_t id, txlm_err *err)
 int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
 {
     int wide = (id >= TXLM_K_LINEAR_WIDE && id <= TXLM_K_LINEAR_WIDE_Q4_0) ||
-               (id >= TXLM_K_GEMV_WIDE && id <= TXLM_K_GEMV_WIDE_SG_Q4_0);
+               (id >= TXLM_K_GEMV_WIDE && id <= TXLM_K_GEMV_WIDE_SG_Q4_0) || id == TXLM_K_GEMV_Q8 ||
+               id == TXLM_K_GEMV_Q8_SG;
     int sg = (id >= TXLM_K_GEMV_SG && id <= TXLM_K_GEMV_SG_Q4_0) ||
-             (id >= TXLM_K_GEMV_WIDE_SG && id <= TXLM_K_GEMV_WIDE_SG_Q4_0);
+             (id >= TXLM_K_GEMV_WIDE_SG && id <= TXLM_K_GEMV_WIDE_SG_Q4_0) || id == TXLM_K_GEMV_Q8_SG;
     if (wide && !vk->int64) return 0;
     /* a workgroup of 8 must fit in one subgroup for subgroupAdd to sum it */
     if (sg && !(vk->subgroup_arith && vk->subgroup_size >= 8)) return 0;

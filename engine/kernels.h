@@ -39,6 +39,11 @@ typedef enum txlm_kernel_id {
     TXLM_K_SOFTMAX,
     TXLM_K_ATTN_PV,
     TXLM_K_LOGSOFTMAX,
+    TXLM_K_ATTN_SPLIT, /* few queries: keys split into runs */
+    TXLM_K_ATTN_MERGE,
+    TXLM_K_GEMV_Q8, /* q8_0, a 32-weight block per load (shaderInt64) */
+    TXLM_K_GEMV_Q8_SG,
+    TXLM_K_ATTN_PAIR, /* two queries per invocation */
     TXLM_K_COUNT
 } txlm_kernel_id;
 

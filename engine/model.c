@@ -10,6 +10,7 @@
 #include <xxhash.h>
 
 #include "model_load.h"
+#include "quantize.h"
 #include "txlm_file.h"
 
 typedef struct loader {
@@ -146,6 +147,38 @@ static int bind_clusters(loader *L)
     return 0;
 }
 
+/* The output projections are used as z · P (P [d_model, dim]), which the
+ * matrix kernels only read row by row; a transposed f32 copy turns it into
+ * an ordinary Linear weight, so the fast tiled and single-row kernels run
+ * it (exact: quantised P is dequantised, not re-quantised). */
+static int transpose_projections(loader *L)
+{
+    txlm_model *m = L->m;
+    for (uint32_t c = 0; c < m->n_clusters; c++) {
+        txlm_out_cluster *o = &m->out[c];
+        if (!o->proj) continue;
+        for (uint32_t k = 0; k < c && !o->proj_t; k++)
+            if (m->out[k].proj == o->proj) o->proj_t = m->out[k].proj_t;
+        if (o->proj_t) continue;
+        const txlm_tensor_info *t = txlm_file_tensor(L->f, (uint32_t)(o->proj - m->tensors));
+        uint32_t rows = o->proj->rows, cols = o->proj->cols;
+        float *src = malloc((size_t)rows * cols * sizeof *src), *dst = malloc((size_t)rows * cols * sizeof *dst);
+        if (!src || !dst) {
+            free(src), free(dst);
+            return txlm_fail(L->err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+        }
+        txlm_dequantize(t->dtype, txlm_file_data(L->f, t), (uint64_t)rows * cols, src);
+        for (uint32_t r = 0; r < rows; r++)
+            for (uint32_t k = 0; k < cols; k++) dst[(size_t)k * rows + r] = src[(size_t)r * cols + k];
+        int rc = txlm_tensor_alloc(&m->ctx->vk, cols, rows, TXLM_DT_F32, TXLM_BUF_DEVICE, &m->proj_t[c], L->err);
+        if (!rc) rc = txlm_tensor_write(&m->ctx->vk, &m->proj_t[c], dst, L->err);
+        free(src), free(dst);
+        if (rc) return rc;
+        o->proj_t = &m->proj_t[c];
+    }
+    return 0;
+}
+
 static int copy_vocab(txlm_model *m, const txlm_vocab *v, txlm_err *err)
 {
     m->vocab = *v;
@@ -247,6 +280,7 @@ int txlm_model_open(txlm_context *ctx, const char *path, unsigned open_flags, co
     if (!rc) rc = upload_all(m, f, progress, err);
     if (!rc) rc = bind_layers(&L);
     if (!rc) rc = bind_clusters(&L);
+    if (!rc) rc = transpose_projections(&L);
     txlm_file_close(f);
     if (rc) {
         txlm_model_close(m);
@@ -260,6 +294,7 @@ void txlm_model_close(txlm_model *m)
 {
     if (!m) return;
     for (uint32_t i = 0; i < m->n_tensors; i++) txlm_tensor_free(&m->ctx->vk, &m->tensors[i]);
+    for (uint32_t c = 0; c < TXLM_MAX_CLUSTERS; c++) txlm_tensor_free(&m->ctx->vk, &m->proj_t[c]);
     free(m->tensors);
     free(m->layers);
     free(m->vocab_offsets);

@@ -36,6 +36,7 @@ typedef struct txlm_out_cluster {
     uint32_t row0;
     const txlm_gpu_tensor *bias;        /* elements [row0, ...) */
     const txlm_gpu_tensor *proj;        /* [d_model, dim], or NULL: logits use z directly */
+    const txlm_gpu_tensor *proj_t;      /* proj transposed, f32 [dim, d_model]: z · proj as a Linear */
 } txlm_out_cluster;
 
 struct txlm_model {
@@ -50,6 +51,7 @@ struct txlm_model {
     uint32_t n_clusters;
     txlm_out_cluster out[TXLM_MAX_CLUSTERS];
     const txlm_gpu_tensor *cluster_w, *cluster_b; /* [n_cutoffs, d_embed], [n_cutoffs] */
+    txlm_gpu_tensor proj_t[TXLM_MAX_CLUSTERS];    /* owned transposed copies (out[c].proj_t) */
     txlm_vocab vocab;                   /* views into vocab_offsets / vocab_blob */
     uint32_t *vocab_offsets;
     char *vocab_blob;

@@ -27,6 +27,9 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
         block = 32, group_n = 1, group_m = 1;
     }
     txlm_kernel_id kernel = txlm_kernel_for_dtype(base, w->dtype);
+    /* q8_0 rows: a whole block per 256-bit load */
+    if (block == 32 && w->dtype == TXLM_DT_Q8_0 && o->rec->vk->int64 && w->cols % 32 == 0 && !o->no_gemv_q8)
+        kernel = txlm_kernel_usable(o->rec->vk, TXLM_K_GEMV_Q8_SG) ? TXLM_K_GEMV_Q8_SG : TXLM_K_GEMV_Q8;
     for (uint32_t c = 0; c < txlm_tensor_n_chunks(w); c++) {
         uint32_t c0, soff;
         txlm_view wv = txlm_tensor_chunk(w, c, &c0, &soff);
@@ -111,12 +114,13 @@ void txlm_op_layernorm(txlm_ops *o, txlm_arg x, const txlm_arg *r, const txlm_gp
 struct attn_push {
     uint32_t qlen, mlen, klen, H, dh, rk_off, clamp_max, same_length, mem_len;
     float scale;
+    uint32_t kv_off;
 };
 
 static struct attn_push attn_push_of(const txlm_attn_shape *s, uint32_t rk_off)
 {
     return (struct attn_push){s->qlen, s->mlen, s->mlen + s->qlen, s->H, s->dh, rk_off, s->clamp_max, s->same_length,
-                              s->mem_len, (float)(1.0 / sqrt((double)s->dh))};
+                              s->mem_len, (float)(1.0 / sqrt((double)s->dh)), s->kv_row0 * 2 * s->H * s->dh};
 }
 
 void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,
@@ -125,11 +129,33 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
 {
     uint32_t klen = s->mlen + s->qlen;
     struct attn_push ps = attn_push_of(s, rk_off);
-    /* One invocation per query: with a handful of queries (generation) the
-     * three-pass path keeps more of the device busy, so it stays in use there. */
-    if (!probs && !o->no_fused_attention && s->qlen > 4 && s->dh % 4 == 0 && s->dh <= 256 && rk_off % 4 == 0) {
+    int vec_ok = !probs && !o->no_fused_attention && s->dh % 4 == 0 && s->dh <= 256 && rk_off % 4 == 0;
+    /* same_length with no memory kept can hide every key of a row, which
+     * the reference turns into a uniform row; only the one-query kernel
+     * (and the three-pass path) carries that case. */
+    int all_masked_rows = s->same_length && s->mem_len == 0;
+    /* A handful of queries (generation): the keys are split into runs so
+     * that every lane has work, then the runs are merged. */
+    if (vec_ok && !all_masked_rows && s->qlen <= 4 && txlm_attn_split_bytes(s) <= scratch.size) {
+        txlm_view v[6] = {q, kv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), scratch};
+        txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SPLIT, v, &ps, sizeof ps, div_up(div_up(klen, TXLM_ATTN_RUN), 8), s->H,
+                          s->qlen);
+        txlm_rec_barrier(o->rec);
+        struct {
+            uint32_t qlen, H, dh, nparts;
+        } pm = {s->qlen, s->H, s->dh, div_up(klen, TXLM_ATTN_RUN)};
+        txlm_view v2[2] = {scratch, out};
+        txlm_rec_dispatch(o->rec, TXLM_K_ATTN_MERGE, v2, &pm, sizeof pm, div_up(s->H * s->dh / 4, 64), s->qlen, 1);
+        txlm_rec_barrier(o->rec);
+        return;
+    }
+    /* Two queries per invocation (each key and value row loaded serves
+     * both), or one. */
+    if (vec_ok && (s->qlen > 4 || all_masked_rows)) {
         txlm_view v[6] = {q, kv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), out};
-        txlm_rec_dispatch(o->rec, TXLM_K_ATTN_FUSED, v, &ps, sizeof ps, div_up(s->qlen, 8), s->H, 1);
+        int pair = !o->no_paired_attention && !all_masked_rows;
+        txlm_rec_dispatch(o->rec, pair ? TXLM_K_ATTN_PAIR : TXLM_K_ATTN_FUSED, v, &ps, sizeof ps,
+                          div_up(s->qlen, pair ? 16 : 8), s->H, 1);
         txlm_rec_barrier(o->rec);
         return;
     }
@@ -145,11 +171,17 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
     txlm_rec_barrier(o->rec);
 
     struct {
-        uint32_t qlen, klen, H, dh;
-    } pv = {s->qlen, klen, s->H, s->dh};
+        uint32_t qlen, klen, H, dh, kv_off;
+    } pv = {s->qlen, klen, s->H, s->dh, ps.kv_off};
     txlm_view v3[3] = {scores, kv, out};
     txlm_rec_dispatch(o->rec, TXLM_K_ATTN_PV, v3, &pv, sizeof pv, div_up(s->H * s->dh, 64), s->qlen, 1);
     txlm_rec_barrier(o->rec);
+}
+
+uint64_t txlm_attn_split_bytes(const txlm_attn_shape *s)
+{
+    uint64_t runs = div_up(s->mlen + s->qlen, TXLM_ATTN_RUN);
+    return (uint64_t)s->H * s->qlen * runs * (s->dh + 4) * 4;
 }
 
 void txlm_op_attention_terms(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,

@@ -22,6 +22,8 @@ typedef struct txlm_ops {
     txlm_view dummy;   /* bound to bindings a dispatch does not use */
     int no_gemv;       /* benchmarks: use the matrix kernel for single rows too */
     int no_fused_attention; /* benchmarks and tests: always the three-pass attention */
+    int no_paired_attention; /* benchmarks and tests: one query per invocation */
+    int no_gemv_q8;    /* benchmarks and tests: q8_0 rows through the generic single-row kernel */
 } txlm_ops;
 
 enum { TXLM_LIN_RELU = 2, TXLM_LIN_RESIDUAL = 4 };
@@ -43,16 +45,23 @@ typedef struct txlm_attn_shape {
     uint32_t qlen, mlen, H, dh;
     uint32_t clamp_max;     /* largest distance row in the rk table */
     uint32_t same_length, mem_len;
+    uint32_t kv_row0;       /* row of kv holding the first memory row */
 } txlm_attn_shape;
 
 /* Relative attention, output heads into O [qlen, H*dh]. q [qlen, H*dh]
- * (this segment's queries); kv [klen, 2*H*dh] (keys | values, memory rows
- * first); rk [distances, H*dh] at element rk_off. With probs == NULL one
+ * (this segment's queries); kv [kv_row0 + klen, 2*H*dh] (keys | values,
+ * memory rows first, from row kv_row0); rk [distances, H*dh] at element rk_off. With probs == NULL one
  * fused pass is used where the shape allows (online softmax, no score
  * matrix); otherwise the probabilities are left in *probs [H, qlen, klen]. */
 void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,
                        const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, const txlm_view *probs,
                        txlm_view scratch, txlm_view out);
+
+/* Keys per run of the split attention (shaders/attn_split.comp, RUN). */
+#define TXLM_ATTN_RUN 16u
+/* Scratch bytes the split attention needs for shape s (with at most 4
+ * queries it is used when the scratch view holds this much). */
+uint64_t txlm_attn_split_bytes(const txlm_attn_shape *s);
 
 /* The four unscaled score terms (a) q·k (b) q·rk (c) u·k (d) v·rk into
  * terms [4, H, qlen, klen], 0 where masked (analysis only). */

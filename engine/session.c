@@ -73,7 +73,10 @@ static int alloc_all(txlm_session *s, txlm_err *err)
     ALLOC(z, S * d, TXLM_BUF_DEVICE);
     ALLOC(xn, S * d, TXLM_BUF_DEVICE);
     ALLOC(q, S * hd, TXLM_BUF_DEVICE);
-    ALLOC(scores, h->n_head * S * K, TXLM_BUF_DEVICE);
+    /* the scores, or the partial sums of the split attention for up to 4 queries */
+    txlm_attn_shape few = {.qlen = S < 4 ? (uint32_t)S : 4, .mlen = (uint32_t)M, .H = h->n_head, .dh = h->d_head};
+    uint64_t split = txlm_attn_split_bytes(&few) / 4;
+    ALLOC(scores, h->n_head * S * K > split ? h->n_head * S * K : split, TXLM_BUF_DEVICE);
     ALLOC(attn, S * hd, TXLM_BUF_DEVICE);
     ALLOC(a, S * d, TXLM_BUF_DEVICE);
     ALLOC(ffin, S * d, TXLM_BUF_DEVICE);
@@ -87,11 +90,17 @@ static int alloc_all(txlm_session *s, txlm_err *err)
 #undef ALLOC
     if (rc) return rc;
 
+    /* Slack rows let the memory slide by an offset for about max(M, S) rows
+     * before its rows have to move (generation would otherwise move every
+     * layer's whole memory at every token); within one binding. */
+    uint64_t row_bytes = 2 * hd * 4, room = vk->max_storage_range / row_bytes, slack = M > S ? M : S;
+    if (K + slack > room) slack = room > K ? room - K : 0;
+    s->kv_rows = (uint32_t)(K + slack);
     s->kv = calloc(h->n_layer, sizeof *s->kv);
     s->rk = calloc(h->n_layer, sizeof *s->rk);
     if (!s->kv || !s->rk) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     for (uint32_t n = 0; n < h->n_layer && !rc; n++) {
-        rc = alloc_buf(s, &s->kv[n], K * 2 * hd, TXLM_BUF_DEVICE, "layer memory (keys and values)", err);
+        rc = alloc_buf(s, &s->kv[n], (uint64_t)s->kv_rows * 2 * hd, TXLM_BUF_DEVICE, "layer memory (keys and values)", err);
         if (!rc) rc = txlm_tensor_alloc(vk, s->max_dist + 1, (uint32_t)hd, TXLM_DT_F32, TXLM_BUF_DEVICE, &s->rk[n], err);
         if (!rc && s->rk[n].buf.size > vk->max_storage_range)
             rc = txlm_fail(err, TXLM_ERR_LIMIT, "position keys for %u distances exceed one binding; lower clamp_len or mem_len",

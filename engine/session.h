@@ -20,6 +20,7 @@ struct txlm_session {
 
     /* state */
     uint32_t mlen;           /* rows of memory held now */
+    uint32_t kv_base;        /* row of kv[n] holding memory row 0: the memory slides by moving it */
     uint32_t rk_rows;        /* position-key rows computed so far (per layer) */
     uint32_t z_rows;         /* rows of z (last layer output) from the last segment */
     uint64_t rng;            /* sampler state */
@@ -27,7 +28,8 @@ struct txlm_session {
 
     /* device buffers */
     txlm_buf ids;            /* [S] int32, host-written */
-    txlm_buf *kv;            /* per layer: [M + S, 2*H*dh] keys | values, memory rows then this segment's */
+    txlm_buf *kv;            /* per layer: [kv_rows, 2*H*dh] keys | values, memory rows from kv_base, then this segment's */
+    uint32_t kv_rows;        /* M + S + slack: rows move only once kv_base has used up the slack */
     txlm_buf slide;          /* [M, 2*H*dh] staging for the memory slide */
     txlm_buf h[2];           /* [S, d] layer inputs/outputs, alternating */
     txlm_buf z;              /* [S, d] last layer's output */

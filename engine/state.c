@@ -56,9 +56,10 @@ int txlm_state_save(txlm_session *s, void *buf, size_t cap, size_t *written, txl
     uint8_t *p = buf;
     memcpy(p, &hd, sizeof hd);
     p += sizeof hd;
-    VkDeviceSize rows = (VkDeviceSize)s->mlen * 2 * h->n_head * h->d_head * 4, row = (VkDeviceSize)h->d_model * 4;
+    VkDeviceSize kv_row = (VkDeviceSize)2 * h->n_head * h->d_head * 4, rows = s->mlen * kv_row,
+                 row = (VkDeviceSize)h->d_model * 4;
     for (uint32_t n = 0; n < h->n_layer; n++, p += rows) {
-        int rc = txlm_buf_download(vk, &s->kv[n], 0, p, rows, err);
+        int rc = txlm_buf_download(vk, &s->kv[n], s->kv_base * kv_row, p, rows, err);
         if (rc) return rc;
     }
     if (hd.has_z) {
@@ -106,6 +107,7 @@ int txlm_state_load(txlm_session *s, const void *buf, size_t size, txlm_err *err
         s->z_rows = 1;
     }
     s->mlen = hd.mlen;
+    s->kv_base = 0;
     s->rng = hd.rng;
     return 0;
 }

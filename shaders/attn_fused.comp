@@ -28,6 +28,7 @@ layout(push_constant) uniform Push {
     uint same_length;
     uint mem_len;
     float scale;
+    uint kv_off;        // element offset of memory row 0 in KV (the memory slides by offset)
 } p;
 
 void main()
@@ -65,7 +66,7 @@ void main()
 
     float m = TXLM_MASKED, l = 0.0;
     for (uint j = j_lo; j <= j_hi; j++) {
-        uint kb = j * 2u * hd4 + h * n4;
+        uint kb = (p.kv_off >> 2) + j * 2u * hd4 + h * n4;
         float s = 0.0;
         if (!none) {
             uint rb = (p.rk_off >> 2) + min(p.mlen + i - j, p.clamp_max) * hd4 + h * n4;

@@ -13,6 +13,7 @@ layout(std430, binding = 2) writeonly buffer Ob { float O[]; };    // [qlen, H*d
 layout(push_constant) uniform Push {
     uint qlen, klen;
     uint H, dh;
+    uint kv_off;        // element offset of memory row 0 in KV
 } p;
 
 void main()
@@ -24,6 +25,6 @@ void main()
     uint h = c / p.dh;
     uint pb = (h * p.qlen + i) * p.klen;
     float acc = 0.0;
-    for (uint j = 0u; j < p.klen; j++) acc += P[pb + j] * KV[j * 2u * hd + hd + c];
+    for (uint j = 0u; j < p.klen; j++) acc += P[pb + j] * KV[p.kv_off + j * 2u * hd + hd + c];
     O[i * hd + c] = acc;
 }

@@ -25,6 +25,7 @@ layout(push_constant) uniform Push {
     uint same_length;
     uint mem_len;
     float scale;
+    uint kv_off;        // element offset of memory row 0 in KV (the memory slides by offset)
 } p;
 
 bool masked(uint i, uint j)
@@ -51,7 +52,7 @@ void main()
     }
     uint hd = p.H * p.dh;
     uint qb = i * hd + h * p.dh;
-    uint kb = j * 2u * hd + h * p.dh;
+    uint kb = p.kv_off + j * 2u * hd + h * p.dh;
     uint dist = min(p.mlen + i - j, p.clamp_max);
     uint rb = p.rk_off + dist * hd + h * p.dh;
     float ac = 0.0, bd = 0.0;

@@ -24,6 +24,7 @@ layout(push_constant) uniform Push {
     uint same_length;
     uint mem_len;
     float scale;
+    uint kv_off;        // element offset of memory row 0 in KV (the memory slides by offset)
 } p;
 
 bool masked(uint i, uint j)
@@ -49,7 +50,7 @@ void main()
     if (!masked(i, j)) {
         uint hd = p.H * p.dh;
         uint qb = i * hd + h * p.dh;
-        uint kb = j * 2u * hd + h * p.dh;
+        uint kb = p.kv_off + j * 2u * hd + h * p.dh;
         uint rb = p.rk_off + min(p.mlen + i - j, p.clamp_max) * hd + h * p.dh;
         for (uint e = 0u; e < p.dh; e++) {
             float q = Q[qb + e], k = KV[kb + e], r = RK[rb + e];

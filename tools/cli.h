@@ -13,6 +13,7 @@ int cmd_logprobs(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_attention(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* Prints "txlm: <message>" to stderr and returns 1 (the exit status). */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

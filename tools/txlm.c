@@ -14,6 +14,7 @@ static const struct {
     {"eval", cmd_eval, "perplexity or bits per character of a text file"},
     {"generate", cmd_generate, "generate text from a prompt"},
     {"attention", cmd_attention, "pictures of what the model attends to"},
+    {"bench", cmd_bench, "evaluation, generation and load speed of a model"},
 };
 
 static void usage(FILE *to)

@@ -112,8 +112,9 @@ static void case_done(void)
 
 /* The kernel choices the op functions make from device features, forced
  * one by one: 64-bit loads (wide) or not, subgroup sums or shared memory
- * for single rows, and the matrix kernel for single rows too. */
-enum { MODE_NARROW = 1, MODE_NO_SUBGROUP = 2, MODE_NO_GEMV = 4, N_MODES = 8 };
+ * for single rows, the matrix kernel for single rows too, and the generic
+ * single-row kernel for q8_0 rows. */
+enum { MODE_NARROW = 1, MODE_NO_SUBGROUP = 2, MODE_NO_GEMV = 4, MODE_NO_GEMV_Q8 = 8, N_MODES = 16 };
 static int have_int64, have_subgroup;
 
 static int set_mode(int mode)
@@ -123,6 +124,7 @@ static int set_mode(int mode)
     ctx->vk.int64 = !(mode & MODE_NARROW);
     ctx->vk.subgroup_arith = !(mode & MODE_NO_SUBGROUP);
     ops.no_gemv = (mode & MODE_NO_GEMV) != 0;
+    ops.no_gemv_q8 = (mode & MODE_NO_GEMV_Q8) != 0;
     return 1;
 }
 
@@ -131,6 +133,7 @@ static void reset_mode(void)
     ctx->vk.int64 = have_int64;
     ctx->vk.subgroup_arith = have_subgroup;
     ops.no_gemv = 0;
+    ops.no_gemv_q8 = 0;
 }
 
 static void begin(void)
@@ -220,6 +223,8 @@ static void test_linear_at(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, i
         int redundant_sg = (mode & MODE_NO_SUBGROUP) && have_subgroup;
         if (M != 1 && ((mode & MODE_NO_GEMV) || redundant_sg)) continue;
         if ((mode & MODE_NO_GEMV) && redundant_sg) continue;
+        if ((mode & MODE_NO_GEMV_Q8) && (M != 1 || dtype != TXLM_DT_Q8_0 || (mode & (MODE_NO_GEMV | MODE_NARROW))))
+            continue;
         if (set_mode(mode)) linear_case(M, N, K, flags, with_bias, max_range, dtype, x_off, x_pad, mode);
     }
     reset_mode();
@@ -304,16 +309,16 @@ static void test_layernorm(uint32_t rows, uint32_t d, int residual, int in_place
  * probabilities kept, the score terms, the default choice (fused where the
  * shape allows) and the three-pass path through scratch. */
 static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, int same_length, uint32_t mem_len,
-                           int32_t clamp_len, uint32_t rk_off)
+                           int32_t clamp_len, uint32_t rk_off, uint32_t kv_row0)
 {
     uint32_t klen = mlen + qlen, hd = H * dh;
     uint32_t max_dist = clamp_len > 0 && (uint32_t)clamp_len < klen - 1 ? (uint32_t)clamp_len : klen - 1;
-    float *q = rand_vec((size_t)qlen * hd, 1), *kv = rand_vec((size_t)klen * 2 * hd, 1);
+    float *q = rand_vec((size_t)qlen * hd, 1), *kv = rand_vec((size_t)(kv_row0 + klen) * 2 * hd, 1);
     float *rkd = rand_vec(rk_off + (size_t)(max_dist + 1) * hd, 1), *rwb = rand_vec(hd, 0.5f), *rrb = rand_vec(hd, 0.5f);
     float *k = malloc((size_t)klen * hd * 4), *v = malloc((size_t)klen * hd * 4), *rk = malloc((size_t)klen * hd * 4);
     for (uint32_t j = 0; j < klen; j++) {
-        memcpy(k + (size_t)j * hd, kv + (size_t)j * 2 * hd, hd * 4);
-        memcpy(v + (size_t)j * hd, kv + (size_t)j * 2 * hd + hd, hd * 4);
+        memcpy(k + (size_t)j * hd, kv + (size_t)(kv_row0 + j) * 2 * hd, hd * 4);
+        memcpy(v + (size_t)j * hd, kv + (size_t)(kv_row0 + j) * 2 * hd + hd, hd * 4);
         uint32_t pos = klen - 1 - j;
         if (pos > max_dist) pos = max_dist;
         memcpy(rk + (size_t)j * hd, rkd + rk_off + (size_t)pos * hd, hd * 4);
@@ -322,11 +327,12 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
     float *want_p = malloc(plane * 4), *want_o = malloc((size_t)qlen * hd * 4), *want_t = malloc(4 * plane * 4);
     ref_rel_attention(q, k, v, rk, rwb, rrb, qlen, mlen, H, dh, same_length, mem_len, want_p, want_t, want_o);
 
-    txlm_buf qb = host_buf(q, (size_t)qlen * hd), kvb = host_buf(kv, (size_t)klen * 2 * hd);
-    txlm_buf sb = host_buf(NULL, plane), ob = host_buf(NULL, (size_t)qlen * hd), tb = host_buf(NULL, 4 * plane);
+    txlm_buf qb = host_buf(q, (size_t)qlen * hd), kvb = host_buf(kv, (size_t)(kv_row0 + klen) * 2 * hd);
+    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len, kv_row0};
+    size_t split = (size_t)txlm_attn_split_bytes(&s) / 4;
+    txlm_buf sb = host_buf(NULL, plane > split ? plane : split), ob = host_buf(NULL, (size_t)qlen * hd), tb = host_buf(NULL, 4 * plane);
     txlm_buf rkb = host_buf(rkd, rk_off + (size_t)(max_dist + 1) * hd);
     txlm_gpu_tensor rwt = weight(rwb, H, dh, 0), rrt = weight(rrb, H, dh, 0);
-    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len};
     txlm_view qv = txlm_view_of(&qb), kvv = txlm_view_of(&kvb), rkv = txlm_view_of(&rkb), ov = txlm_view_of(&ob);
     begin();
     txlm_view probs = txlm_view_of(&sb);
@@ -353,24 +359,36 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
             CHECK(fabs(sum - 1) < 1e-5, "attention row h=%u i=%u sums to %g", h, i, sum);
         }
     CHECK(exact_zeros, "attention: masked entries are not exactly 0 (qlen=%u mlen=%u)", qlen, mlen);
-    CHECK(dp < 1e-5 && dout < 1e-4 && dt < 1e-4 * dh, "attention qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d: "
-          "prob diff %g, out diff %g, terms diff %g", qlen, mlen, H, dh, same_length, mem_len, clamp_len, dp, dout, dt);
+    CHECK(dp < 1e-5 && dout < 1e-4 && dt < 1e-4 * dh, "attention qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d "
+          "kv_row0=%u: prob diff %g, out diff %g, terms diff %g", qlen, mlen, H, dh, same_length, mem_len, clamp_len, kv_row0,
+          dp, dout, dt);
 
-    /* without probabilities: fused where the shape allows, then forced three-pass */
-    for (int no_fused = 0; no_fused < 2; no_fused++) {
-        uint32_t fused_before = rec.kernel_uses[TXLM_K_ATTN_FUSED];
+    /* without probabilities: the default choice (split for a few queries,
+     * else two queries per invocation), then one query per invocation,
+     * then forced three-pass */
+    for (int mode = 0; mode < 3; mode++) {
+        static const txlm_kernel_id watch[3] = {TXLM_K_ATTN_SPLIT, TXLM_K_ATTN_PAIR, TXLM_K_ATTN_FUSED};
+        static const char *names[4] = {"split", "paired", "fused", "three-pass"};
+        uint32_t before[3];
+        for (int k = 0; k < 3; k++) before[k] = rec.kernel_uses[watch[k]];
         memset(ob.map, 0, (size_t)qlen * hd * 4);
-        ops.no_fused_attention = no_fused;
+        ops.no_paired_attention = mode == 1;
+        ops.no_fused_attention = mode == 2;
         begin();
         txlm_op_attention(&ops, &s, qv, kvv, rkv, rk_off, &rwt, &rrt, NULL, probs, ov);
         run();
-        ops.no_fused_attention = 0;
-        int fused = rec.kernel_uses[TXLM_K_ATTN_FUSED] != fused_before;
-        int expect_fused = !no_fused && qlen > 4 && dh % 4 == 0 && rk_off % 4 == 0;
+        ops.no_paired_attention = ops.no_fused_attention = 0;
+        int used = 3;
+        for (int k = 0; k < 3; k++)
+            if (rec.kernel_uses[watch[k]] != before[k]) used = k;
+        int vec_ok = mode < 2 && dh % 4 == 0 && rk_off % 4 == 0;
+        int all_masked_rows = same_length && mem_len == 0; /* only the one-query kernel handles them */
+        int expect = !vec_ok ? 3 : all_masked_rows ? 2 : qlen <= 4 ? 0 : mode == 0 ? 1 : 2;
         double d = max_abs_diff(ob.map, want_o, (size_t)qlen * hd);
-        CHECK(d < 1e-4 && fused == expect_fused,
-              "attention (%s) qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d rk_off=%u: out diff %g",
-              fused ? "fused" : "three-pass", qlen, mlen, H, dh, same_length, mem_len, clamp_len, rk_off, d);
+        CHECK(d < 1e-4 && used == expect,
+              "attention (%s, expected %s) qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d rk_off=%u "
+              "kv_row0=%u: out diff %g", names[used], names[expect], qlen, mlen, H, dh, same_length, mem_len, clamp_len,
+              rk_off, kv_row0, d);
     }
     txlm_buf_destroy(&ctx->vk, &qb), txlm_buf_destroy(&ctx->vk, &kvb), txlm_buf_destroy(&ctx->vk, &sb);
     txlm_buf_destroy(&ctx->vk, &ob), txlm_buf_destroy(&ctx->vk, &tb), txlm_buf_destroy(&ctx->vk, &rkb);
@@ -494,20 +512,33 @@ int main(void)
     test_layernorm(7, 33, 0, 1);
     test_layernorm(2, 8, 1, 0);
 
-    /* qlen, mlen, H, dh, same_length, mem_len, clamp, rk offset */
-    test_attention(1, 0, 1, 8, 0, 4, -1, 0);      /* one head, one token, no memory */
-    test_attention(5, 3, 3, 16, 1, 6, -1, 4);     /* memory shorter than the segment */
-    test_attention(7, 20, 2, 128, 1, 20, 9, 0);   /* memory longer, clamped */
-    test_attention(6, 0, 4, 16, 1, 16, 20, 0);
-    test_attention(1, 10, 4, 16, 1, 10, 20, 0);
-    test_attention(3, 12, 1, 41, 0, 12, -1, 3);   /* odd head size */
-    test_attention(9, 70, 2, 8, 0, 70, 30, 8);    /* more than 64 keys, clamped */
-    test_attention(13, 5, 1, 128, 1, 8, 4, 0);    /* one head of 128, clamp below the segment */
-    test_attention(11, 16, 3, 32, 0, 16, -1, 0);
-    test_attention(5, 16, 2, 8, 1, 16, -1, 0);
-    test_attention(7, 9, 2, 16, 1, 12, -1, 2);    /* memory not yet full; misaligned rk: three-pass */
-    test_attention(6, 0, 2, 16, 1, 0, -1, 0);     /* same_length without memory: every key masked */
-    test_attention(3, 0, 1, 8, 1, 0, 5, 0);
+    /* qlen, mlen, H, dh, same_length, mem_len, clamp, rk offset, first memory row in kv */
+    test_attention(1, 0, 1, 8, 0, 4, -1, 0, 0);      /* one head, one token, no memory */
+    test_attention(5, 3, 3, 16, 1, 6, -1, 4, 0);     /* memory shorter than the segment */
+    test_attention(7, 20, 2, 128, 1, 20, 9, 0, 0);   /* memory longer, clamped */
+    test_attention(6, 0, 4, 16, 1, 16, 20, 0, 0);
+    test_attention(1, 10, 4, 16, 1, 10, 20, 0, 0);
+    test_attention(3, 12, 1, 41, 0, 12, -1, 3, 0);   /* odd head size */
+    test_attention(9, 70, 2, 8, 0, 70, 30, 8, 0);    /* more than 64 keys, clamped */
+    test_attention(13, 5, 1, 128, 1, 8, 4, 0, 0);    /* one head of 128, clamp below the segment */
+    test_attention(11, 16, 3, 32, 0, 16, -1, 0, 0);
+    test_attention(5, 16, 2, 8, 1, 16, -1, 0, 0);
+    test_attention(7, 9, 2, 16, 1, 12, -1, 2, 0);    /* memory not yet full; misaligned rk: three-pass */
+    /* the memory slid by an offset: keys and values start after kv_row0 stale rows */
+    test_attention(1, 10, 4, 16, 1, 10, 20, 0, 7);   /* one token (generation): three-pass */
+    test_attention(9, 70, 2, 8, 0, 70, 30, 8, 5);    /* fused */
+    test_attention(3, 12, 1, 41, 0, 12, -1, 3, 2);   /* odd head size */
+    /* a few queries: keys split into runs of 16, some runs fully masked */
+    test_attention(4, 30, 2, 64, 1, 24, 12, 4, 3);
+    test_attention(2, 40, 3, 32, 0, 40, -1, 0, 0);
+    test_attention(1, 100, 2, 16, 1, 64, 50, 0, 9);
+    /* two queries per invocation: odd query count, clamped rows, memory at an offset */
+    test_attention(23, 40, 2, 64, 1, 40, 30, 0, 6);
+    test_attention(18, 0, 3, 32, 0, 18, -1, 4, 0);
+    test_attention(9, 30, 2, 16, 1, 24, 5, 0, 0);
+    test_attention(6, 0, 2, 16, 1, 0, -1, 0, 0);     /* same_length without memory: every key masked */
+    test_attention(3, 0, 1, 8, 1, 0, 5, 0, 0);
+    test_attention(20, 0, 2, 16, 1, 0, -1, 0, 0);    /* the same with enough queries for the paired kernel */
 
     test_logsoftmax(3, 1000, 1000, 0);
     test_logsoftmax(4, 203, 200, 1);

@@ -13,29 +13,10 @@
 #include <unistd.h>
 
 #include "../import/util.h"
-#include "pack.h"
+#include "ref_pack.h"
 #include "ref_model.h"
 
 #define TOLERANCE 1e-4
-
-static int pack_case(const char *dir, const char *out, txlm_err *err)
-{
-    char path[1200];
-    txlm_hparams h;
-    txlm_vocab_buf v;
-    txlm_checkpoint *ck = NULL;
-    memset(&v, 0, sizeof v);
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    int rc = txlm_config_load_json(path, &h, err);
-    snprintf(path, sizeof path, "%s/vocab.txt", dir);
-    if (!rc) rc = txlm_vocab_load_txt(path, &v, err);
-    snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    if (!rc) rc = txlm_checkpoint_open(path, &ck, err);
-    if (!rc) rc = txlm_pack_write(&h, &v.v, ck, NULL, out, err);
-    txlm_checkpoint_free(ck);
-    txlm_vocab_buf_free(&v);
-    return rc;
-}
 
 static int int_array(const cJSON *arr, int32_t **out)
 {
@@ -52,7 +33,7 @@ static int run_case(const char *golden, const char *work, const char *name)
     txlm_err err = {0, ""};
     snprintf(dir, sizeof dir, "%s/%s", golden, name);
     snprintf(model, sizeof model, "%s/ref-%s.txlm", work, name);
-    if (pack_case(dir, model, &err)) {
+    if (ref_pack_dir(dir, model, &err)) {
         fprintf(stderr, "FAIL %s: packing: %s\n", name, err.msg);
         return 1;
     }

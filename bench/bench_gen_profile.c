@@ -1,0 +1,119 @@
+/* Where the time of one generated token goes, op by op, for the
+ * wt103-shaped model (18 layers, d_model 1024, 16 heads x 64, d_inner
+ * 4096, memory 640, head of 20000 words). Each op is recorded 18 times
+ * (once per layer) in one command buffer, so its time includes the fixed
+ * cost of its dispatches; the table adds the ops up per token.
+ * usage: bench_gen_profile [f32|q8_0] [reps] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench_util.h"
+#include "context.h"
+#include "ops.h"
+#include "quantize.h"
+
+enum { LAYERS = 18, D = 1024, H = 16, DH = 64, DI = 4096, MEM = 640, HEAD = 20000 };
+
+static txlm_context *ctx;
+static txlm_rec rec;
+static txlm_ops ops;
+static txlm_err e;
+
+static txlm_gpu_tensor weight(uint32_t rows, uint32_t cols, uint32_t dt)
+{
+    size_t n = (size_t)rows * cols;
+    float *w = malloc(n * 4);
+    uint8_t *q = malloc(n * 4);
+    for (size_t i = 0; i < n; i++) w[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+    if (dt == TXLM_DT_Q8_0) txlm_quantize_q8_0(w, n, q);
+    else memcpy(q, w, n * 4);
+    txlm_gpu_tensor t;
+    if (txlm_tensor_alloc(&ctx->vk, rows, cols, dt, TXLM_BUF_DEVICE, &t, &e) || txlm_tensor_write(&ctx->vk, &t, q, &e)) {
+        fprintf(stderr, "%s\n", e.msg);
+        exit(1);
+    }
+    free(w), free(q);
+    return t;
+}
+
+typedef struct op {
+    const char *name;
+    uint32_t per_token; /* how many times a token runs it */
+    double ms;          /* one run, median */
+} op;
+
+int main(int argc, char **argv)
+{
+    uint32_t dt = argc > 1 && !strcmp(argv[1], "q8_0") ? TXLM_DT_Q8_0 : TXLM_DT_F32;
+    uint32_t reps = argc > 2 ? (uint32_t)atoi(argv[2]) : 5;
+    if (reps == 0 || reps > 64) reps = 5;
+    txlm_context_options o = {0};
+    if (txlm_context_create(&o, &ctx)) return fprintf(stderr, "%s\n", txlm_last_error()), 1;
+    txlm_rec_init(&rec, &ctx->vk, &ctx->kernels, 64, &e);
+    ops = (txlm_ops){.rec = &rec, .dummy = txlm_view_of(&ctx->dummy)};
+
+    txlm_gpu_tensor wq = weight(H * DH, D, dt), wkv = weight(2 * H * DH, D, dt), wo = weight(D, H * DH, dt);
+    txlm_gpu_tensor w1 = weight(DI, D, dt), w2 = weight(D, DI, dt), head = weight(HEAD, D, dt);
+    txlm_gpu_tensor proj = weight(D, D, TXLM_DT_F32), tiny = weight(8, 8, TXLM_DT_F32);
+    txlm_gpu_tensor g = weight(1, D, TXLM_DT_F32), b = weight(1, D, TXLM_DT_F32);
+    txlm_gpu_tensor rw = weight(H, DH, TXLM_DT_F32), rr = weight(H, DH, TXLM_DT_F32), rk = weight(MEM + 1, H * DH, TXLM_DT_F32);
+    txlm_gpu_tensor kv = weight(MEM + 1, 2 * H * DH, TXLM_DT_F32);
+    txlm_attn_shape sh = {1, MEM, H, DH, MEM, 1, MEM, 0};
+    txlm_buf x, y, scratch;
+    txlm_buf_create(&ctx->vk, (size_t)DI * 4, TXLM_BUF_DEVICE, &x, &e);
+    txlm_buf_create(&ctx->vk, (size_t)HEAD * 4, TXLM_BUF_DEVICE, &y, &e);
+    txlm_buf_create(&ctx->vk, txlm_attn_split_bytes(&sh), TXLM_BUF_DEVICE, &scratch, &e);
+    txlm_arg xa = txlm_arg_of(&x, 0, DI), ya = txlm_arg_of(&y, 0, HEAD);
+
+    op table[] = {
+        {"q (1024x1024)", LAYERS, 0},        {"k,v (2048x1024)", LAYERS, 0},   {"attention, 640 keys", LAYERS, 0},
+        {"o (1024x1024)", LAYERS, 0},        {"layernorm", 2 * LAYERS, 0},     {"ff1 (4096x1024)", LAYERS, 0},
+        {"ff2 (1024x4096)", LAYERS, 0},      {"head (20000x1024)", 1, 0},      {"z·P (1024x1024 f32)", 1, 0},
+        {"other dispatches (8x8)", 8, 0},
+    };
+    size_t n_ops = sizeof table / sizeof *table;
+    printf("one generated token, wt103 shapes, %s weights, %s\n", txlm_dtype_get(dt)->name, ctx->vk.props.deviceName);
+    for (size_t k = 0; k < n_ops; k++) {
+        double t[64];
+        for (uint32_t r = 0; r < reps; r++) {
+            txlm_rec_begin(&rec, &e);
+            for (int l = 0; l < LAYERS; l++) {
+                switch (k) {
+                case 0: txlm_op_linear(&ops, xa, &wq, 0, H * DH, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
+                case 1: txlm_op_linear(&ops, xa, &wkv, 0, 2 * H * DH, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
+                case 2:
+                    txlm_op_attention(&ops, &sh, txlm_view_of(&x), txlm_tensor_view(&kv), txlm_tensor_view(&rk), 0, &rw,
+                                      &rr, NULL, txlm_view_of(&scratch), txlm_view_of(&y));
+                    break;
+                case 3: txlm_op_linear(&ops, xa, &wo, 0, D, NULL, 0, &ya, ya, 1, TXLM_LIN_RESIDUAL, 1.0f); break;
+                case 4: txlm_op_layernorm(&ops, xa, NULL, &g, &b, ya, 1, D, 1e-5f); break;
+                case 5: txlm_op_linear(&ops, xa, &w1, 0, DI, NULL, 0, NULL, ya, 1, TXLM_LIN_RELU, 1.0f); break;
+                case 6: txlm_op_linear(&ops, xa, &w2, 0, D, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
+                case 7: txlm_op_linear(&ops, xa, &head, 0, HEAD, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
+                case 8: txlm_op_linear(&ops, xa, &proj, 0, D, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
+                default: txlm_op_linear(&ops, xa, &tiny, 0, 8, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
+                }
+            }
+            double t0 = now();
+            if (txlm_rec_submit(&rec, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
+            t[r] = (now() - t0) / LAYERS;
+        }
+        qsort(t, reps, sizeof *t, cmp);
+        table[k].ms = t[reps / 2] * 1e3;
+    }
+    double total = 0;
+    for (size_t k = 0; k < n_ops; k++) total += table[k].ms * table[k].per_token;
+    printf("%-26s %6s %10s %12s %7s\n", "op", "count", "ms each", "ms per token", "share");
+    for (size_t k = 0; k < n_ops; k++)
+        printf("%-26s %6u %10.3f %12.2f %6.1f%%\n", table[k].name, table[k].per_token, table[k].ms,
+               table[k].ms * table[k].per_token, 100 * table[k].ms * table[k].per_token / total);
+    printf("%-26s %6s %10s %12.2f  (%.1f tokens/s if nothing else ran)\n", "sum", "", "", total, 1e3 / total);
+    txlm_gpu_tensor *ts[] = {&wq, &wkv, &wo, &w1, &w2, &head, &proj, &tiny, &g, &b, &rw, &rr, &rk, &kv};
+    for (size_t i = 0; i < sizeof ts / sizeof *ts; i++) txlm_tensor_free(&ctx->vk, ts[i]);
+    txlm_buf_destroy(&ctx->vk, &x), txlm_buf_destroy(&ctx->vk, &y), txlm_buf_destroy(&ctx->vk, &scratch);
+    txlm_rec_destroy(&rec);
+    txlm_context_destroy(ctx);
+    return 0;
+}

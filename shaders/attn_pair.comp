@@ -1,0 +1,101 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+// Relative attention in one pass (online softmax, as attn_fused.comp) for
+// TWO consecutive queries of one head per invocation: every key and value
+// row loaded serves both, and so does every position row: query i0 + 1
+// at key j + 1 has the distance query i0 had at key j, so the row is kept
+// for one step. On CPU drivers buffer loads set the speed: this halves them.
+// Private arrays are 1-D and indexed only by loop counters shared by all
+// lanes, which CPU drivers keep as plain vectors. Needs dh % 4 == 0 and
+// dh <= 256.
+
+layout(local_size_x = 8) in;
+
+layout(std430, binding = 0) readonly buffer Qb { vec4 Q[]; };     // [qlen, H*dh]
+layout(std430, binding = 1) readonly buffer KVb { vec4 KV[]; };   // [klen, 2*H*dh]: k | v
+layout(std430, binding = 2) readonly buffer RKb { vec4 RK[]; };   // [distances, H*dh]
+layout(std430, binding = 3) readonly buffer RWb { vec4 RWB[]; };  // r_w_bias [H, dh]
+layout(std430, binding = 4) readonly buffer RRb { vec4 RRB[]; };  // r_r_bias [H, dh]
+layout(std430, binding = 5) writeonly buffer Ob { vec4 O[]; };    // [qlen, H*dh]
+
+layout(push_constant) uniform Push {
+    uint qlen, mlen, klen;
+    uint H, dh;
+    uint rk_off;
+    uint clamp_max;
+    uint same_length;
+    uint mem_len;
+    float scale;
+    uint kv_off;
+} p;
+
+void main()
+{
+    uint i0 = gl_GlobalInvocationID.x * 2u;
+    uint h = gl_GlobalInvocationID.y;
+    if (i0 >= p.qlen || h >= p.H) return;
+    uint n4 = p.dh / 4u, hd4 = p.H * n4;
+    bool two = i0 + 1u < p.qlen;
+    uint i1 = two ? i0 + 1u : i0;
+
+    vec4 qw0[64], qr0[64], acc0[64], qw1[64], qr1[64], acc1[64], prev[64];
+    for (uint e = 0u; e < n4; e++) {
+        vec4 q = Q[i0 * hd4 + h * n4 + e], q1 = Q[i1 * hd4 + h * n4 + e];
+        vec4 u = RWB[h * n4 + e], v = RRB[h * n4 + e];
+        qw0[e] = q + u;
+        qr0[e] = q + v;
+        qw1[e] = q1 + u;
+        qr1[e] = q1 + v;
+        acc0[e] = vec4(0.0);
+        acc1[e] = vec4(0.0);
+    }
+
+    // keys each query may see: causal upper bound, same_length lower bound
+    uint hi0 = p.mlen + i0, hi1 = p.mlen + i1;
+    uint lo0 = 0u, lo1 = 0u;
+    if (p.same_length != 0u) {
+        int mask_len = int(p.klen) - int(p.mem_len);
+        int shift = mask_len > 0 ? int(p.qlen) - mask_len : int(p.qlen);
+        lo0 = uint(max(int(i0) - shift + 1, 0));
+        lo1 = uint(max(int(i1) - shift + 1, 0));
+    }
+
+    // the position row of query i1 at the first key
+    uint rb1 = (p.rk_off >> 2) + min(hi1 - lo0, p.clamp_max) * hd4 + h * n4;
+    for (uint e = 0u; e < n4; e++) prev[e] = RK[rb1 + e];
+
+    float m0 = TXLM_MASKED, l0 = 0.0, m1 = TXLM_MASKED, l1 = 0.0;
+    for (uint j = lo0; j <= hi1; j++) {
+        uint kb = (p.kv_off >> 2) + j * 2u * hd4 + h * n4;
+        bool in0 = j <= hi0, in1 = j >= lo1;
+        uint rb0 = (p.rk_off >> 2) + min(in0 ? hi0 - j : 0u, p.clamp_max) * hd4 + h * n4;
+        float s0 = 0.0, s1 = 0.0;
+        for (uint e = 0u; e < n4; e++) {
+            vec4 k = KV[kb + e], r = RK[rb0 + e];
+            s0 += dot(qw0[e], k) + dot(qr0[e], r);
+            s1 += dot(qw1[e], k) + dot(qr1[e], prev[e]);
+            prev[e] = r;
+        }
+        s0 = in0 ? s0 * p.scale : TXLM_MASKED;
+        s1 = in1 ? s1 * p.scale : TXLM_MASKED;
+        float n0 = max(m0, s0), n1 = max(m1, s1);
+        float c0 = exp(m0 - n0), w0 = in0 ? exp(s0 - n0) : 0.0;
+        float c1 = exp(m1 - n1), w1 = in1 ? exp(s1 - n1) : 0.0;
+        l0 = l0 * c0 + w0;
+        l1 = l1 * c1 + w1;
+        m0 = n0;
+        m1 = n1;
+        for (uint e = 0u; e < n4; e++) {
+            vec4 v = KV[kb + hd4 + e];
+            acc0[e] = acc0[e] * c0 + w0 * v;
+            acc1[e] = acc1[e] * c1 + w1 * v;
+        }
+    }
+    float inv0 = 1.0 / l0, inv1 = 1.0 / l1;
+    for (uint e = 0u; e < n4; e++) {
+        O[i0 * hd4 + h * n4 + e] = acc0[e] * inv0;
+        if (two) O[i1 * hd4 + h * n4 + e] = acc1[e] * inv1;
+    }
+}

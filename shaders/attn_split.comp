@@ -1,0 +1,80 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+// Relative attention for a few queries (generation feeds one token), split
+// over the keys. The fused kernel gives each query one lane, which leaves
+// H lanes busy for one token; here each invocation owns a run of RUN keys
+// of one query of one head and keeps the online softmax of that run:
+// (max score m, sum of exp(s - m), sum of exp(s - m) * v). attn_merge.comp
+// combines the runs. Scores as in attn_fused.comp; same bindings except
+// binding 5: PART [H, qlen, nparts, 1 + dh/4] vec4s, (m, l, 0, 0) then the
+// weighted values. Needs dh % 4 == 0 and dh <= 256.
+
+layout(local_size_x = 8) in;
+
+#define RUN 16u
+
+layout(std430, binding = 0) readonly buffer Qb { vec4 Q[]; };     // [qlen, H*dh]
+layout(std430, binding = 1) readonly buffer KVb { vec4 KV[]; };   // [klen, 2*H*dh]: k | v
+layout(std430, binding = 2) readonly buffer RKb { vec4 RK[]; };   // [distances, H*dh]
+layout(std430, binding = 3) readonly buffer RWb { vec4 RWB[]; };  // r_w_bias [H, dh]
+layout(std430, binding = 4) readonly buffer RRb { vec4 RRB[]; };  // r_r_bias [H, dh]
+layout(std430, binding = 5) writeonly buffer Pb { vec4 PART[]; };
+
+layout(push_constant) uniform Push {
+    uint qlen, mlen, klen;
+    uint H, dh;
+    uint rk_off;
+    uint clamp_max;
+    uint same_length;
+    uint mem_len;
+    float scale;
+    uint kv_off;
+} p;
+
+void main()
+{
+    uint part = gl_GlobalInvocationID.x;
+    uint h = gl_GlobalInvocationID.y;
+    uint i = gl_GlobalInvocationID.z;
+    uint nparts = (p.klen + RUN - 1u) / RUN;
+    if (part >= nparts || h >= p.H || i >= p.qlen) return;
+    uint n4 = p.dh / 4u, hd4 = p.H * n4;
+
+    // keys this query may see (causal upper bound, same_length lower bound), within this run
+    uint j_hi = p.mlen + i;
+    uint j_lo = 0u;
+    if (p.same_length != 0u) {
+        int mask_len = int(p.klen) - int(p.mem_len);
+        int shift = mask_len > 0 ? int(p.qlen) - mask_len : int(p.qlen);
+        j_lo = uint(max(int(i) - shift + 1, 0));
+    }
+    uint j0 = max(part * RUN, j_lo), j1 = min(part * RUN + RUN - 1u, j_hi);
+
+    vec4 qw[64], qr[64], acc[64];
+    float m = TXLM_MASKED, l = 0.0;
+    for (uint e = 0u; e < n4; e++) acc[e] = vec4(0.0);
+    if (j0 <= j1) {
+        for (uint e = 0u; e < n4; e++) {
+            vec4 q = Q[i * hd4 + h * n4 + e];
+            qw[e] = q + RWB[h * n4 + e];
+            qr[e] = q + RRB[h * n4 + e];
+        }
+        for (uint j = j0; j <= j1; j++) {
+            uint kb = (p.kv_off >> 2) + j * 2u * hd4 + h * n4;
+            uint rb = (p.rk_off >> 2) + min(p.mlen + i - j, p.clamp_max) * hd4 + h * n4;
+            float s = 0.0;
+            for (uint e = 0u; e < n4; e++) s += dot(qw[e], KV[kb + e]) + dot(qr[e], RK[rb + e]);
+            s *= p.scale;
+            float m_new = max(m, s);
+            float corr = exp(m - m_new), w = exp(s - m_new);
+            l = l * corr + w;
+            for (uint e = 0u; e < n4; e++) acc[e] = acc[e] * corr + w * KV[kb + hd4 + e];
+            m = m_new;
+        }
+    }
+    uint pb = ((h * p.qlen + i) * nparts + part) * (n4 + 1u);
+    PART[pb] = vec4(m, l, 0.0, 0.0);
+    for (uint e = 0u; e < n4; e++) PART[pb + 1u + e] = acc[e];
+}

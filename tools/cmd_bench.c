@@ -1,0 +1,403 @@
+/* txlm bench: how fast a model runs on this device, in the units users
+ * care about: evaluation tokens/s (segments with memory, the paper's
+ * protocol), generation tokens/s (one token per step, sampling included),
+ * the time from the model file to the first token, and Transformer-XL
+ * evaluation against "vanilla" evaluation (a window recomputed for every
+ * predicted token) by attention length. Medians over repetitions; bench/
+ * runs the same workloads in PyTorch for comparison (docs/performance.md). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+enum { W_LOAD = 1, W_EVAL = 2, W_GEN = 4, W_VANILLA = 8 };
+enum { MAX_REPS = 64, MAX_LENS = 16 };
+
+typedef struct bench_opts {
+    const char *model;
+    uint32_t mem_len, tgt_len, tokens, gen_tokens, reps, vanilla_tokens;
+    unsigned workloads;
+    int json;
+    uint64_t seed;
+    int32_t *ids; /* token stream, used cyclically */
+    uint32_t n_ids;
+    int32_t *lens; /* attention lengths of the vanilla comparison */
+    uint32_t n_lens;
+    txlm_model_options mo;
+} bench_opts;
+
+typedef struct series {
+    double v[MAX_REPS];
+    uint32_t n;
+} series;
+
+typedef struct bench_result {
+    double context_s;
+    series load_s, eval_tps, gen_tps;
+    double xl_ms[MAX_LENS], vanilla_ms[MAX_LENS]; /* per predicted token */
+    uint32_t eval_tokens, gen_tokens;
+} bench_result;
+
+static void usage(void)
+{
+    printf("usage: txlm bench -m MODEL [--mem-len M] [--tgt-len L] [--tokens N] [--gen-tokens G] [--reps R]\n"
+           "                  [--json] [--workloads load,eval,gen,vanilla] [--attn-lens 128,320,640,1600]\n"
+           "                  [--vanilla-tokens V] [--ids FILE] [--seed S] [--no-verify]\n\n"
+           "Times, on the device txlm uses (medians of R repetitions, default 3):\n"
+           "  load     model file to the first sampled token (after the device is opened; the opening is\n"
+           "           reported on its own)\n"
+           "  eval     scoring N tokens (default 512) in segments of L (default: the model's tgt_len), after\n"
+           "           the memory of M rows (default: the model's mem_len) has filled up\n"
+           "  gen      G tokens (default N) generated one at a time (hierarchical sampling at temperature 1, then the\n"
+           "           token fed back) after a prompt that fills the memory\n"
+           "  vanilla  per attention length A: Transformer-XL evaluation (memory A, segments of L) against\n"
+           "           vanilla evaluation (for each of V predicted tokens, default 2, a fresh window of A\n"
+           "           tokens through an empty session, chunks of <= 512); prints the speedup\n"
+           "Tokens come from --ids (little-endian int32) or, by default, a seeded log-uniform draw\n"
+           "(frequent ids small, as in a frequency-sorted vocabulary). Default workloads: load,eval,gen.\n");
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(const series *s)
+{
+    if (!s->n) return NAN;
+    double v[MAX_REPS];
+    memcpy(v, s->v, s->n * sizeof *v);
+    qsort(v, s->n, sizeof *v, cmp_double);
+    return s->n % 2 ? v[s->n / 2] : 0.5 * (v[s->n / 2 - 1] + v[s->n / 2]);
+}
+
+static int parse_workloads(const char *v, unsigned *out)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } names[] = {{"load", W_LOAD}, {"eval", W_EVAL}, {"gen", W_GEN}, {"vanilla", W_VANILLA}};
+    *out = 0;
+    for (const char *p = v; *p;) {
+        size_t len = strcspn(p, ",");
+        unsigned bit = 0;
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+            if (strlen(names[i].name) == len && !strncmp(p, names[i].name, len)) bit = names[i].bit;
+        if (!bit) return cli_error("--workloads: unknown workload \"%.*s\" (load, eval, gen, vanilla)", (int)len, p);
+        *out |= bit;
+        p += len + (p[len] == ',');
+    }
+    return *out ? 0 : cli_error("--workloads: empty list");
+}
+
+static int read_ids(const char *path, bench_opts *o)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return cli_error("%s: cannot open: %s", path, strerror(errno));
+    long size = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
+    if (size <= 0 || size % 4) {
+        fclose(f);
+        return cli_error("%s: %ld bytes, expected a non-empty list of int32", path, size);
+    }
+    o->n_ids = (uint32_t)(size / 4);
+    o->ids = malloc((size_t)size);
+    int bad = !o->ids || fseek(f, 0, SEEK_SET) || fread(o->ids, 4, o->n_ids, f) != o->n_ids;
+    fclose(f);
+    return bad ? cli_error("%s: read failed", path) : 0;
+}
+
+/* A log-uniform draw over [0, n): id = floor(n^u) - 1, so small ids are
+ * frequent, like word frequencies in a sorted vocabulary. */
+static int make_ids(bench_opts *o, uint32_t n_token)
+{
+    o->n_ids = 1u << 16;
+    if (!(o->ids = malloc(o->n_ids * sizeof *o->ids))) return cli_error("out of memory");
+    uint64_t x = o->seed;
+    for (uint32_t i = 0; i < o->n_ids; i++) {
+        uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        double u = (double)((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
+        uint32_t id = (uint32_t)floor(pow((double)n_token, u)) - 1;
+        o->ids[i] = (int32_t)(id < n_token ? id : n_token - 1);
+    }
+    return 0;
+}
+
+/* The token stream from position at: copies n ids (wrapping around). */
+static const int32_t *ids_at(const bench_opts *o, uint64_t at, uint32_t n, int32_t *buf)
+{
+    for (uint32_t i = 0; i < n; i++) buf[i] = o->ids[(at + i) % o->n_ids];
+    return buf;
+}
+
+static txlm_status open_session(txlm_model *m, uint32_t mem_len, uint32_t max_seg, int same_length, txlm_session **s)
+{
+    txlm_session_options so = {.mem_len = mem_len, .same_length = same_length, .max_segment = max_seg};
+    return txlm_session_create(m, &so, s);
+}
+
+/* Scores segments of len tokens from the stream until n tokens are done. */
+static txlm_status score_tokens(txlm_session *s, const bench_opts *o, uint64_t *at, uint32_t n, uint32_t len, int32_t *buf,
+                                float *lp)
+{
+    for (uint32_t done = 0; done < n;) {
+        uint32_t k = n - done < len ? n - done : len;
+        ids_at(o, *at, k + 1, buf);
+        txlm_status st = txlm_session_score(s, buf, buf + 1, k, lp);
+        if (st) return st;
+        done += k, *at += k;
+    }
+    return TXLM_OK;
+}
+
+static int run_load(txlm_context *ctx, const bench_opts *o, bench_result *r)
+{
+    for (uint32_t rep = 0; rep < o->reps; rep++) {
+        txlm_model *m = NULL;
+        txlm_session *s = NULL;
+        int32_t tok = 0;
+        double t0 = now();
+        txlm_status st = txlm_model_load(ctx, o->model, &o->mo, &m);
+        if (!st) st = open_session(m, o->mem_len, o->tgt_len, -1, &s);
+        if (!st) st = txlm_session_feed_rows(s, &tok, 1, 1, NULL);
+        if (!st) st = txlm_session_sample(s, NULL, &tok);
+        double t1 = now();
+        txlm_session_free(s);
+        txlm_model_free(m);
+        if (st) return cli_lib_error(st, "load to first token");
+        r->load_s.v[r->load_s.n++] = t1 - t0;
+    }
+    return 0;
+}
+
+static int run_eval(txlm_model *m, const bench_opts *o, bench_result *r, int32_t *buf, float *lp)
+{
+    txlm_session *s = NULL;
+    txlm_status st = open_session(m, o->mem_len, o->tgt_len, -1, &s);
+    uint64_t at = 0;
+    /* fill the memory first: the steady state is what a long text sees */
+    if (!st) st = score_tokens(s, o, &at, o->mem_len ? o->mem_len : o->tgt_len, o->tgt_len, buf, lp);
+    for (uint32_t rep = 0; !st && rep < o->reps; rep++) {
+        double t0 = now();
+        st = score_tokens(s, o, &at, o->tokens, o->tgt_len, buf, lp);
+        r->eval_tps.v[r->eval_tps.n++] = o->tokens / (now() - t0);
+    }
+    txlm_session_free(s);
+    r->eval_tokens = o->tokens;
+    return st ? cli_lib_error(st, "evaluation") : 0;
+}
+
+static int run_gen(txlm_model *m, const bench_opts *o, bench_result *r, int32_t *buf)
+{
+    txlm_session *s = NULL;
+    txlm_status st = open_session(m, o->mem_len, o->tgt_len, -1, &s);
+    uint32_t prompt = o->mem_len ? o->mem_len : 1;
+    for (uint32_t done = 0; !st && done < prompt;) {
+        uint32_t k = prompt - done < o->tgt_len ? prompt - done : o->tgt_len;
+        st = txlm_session_feed_rows(s, ids_at(o, done, k, buf), k, k, NULL);
+        done += k;
+    }
+    if (s) txlm_session_set_seed(s, o->seed);
+    int32_t tok = 0;
+    for (uint32_t rep = 0; !st && rep < o->reps; rep++) {
+        double t0 = now();
+        for (uint32_t i = 0; !st && i < o->gen_tokens; i++) {
+            st = txlm_session_sample(s, NULL, &tok);
+            if (!st) st = txlm_session_feed_rows(s, &tok, 1, 1, NULL);
+        }
+        r->gen_tps.v[r->gen_tps.n++] = o->gen_tokens / (now() - t0);
+    }
+    txlm_session_free(s);
+    r->gen_tokens = o->gen_tokens;
+    return st ? cli_lib_error(st, "generation") : 0;
+}
+
+/* One attention length A: Transformer-XL (memory A) against vanilla (a
+ * fresh window of A tokens per predicted token), milliseconds per token.
+ * The vanilla window goes through an empty session in chunks whose rows
+ * all stay in memory: the same arithmetic as one pass over the window. */
+static int run_vanilla_len(txlm_model *m, const bench_opts *o, uint32_t A, double *xl_ms, double *van_ms, int32_t *buf,
+                           float *lp)
+{
+    txlm_session *s = NULL;
+    uint64_t at = 0;
+    txlm_status st = open_session(m, A, o->tgt_len, -1, &s);
+    if (!st) st = score_tokens(s, o, &at, A, o->tgt_len, buf, lp);
+    uint32_t xl_tokens = o->tgt_len * 2;
+    double t0 = now();
+    if (!st) st = score_tokens(s, o, &at, xl_tokens, o->tgt_len, buf, lp);
+    *xl_ms = (now() - t0) * 1e3 / xl_tokens;
+    txlm_session_free(s);
+    s = NULL;
+
+    uint32_t chunk = A < 512 ? A : 512;
+    if (!st) st = open_session(m, A, chunk, 0, &s);
+    t0 = now();
+    for (uint32_t t = 0; !st && t < o->vanilla_tokens; t++) {
+        txlm_session_reset(s);
+        for (uint32_t done = 0; !st && done < A;) {
+            uint32_t k = A - done < chunk ? A - done : chunk;
+            int last = done + k == A;
+            st = txlm_session_feed_rows(s, ids_at(o, at + t + done, k, buf), k, last ? k - 1 : k, last ? lp : NULL);
+            done += k;
+        }
+    }
+    *van_ms = (now() - t0) * 1e3 / o->vanilla_tokens;
+    txlm_session_free(s);
+    return st ? cli_lib_error(st, "vanilla comparison") : 0;
+}
+
+static void print_table(const bench_opts *o, const txlm_device_info *dev, const bench_result *r)
+{
+    printf("model %s on %s\n", o->model, dev->name);
+    printf("device opened in %.3f s\n", r->context_s);
+    printf("%-34s %12s  (reps %u)\n", "workload", "median", o->reps);
+    if (r->load_s.n) printf("%-34s %10.3f s\n", "load to first token", median(&r->load_s));
+    if (r->eval_tps.n) {
+        char what[64];
+        snprintf(what, sizeof what, "eval (tgt %u, mem %u)", o->tgt_len, o->mem_len);
+        printf("%-34s %10.2f tokens/s\n", what, median(&r->eval_tps));
+    }
+    if (r->gen_tps.n) {
+        char what[64];
+        snprintf(what, sizeof what, "generation (mem %u)", o->mem_len);
+        printf("%-34s %10.2f tokens/s\n", what, median(&r->gen_tps));
+    }
+    if (o->workloads & W_VANILLA) {
+        printf("\n%8s %14s %16s %9s\n", "attn len", "XL ms/token", "vanilla ms/token", "speedup");
+        for (uint32_t i = 0; i < o->n_lens; i++)
+            printf("%8d %14.2f %16.2f %8.1fx\n", o->lens[i], r->xl_ms[i], r->vanilla_ms[i], r->vanilla_ms[i] / r->xl_ms[i]);
+    }
+}
+
+static void print_series(const char *name, const series *s)
+{
+    printf(",\n  \"%s\": [", name);
+    for (uint32_t i = 0; i < s->n; i++) printf("%s%.6g", i ? ", " : "", s->v[i]);
+    printf("],\n  \"%s_median\": %.6g", name, median(s));
+}
+
+static void print_json(const bench_opts *o, const txlm_device_info *dev, const bench_result *r)
+{
+    printf("{\n  \"model\": \"");
+    for (const char *p = o->model; *p; p++) printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+    printf("\",\n  \"device\": \"%s\",\n  \"mem_len\": %u,\n  \"tgt_len\": %u,\n  \"tokens\": %u,\n  \"reps\": %u,\n"
+           "  \"gen_tokens\": %u,\n  \"context_s\": %.6g",
+           dev->name, o->mem_len, o->tgt_len, o->tokens, o->reps, o->gen_tokens, r->context_s);
+    if (r->load_s.n) print_series("load_s", &r->load_s);
+    if (r->eval_tps.n) print_series("eval_tokens_per_s", &r->eval_tps);
+    if (r->gen_tps.n) print_series("gen_tokens_per_s", &r->gen_tps);
+    if (o->workloads & W_VANILLA) {
+        printf(",\n  \"vanilla\": [");
+        for (uint32_t i = 0; i < o->n_lens; i++)
+            printf("%s\n    {\"attn_len\": %d, \"xl_ms_per_token\": %.6g, \"vanilla_ms_per_token\": %.6g, \"tokens\": %u}",
+                   i ? "," : "", o->lens[i], r->xl_ms[i], r->vanilla_ms[i], o->vanilla_tokens);
+        printf("\n  ]");
+    }
+    printf("\n}\n");
+}
+
+static int parse_args(int argc, char **argv, bench_opts *o, const char **ids_path, int *help)
+{
+    const char *lens = "128,320,640,1600";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return *help = 1, 0;
+        if (!strcmp(a, "--json")) { o->json = 1; continue; }
+        if (!strcmp(a, "--no-verify")) { o->mo.no_verify = 1; continue; }
+        if (!(v = cli_value(argc, argv, &i))) return 1;
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = v;
+        else if (!strcmp(a, "--mem-len")) { if (cli_parse_u32(v, a, &o->mem_len)) return 1; }
+        else if (!strcmp(a, "--tgt-len")) { if (cli_parse_u32(v, a, &o->tgt_len)) return 1; }
+        else if (!strcmp(a, "--tokens")) { if (cli_parse_u32(v, a, &o->tokens)) return 1; }
+        else if (!strcmp(a, "--gen-tokens")) { if (cli_parse_u32(v, a, &o->gen_tokens)) return 1; }
+        else if (!strcmp(a, "--reps")) { if (cli_parse_u32(v, a, &o->reps)) return 1; }
+        else if (!strcmp(a, "--vanilla-tokens")) { if (cli_parse_u32(v, a, &o->vanilla_tokens)) return 1; }
+        else if (!strcmp(a, "--workloads")) { if (parse_workloads(v, &o->workloads)) return 1; }
+        else if (!strcmp(a, "--attn-lens")) lens = v;
+        else if (!strcmp(a, "--ids")) *ids_path = v;
+        else if (!strcmp(a, "--seed")) {
+            char *end;
+            errno = 0;
+            o->seed = strtoull(v, &end, 10);
+            if (!*v || *end || errno) return cli_error("--seed: \"%s\" is not a number", v);
+        } else return cli_error("bench: unknown option \"%s\" (see txlm bench --help)", a);
+    }
+    if (!o->model) return cli_error("bench: -m MODEL is required");
+    if (o->reps == 0 || o->reps > MAX_REPS) return cli_error("--reps must be 1..%d", MAX_REPS);
+    if (!o->gen_tokens) o->gen_tokens = o->tokens;
+    if (o->tokens == 0 || o->vanilla_tokens == 0) return cli_error("--tokens and --vanilla-tokens must be positive");
+    if ((o->workloads & W_VANILLA) && cli_parse_list(lens, &o->lens, &o->n_lens, "--attn-lens")) return 1;
+    if (o->n_lens > MAX_LENS) return cli_error("--attn-lens: at most %d lengths", MAX_LENS);
+    for (uint32_t i = 0; i < o->n_lens; i++)
+        if (o->lens[i] == 0) return cli_error("--attn-lens: lengths must be positive");
+    return 0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    bench_opts o = {.reps = 3, .tokens = 512, .vanilla_tokens = 2, .workloads = W_LOAD | W_EVAL | W_GEN, .seed = 1};
+    const char *ids_path = NULL;
+    int help = 0;
+    if (parse_args(argc, argv, &o, &ids_path, &help)) return free(o.lens), 1;
+    if (help) return usage(), 0;
+
+    int rc = 1;
+    txlm_context *ctx = NULL;
+    txlm_model *m = NULL;
+    int32_t *buf = NULL;
+    float *lp = NULL;
+    bench_result r = {0};
+    txlm_device_info dev;
+    double t0 = now();
+    txlm_status st = cli_open_context(&ctx);
+    if (st) { rc = cli_lib_error(st, "opening the device"); goto done; }
+    r.context_s = now() - t0;
+    if ((st = txlm_context_device(ctx, &dev))) { rc = cli_lib_error(st, "querying the device"); goto done; }
+    if (ids_path && read_ids(ids_path, &o)) goto done;
+    if ((o.workloads & W_LOAD) && run_load(ctx, &o, &r)) goto done;
+    if ((st = txlm_model_load(ctx, o.model, &o.mo, &m))) { rc = cli_lib_error(st, "loading the model"); goto done; }
+    txlm_model_params p;
+    txlm_model_get_params(m, &p);
+    if (!o.tgt_len) o.tgt_len = p.tgt_len ? p.tgt_len : 128;
+    if (!o.mem_len) o.mem_len = p.mem_len;
+    if (!o.ids && make_ids(&o, p.n_token)) goto done;
+    for (uint32_t i = 0; i < o.n_ids; i++)
+        if (o.ids[i] < 0 || (uint32_t)o.ids[i] >= p.n_token) {
+            rc = cli_error("--ids: id %d at %u is outside the vocabulary [0, %u)", o.ids[i], i, p.n_token);
+            goto done;
+        }
+    uint32_t longest = o.tgt_len > 512 ? o.tgt_len : 512;
+    buf = malloc(((size_t)longest + 1) * sizeof *buf);
+    lp = malloc((size_t)(p.n_token > longest ? p.n_token : longest) * sizeof *lp);
+    if (!buf || !lp) { rc = cli_error("out of memory"); goto done; }
+    if ((o.workloads & W_EVAL) && run_eval(m, &o, &r, buf, lp)) goto done;
+    if ((o.workloads & W_GEN) && run_gen(m, &o, &r, buf)) goto done;
+    for (uint32_t i = 0; (o.workloads & W_VANILLA) && i < o.n_lens; i++)
+        if (run_vanilla_len(m, &o, (uint32_t)o.lens[i], &r.xl_ms[i], &r.vanilla_ms[i], buf, lp)) goto done;
+    if (o.json) print_json(&o, &dev, &r);
+    else print_table(&o, &dev, &r);
+    rc = 0;
+    if (txlm_context_validation_messages(ctx))
+        rc = cli_error("%llu Vulkan validation messages", (unsigned long long)txlm_context_validation_messages(ctx));
+done:
+    free(buf);
+    free(lp);
+    free(o.ids);
+    free(o.lens);
+    txlm_model_free(m);
+    txlm_context_destroy(ctx);
+    return rc;
+}
