@@ -16,20 +16,9 @@
 #include "ref_pack.h"
 #include "ref_model.h"
 #include "session.h"
+#include "../common/check.h"
 
 #define TOLERANCE 1e-4
-
-static int failures;
-
-#define CHECK(cond, ...)                                       \
-    do {                                                       \
-        if (!(cond)) {                                         \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                      \
-            fputc('\n', stderr);                               \
-            failures++;                                        \
-        }                                                      \
-    } while (0)
 
 static double max_abs_diff(const float *a, const float *b, size_t n)
 {
