@@ -15,6 +15,9 @@ int cmd_generate(int argc, char **argv);
 int cmd_attention(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 
+/* Monotonic wall-clock seconds, for rates and timings. */
+double cli_now(void);
+
 /* Prints "txlm: <message>" to stderr and returns 1 (the exit status). */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Same, with the library's last error appended. */

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -190,4 +191,11 @@ int cli_tokenize_file(txlm_model *m, const char *path, int32_t **ids, uint32_t *
     int rc = cli_tokenize(m, text, len, path, ids, n);
     free(text);
     return rc;
+}
+
+double cli_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }

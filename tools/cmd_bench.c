@@ -60,13 +60,6 @@ static void usage(void)
            "(frequent ids small, as in a frequency-sorted vocabulary). Default workloads: load,eval,gen.\n");
 }
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -168,12 +161,12 @@ static int run_load(txlm_context *ctx, const bench_opts *o, bench_result *r)
         txlm_model *m = NULL;
         txlm_session *s = NULL;
         int32_t tok = 0;
-        double t0 = now();
+        double t0 = cli_now();
         txlm_status st = txlm_model_load(ctx, o->model, &o->mo, &m);
         if (!st) st = open_session(m, o->mem_len, o->tgt_len, -1, &s);
         if (!st) st = txlm_session_feed_rows(s, &tok, 1, 1, NULL);
         if (!st) st = txlm_session_sample(s, NULL, &tok);
-        double t1 = now();
+        double t1 = cli_now();
         txlm_session_free(s);
         txlm_model_free(m);
         if (st) return cli_lib_error(st, "load to first token");
@@ -190,9 +183,9 @@ static int run_eval(txlm_model *m, const bench_opts *o, bench_result *r, int32_t
     /* fill the memory first: the steady state is what a long text sees */
     if (!st) st = score_tokens(s, o, &at, o->mem_len ? o->mem_len : o->tgt_len, o->tgt_len, buf, lp);
     for (uint32_t rep = 0; !st && rep < o->reps; rep++) {
-        double t0 = now();
+        double t0 = cli_now();
         st = score_tokens(s, o, &at, o->tokens, o->tgt_len, buf, lp);
-        r->eval_tps.v[r->eval_tps.n++] = o->tokens / (now() - t0);
+        r->eval_tps.v[r->eval_tps.n++] = o->tokens / (cli_now() - t0);
     }
     txlm_session_free(s);
     r->eval_tokens = o->tokens;
@@ -212,12 +205,12 @@ static int run_gen(txlm_model *m, const bench_opts *o, bench_result *r, int32_t 
     if (s) txlm_session_set_seed(s, o->seed);
     int32_t tok = 0;
     for (uint32_t rep = 0; !st && rep < o->reps; rep++) {
-        double t0 = now();
+        double t0 = cli_now();
         for (uint32_t i = 0; !st && i < o->gen_tokens; i++) {
             st = txlm_session_sample(s, NULL, &tok);
             if (!st) st = txlm_session_feed_rows(s, &tok, 1, 1, NULL);
         }
-        r->gen_tps.v[r->gen_tps.n++] = o->gen_tokens / (now() - t0);
+        r->gen_tps.v[r->gen_tps.n++] = o->gen_tokens / (cli_now() - t0);
     }
     txlm_session_free(s);
     r->gen_tokens = o->gen_tokens;
@@ -236,15 +229,15 @@ static int run_vanilla_len(txlm_model *m, const bench_opts *o, uint32_t A, doubl
     txlm_status st = open_session(m, A, o->tgt_len, -1, &s);
     if (!st) st = score_tokens(s, o, &at, A, o->tgt_len, buf, lp);
     uint32_t xl_tokens = o->tgt_len * 2;
-    double t0 = now();
+    double t0 = cli_now();
     if (!st) st = score_tokens(s, o, &at, xl_tokens, o->tgt_len, buf, lp);
-    *xl_ms = (now() - t0) * 1e3 / xl_tokens;
+    *xl_ms = (cli_now() - t0) * 1e3 / xl_tokens;
     txlm_session_free(s);
     s = NULL;
 
     uint32_t chunk = A < 512 ? A : 512;
     if (!st) st = open_session(m, A, chunk, 0, &s);
-    t0 = now();
+    t0 = cli_now();
     for (uint32_t t = 0; !st && t < o->vanilla_tokens; t++) {
         txlm_session_reset(s);
         for (uint32_t done = 0; !st && done < A;) {
@@ -254,7 +247,7 @@ static int run_vanilla_len(txlm_model *m, const bench_opts *o, uint32_t A, doubl
             done += k;
         }
     }
-    *van_ms = (now() - t0) * 1e3 / o->vanilla_tokens;
+    *van_ms = (cli_now() - t0) * 1e3 / o->vanilla_tokens;
     txlm_session_free(s);
     return st ? cli_lib_error(st, "vanilla comparison") : 0;
 }
@@ -361,10 +354,10 @@ int cmd_bench(int argc, char **argv)
     float *lp = NULL;
     bench_result r = {0};
     txlm_device_info dev;
-    double t0 = now();
+    double t0 = cli_now();
     txlm_status st = cli_open_context(&ctx);
     if (st) { rc = cli_lib_error(st, "opening the device"); goto done; }
-    r.context_s = now() - t0;
+    r.context_s = cli_now() - t0;
     if ((st = txlm_context_device(ctx, &dev))) { rc = cli_lib_error(st, "querying the device"); goto done; }
     if (ids_path && read_ids(ids_path, &o)) goto done;
     if ((o.workloads & W_LOAD) && run_load(ctx, &o, &r)) goto done;

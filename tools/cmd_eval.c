@@ -22,13 +22,6 @@ static void usage(void)
            "character (character models), the tokens evaluated and tokens/s. --json prints one JSON object.\n");
 }
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 typedef struct eval_state {
     txlm_session *s;
     uint32_t seg;
@@ -83,7 +76,7 @@ static void json_string(const char *s)
 
 static void progress(double done, double total, double t0, uint64_t tokens)
 {
-    double el = now() - t0, rate = el > 0 ? (double)tokens / el : 0, frac = total > 0 ? done / total : 0;
+    double el = cli_now() - t0, rate = el > 0 ? (double)tokens / el : 0, frac = total > 0 ? done / total : 0;
     double eta = frac > 0 ? el * (1 - frac) / frac : 0;
     int width = 30, fill = (int)(frac * width);
     fprintf(stderr, "\r[%.*s%*s] %5.1f%%  %llu tokens  %.1f tok/s  ETA %.0fs ", fill,
@@ -144,7 +137,7 @@ int cmd_eval(int argc, char **argv)
     if (!(e.lp = malloc(e.seg * sizeof *e.lp))) { rc = cli_error("out of memory"); goto done; }
 
     int tty = isatty(fileno(stderr));
-    double t0 = now(), last = 0, done_bytes = 0;
+    double t0 = cli_now(), last = 0, done_bytes = 0;
     ssize_t len;
     while ((len = getline(&line, &line_cap, in)) > 0) {
         int32_t *ids = NULL;
@@ -156,9 +149,9 @@ int cmd_eval(int argc, char **argv)
         txlm_free(ids);
         if (bad) goto done;
         if ((st = drain(&e, 0))) { rc = cli_lib_error(st, "running the model"); goto done; }
-        if (tty && now() - last > 0.25) {
+        if (tty && cli_now() - last > 0.25) {
             progress(done_bytes, total, t0, e.scored);
-            last = now();
+            last = cli_now();
         }
     }
     if (ferror(in)) { rc = cli_error("%s: read error", file); goto done; }
@@ -168,7 +161,7 @@ int cmd_eval(int argc, char **argv)
         fputc('\n', stderr);
     }
     if (e.scored == 0) { rc = cli_error("%s: fewer than two tokens to evaluate", file); goto done; }
-    double secs = now() - t0, mean = e.nll / (double)e.scored;
+    double secs = cli_now() - t0, mean = e.nll / (double)e.scored;
     int chars = p.tokenizer != TXLM_TOKENIZER_WORD;
     if (json) {
         printf("{\"file\": ");
