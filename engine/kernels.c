@@ -47,14 +47,31 @@
 #include "gemv_q8.spv.h"
 #include "attn_pair.spv.h"
 #include "gemv_q8_sg.spv.h"
+#include "gemv_tex_f32.spv.h"
+#include "attn_split_tex.spv.h"
+#include "attn_pair_tex.spv.h"
+#include "gemv_tex_f16.spv.h"
+#include "gemv_tex_q8_0.spv.h"
+#include "gemv_tex_q4_0.spv.h"
+#include "linear_tex_f32.spv.h"
+#include "linear_tex_f16.spv.h"
+#include "linear_tex_q8_0.spv.h"
+#include "linear_tex_q4_0.spv.h"
+#include "linear_tex8_f32.spv.h"
+#include "linear_tex8_f16.spv.h"
+#include "linear_tex8_q8_0.spv.h"
+#include "linear_tex8_q4_0.spv.h"
 
 static const struct {
     const char *name;
     const uint32_t *code;
     size_t size;
     uint32_t n_bindings;
+    uint32_t texel_mask;
 } table[TXLM_K_COUNT] = {
-#define K(id, nm, nb) [id] = {#nm, txlm_spv_##nm, sizeof txlm_spv_##nm, nb}
+#define K(id, nm, nb) [id] = {#nm, txlm_spv_##nm, sizeof txlm_spv_##nm, nb, 0}
+/* X (binding 0) and W (binding 1) read as texels */
+#define KT(id, nm, nb) [id] = {#nm, txlm_spv_##nm, sizeof txlm_spv_##nm, nb, 3}
     K(TXLM_K_LINEAR, linear_f32, 5),
     K(TXLM_K_LINEAR_F16, linear_f16, 5),
     K(TXLM_K_LINEAR_Q8_0, linear_q8_0, 5),
@@ -99,6 +116,22 @@ static const struct {
     K(TXLM_K_GEMV_Q8, gemv_q8, 5),
     K(TXLM_K_GEMV_Q8_SG, gemv_q8_sg, 5),
     K(TXLM_K_ATTN_PAIR, attn_pair, 6),
+    KT(TXLM_K_GEMV_TEX, gemv_tex_f32, 5),
+    KT(TXLM_K_GEMV_TEX_F16, gemv_tex_f16, 5),
+    KT(TXLM_K_GEMV_TEX_Q8_0, gemv_tex_q8_0, 5),
+    KT(TXLM_K_GEMV_TEX_Q4_0, gemv_tex_q4_0, 5),
+    KT(TXLM_K_LINEAR_TEX, linear_tex_f32, 5),
+    KT(TXLM_K_LINEAR_TEX_F16, linear_tex_f16, 5),
+    KT(TXLM_K_LINEAR_TEX_Q8_0, linear_tex_q8_0, 5),
+    KT(TXLM_K_LINEAR_TEX_Q4_0, linear_tex_q4_0, 5),
+    KT(TXLM_K_LINEAR_TEX8, linear_tex8_f32, 5),
+    KT(TXLM_K_LINEAR_TEX8_F16, linear_tex8_f16, 5),
+    KT(TXLM_K_LINEAR_TEX8_Q8_0, linear_tex8_q8_0, 5),
+    KT(TXLM_K_LINEAR_TEX8_Q4_0, linear_tex8_q4_0, 5),
+    /* bindings 0-4 (queries, keys|values, position keys, biases) read as texels */
+    [TXLM_K_ATTN_SPLIT_TEX] = {"attn_split_tex", txlm_spv_attn_split_tex, sizeof txlm_spv_attn_split_tex, 6, 0x1f},
+    [TXLM_K_ATTN_PAIR_TEX] = {"attn_pair_tex", txlm_spv_attn_pair_tex, sizeof txlm_spv_attn_pair_tex, 6, 0x1f},
+#undef KT
 #undef K
 };
 
@@ -117,8 +150,11 @@ static int create_one(txlm_vk *vk, txlm_kernel *k, uint32_t id, txlm_err *err)
     VkDescriptorSetLayoutBinding b[TXLM_MAX_BINDINGS];
     k->name = table[id].name;
     k->n_bindings = table[id].n_bindings;
+    k->texel_mask = table[id].texel_mask;
     for (uint32_t i = 0; i < k->n_bindings; i++)
-        b[i] = (VkDescriptorSetLayoutBinding){.binding = i, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+        b[i] = (VkDescriptorSetLayoutBinding){.binding = i,
+                                              .descriptorType = (k->texel_mask >> i & 1) ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
+                                                                                          : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                               .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
     VkDescriptorSetLayoutCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
                                            .bindingCount = k->n_bindings, .pBindings = b};
@@ -157,6 +193,8 @@ int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
     int sg = (id >= TXLM_K_GEMV_SG && id <= TXLM_K_GEMV_SG_Q4_0) ||
              (id >= TXLM_K_GEMV_WIDE_SG && id <= TXLM_K_GEMV_WIDE_SG_Q4_0) || id == TXLM_K_GEMV_Q8_SG;
     if (wide && !vk->int64) return 0;
+    /* built whenever the format allows, so tests can run them on any device */
+    if (table[id].texel_mask && !vk->texel_ok) return 0;
     /* a workgroup of 8 must fit in one subgroup for subgroupAdd to sum it */
     if (sg && !(vk->subgroup_arith && vk->subgroup_size >= 8)) return 0;
     return 1;

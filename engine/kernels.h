@@ -44,6 +44,11 @@ typedef enum txlm_kernel_id {
     TXLM_K_GEMV_Q8, /* q8_0, a 32-weight block per load (shaderInt64) */
     TXLM_K_GEMV_Q8_SG,
     TXLM_K_ATTN_PAIR, /* two queries per invocation */
+    /* Texel-buffer matrix kernels (vk->texel), x4 dtypes each: */
+    TXLM_K_GEMV_TEX, TXLM_K_GEMV_TEX_F16, TXLM_K_GEMV_TEX_Q8_0, TXLM_K_GEMV_TEX_Q4_0, /* one row */
+    TXLM_K_LINEAR_TEX, TXLM_K_LINEAR_TEX_F16, TXLM_K_LINEAR_TEX_Q8_0, TXLM_K_LINEAR_TEX_Q4_0, /* 32x16 per invocation */
+    TXLM_K_LINEAR_TEX8, TXLM_K_LINEAR_TEX8_F16, TXLM_K_LINEAR_TEX8_Q8_0, TXLM_K_LINEAR_TEX8_Q4_0, /* 8x16: few rows */
+    TXLM_K_ATTN_SPLIT_TEX, TXLM_K_ATTN_PAIR_TEX, /* attention reading through texel buffers */
     TXLM_K_COUNT
 } txlm_kernel_id;
 
@@ -53,6 +58,7 @@ typedef enum txlm_kernel_id {
 typedef struct txlm_kernel {
     const char *name;
     uint32_t n_bindings;
+    uint32_t texel_mask; /* bit i: binding i is a uniform texel buffer (RGBA32_UINT view), else a storage buffer */
     VkDescriptorSetLayout dsl;
     VkPipelineLayout layout;
     VkPipeline pipeline;
@@ -65,7 +71,7 @@ typedef struct txlm_kernels {
 /* The variant of a weight-reading kernel (TXLM_K_LINEAR, _TILED or TXLM_K_GATHER) for a dtype. */
 txlm_kernel_id txlm_kernel_for_dtype(txlm_kernel_id base, uint32_t dtype);
 
-/* Whether this device can run kernel id (64-bit loads, subgroup sums). */
+/* Whether this device can run kernel id (64-bit loads, subgroup sums, texel buffers). */
 int txlm_kernel_usable(const txlm_vk *vk, uint32_t id);
 
 int txlm_kernels_init(txlm_vk *vk, txlm_kernels *ks, txlm_err *err);

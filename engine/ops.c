@@ -10,26 +10,52 @@ struct linear_push {
     uint32_t w_soff;
 };
 
+/* The texel kernels read X from element x.off in steps of 4 and W in
+ * steps of 16, and every binding must make a valid texel view. */
+static int texel_linear_ok(const txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w)
+{
+    if (!o->rec->vk->texel || o->no_texel || w->cols % 16 || x.off % 4 || x.ld % 4 || !txlm_rec_texel_fits(o->rec, x.view))
+        return 0;
+    for (uint32_t c = 0; c < txlm_tensor_n_chunks(w); c++)
+        if (!txlm_rec_texel_fits(o->rec, txlm_tensor_chunk(w, c, &(uint32_t){0}, NULL))) return 0;
+    return 1;
+}
+
 void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t row0, uint32_t nrows,
                     const txlm_gpu_tensor *bias, uint32_t bias_off, const txlm_arg *r, txlm_arg y, uint32_t M,
                     uint32_t flags, float alpha)
 {
     uint32_t end = row0 + nrows;
-    /* 8x8 register blocks with wide loads when the shapes line up */
-    int tiled = w->cols % 8 == 0 && x.off % 8 == 0 && x.ld % 8 == 0;
-    txlm_kernel_id base = !tiled ? TXLM_K_LINEAR : o->rec->vk->int64 ? TXLM_K_LINEAR_WIDE : TXLM_K_LINEAR_TILED;
-    uint32_t block = tiled ? 8 : 4, group_n = tiled ? 8 : 8, group_m = tiled ? 2 : 8;
-    if (tiled && M == 1 && !o->no_gemv) {
-        /* one row: a single pass over the weights, 32 rows per workgroup */
-        int wide = o->rec->vk->int64;
-        int sg = txlm_kernel_usable(o->rec->vk, TXLM_K_GEMV_SG);
-        base = wide ? (sg ? TXLM_K_GEMV_WIDE_SG : TXLM_K_GEMV_WIDE) : (sg ? TXLM_K_GEMV_SG : TXLM_K_GEMV);
-        block = 32, group_n = 1, group_m = 1;
+    const txlm_vk *vk = o->rec->vk;
+    txlm_kernel_id kernel;
+    uint32_t per_n, per_m; /* columns and rows of Y per workgroup */
+    /* the block kernels store Y raw, then add bias and residual in place:
+     * a residual that is Y itself (the embedding projection) must not */
+    int in_place = (flags & TXLM_LIN_RESIDUAL) && r && r->view.buf == y.view.buf;
+    int one_row = M == 1 && !o->no_gemv;
+    if (texel_linear_ok(o, x, w) && (one_row || !in_place)) {
+        /* texel fetches (CPU devices): one row, 32x16 or 8x16 blocks */
+        txlm_kernel_id base = one_row ? TXLM_K_GEMV_TEX : M >= 24 ? TXLM_K_LINEAR_TEX : TXLM_K_LINEAR_TEX8;
+        kernel = txlm_kernel_for_dtype(base, w->dtype);
+        per_n = base == TXLM_K_GEMV_TEX ? 32 : 16 * 8;
+        per_m = base == TXLM_K_GEMV_TEX ? 1 : base == TXLM_K_LINEAR_TEX ? 32 * 2 : 8 * 2;
+    } else {
+        /* 8x8 register blocks with wide loads when the shapes line up */
+        int tiled = w->cols % 8 == 0 && x.off % 8 == 0 && x.ld % 8 == 0;
+        txlm_kernel_id base = !tiled ? TXLM_K_LINEAR : vk->int64 ? TXLM_K_LINEAR_WIDE : TXLM_K_LINEAR_TILED;
+        per_n = tiled ? 8 * 8 : 4 * 8;
+        per_m = tiled ? 8 * 2 : 4 * 8;
+        if (tiled && one_row) {
+            /* one row: a single pass over the weights, 32 rows per workgroup */
+            int sg = txlm_kernel_usable(vk, TXLM_K_GEMV_SG);
+            base = vk->int64 ? (sg ? TXLM_K_GEMV_WIDE_SG : TXLM_K_GEMV_WIDE) : (sg ? TXLM_K_GEMV_SG : TXLM_K_GEMV);
+            per_n = 32, per_m = 1;
+        }
+        kernel = txlm_kernel_for_dtype(base, w->dtype);
+        /* q8_0 rows: a whole block per 256-bit load */
+        if (per_m == 1 && w->dtype == TXLM_DT_Q8_0 && vk->int64 && w->cols % 32 == 0 && !o->no_gemv_q8)
+            kernel = txlm_kernel_usable(vk, TXLM_K_GEMV_Q8_SG) ? TXLM_K_GEMV_Q8_SG : TXLM_K_GEMV_Q8;
     }
-    txlm_kernel_id kernel = txlm_kernel_for_dtype(base, w->dtype);
-    /* q8_0 rows: a whole block per 256-bit load */
-    if (block == 32 && w->dtype == TXLM_DT_Q8_0 && o->rec->vk->int64 && w->cols % 32 == 0 && !o->no_gemv_q8)
-        kernel = txlm_kernel_usable(o->rec->vk, TXLM_K_GEMV_Q8_SG) ? TXLM_K_GEMV_Q8_SG : TXLM_K_GEMV_Q8;
     for (uint32_t c = 0; c < txlm_tensor_n_chunks(w); c++) {
         uint32_t c0, soff;
         txlm_view wv = txlm_tensor_chunk(w, c, &c0, &soff);
@@ -49,7 +75,7 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
         };
         txlm_view views[5] = {x.view, wv, bias ? txlm_tensor_view(bias) : o->dummy,
                               (flags & TXLM_LIN_RESIDUAL) && r ? r->view : o->dummy, y.view};
-        txlm_rec_dispatch(o->rec, kernel, views, &p, sizeof p, div_up(p.N, block * group_n), div_up(M, block * group_m), 1);
+        txlm_rec_dispatch(o->rec, kernel, views, &p, sizeof p, div_up(p.N, per_n), div_up(M, per_m), 1);
         /* chunks write disjoint columns of Y, but bindings cover whole
          * buffers, so each chunk is ordered after the previous one */
         txlm_rec_barrier(o->rec);
@@ -134,11 +160,15 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
      * the reference turns into a uniform row; only the one-query kernel
      * (and the three-pass path) carries that case. */
     int all_masked_rows = s->same_length && s->mem_len == 0;
+    /* the split and paired kernels read their inputs as texels where the device prefers that */
+    txlm_view rw = txlm_tensor_view(r_w_bias), rr = txlm_tensor_view(r_r_bias);
+    int tex = o->rec->vk->texel && !o->no_texel && txlm_rec_texel_fits(o->rec, q) && txlm_rec_texel_fits(o->rec, kv) &&
+              txlm_rec_texel_fits(o->rec, rk) && txlm_rec_texel_fits(o->rec, rw) && txlm_rec_texel_fits(o->rec, rr);
     /* A handful of queries (generation): the keys are split into runs so
      * that every lane has work, then the runs are merged. */
     if (vec_ok && !all_masked_rows && s->qlen <= 4 && txlm_attn_split_bytes(s) <= scratch.size) {
-        txlm_view v[6] = {q, kv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), scratch};
-        txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SPLIT, v, &ps, sizeof ps, div_up(div_up(klen, TXLM_ATTN_RUN), 8), s->H,
+        txlm_view v[6] = {q, kv, rk, rw, rr, scratch};
+        txlm_rec_dispatch(o->rec, tex ? TXLM_K_ATTN_SPLIT_TEX : TXLM_K_ATTN_SPLIT, v, &ps, sizeof ps, div_up(div_up(klen, TXLM_ATTN_RUN), 8), s->H,
                           s->qlen);
         txlm_rec_barrier(o->rec);
         struct {
@@ -152,9 +182,9 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
     /* Two queries per invocation (each key and value row loaded serves
      * both), or one. */
     if (vec_ok && (s->qlen > 4 || all_masked_rows)) {
-        txlm_view v[6] = {q, kv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), out};
+        txlm_view v[6] = {q, kv, rk, rw, rr, out};
         int pair = !o->no_paired_attention && !all_masked_rows;
-        txlm_rec_dispatch(o->rec, pair ? TXLM_K_ATTN_PAIR : TXLM_K_ATTN_FUSED, v, &ps, sizeof ps,
+        txlm_rec_dispatch(o->rec, pair ? (tex ? TXLM_K_ATTN_PAIR_TEX : TXLM_K_ATTN_PAIR) : TXLM_K_ATTN_FUSED, v, &ps, sizeof ps,
                           div_up(s->qlen, pair ? 16 : 8), s->H, 1);
         txlm_rec_barrier(o->rec);
         return;

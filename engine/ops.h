@@ -24,6 +24,7 @@ typedef struct txlm_ops {
     int no_fused_attention; /* benchmarks and tests: always the three-pass attention */
     int no_paired_attention; /* benchmarks and tests: one query per invocation */
     int no_gemv_q8;    /* benchmarks and tests: q8_0 rows through the generic single-row kernel */
+    int no_texel;      /* benchmarks and tests: storage-buffer matrix kernels even where texel ones are preferred */
 } txlm_ops;
 
 enum { TXLM_LIN_RELU = 2, TXLM_LIN_RESIDUAL = 4 };

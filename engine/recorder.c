@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include <stb/stb_ds.h>
+
 int txlm_rec_init(txlm_rec *r, txlm_vk *vk, const txlm_kernels *ks, uint32_t max_sets, txlm_err *err)
 {
     memset(r, 0, sizeof *r);
@@ -22,9 +24,12 @@ int txlm_rec_init(txlm_rec *r, txlm_vk *vk, const txlm_kernels *ks, uint32_t max
         res = vkCreateFence(vk->device, &fci, NULL, &r->fence);
     }
     if (res == VK_SUCCESS) {
-        VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = max_sets * TXLM_MAX_BINDINGS};
+        VkDescriptorPoolSize ps[2] = {
+            {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = max_sets * TXLM_MAX_BINDINGS},
+            {.type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, .descriptorCount = max_sets * 5},
+        };
         VkDescriptorPoolCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = max_sets,
-                                          .poolSizeCount = 1, .pPoolSizes = &ps};
+                                          .poolSizeCount = vk->texel_ok ? 2 : 1, .pPoolSizes = ps};
         res = vkCreateDescriptorPool(vk->device, &dci, NULL, &r->dpool);
     }
     if (res != VK_SUCCESS) {
@@ -34,10 +39,18 @@ int txlm_rec_init(txlm_rec *r, txlm_vk *vk, const txlm_kernels *ks, uint32_t max
     return 0;
 }
 
+static void drop_texel_views(txlm_rec *r)
+{
+    for (ptrdiff_t i = 0; i < arrlen(r->texel_views); i++) vkDestroyBufferView(r->vk->device, r->texel_views[i].view, NULL);
+    arrsetlen(r->texel_views, 0);
+}
+
 void txlm_rec_destroy(txlm_rec *r)
 {
     if (!r->vk) return;
     VkDevice d = r->vk->device;
+    drop_texel_views(r);
+    arrfree(r->texel_views);
     if (r->dpool) vkDestroyDescriptorPool(d, r->dpool, NULL);
     if (r->fence) vkDestroyFence(d, r->fence, NULL);
     if (r->pool) vkDestroyCommandPool(d, r->pool, NULL);
@@ -46,6 +59,7 @@ void txlm_rec_destroy(txlm_rec *r)
 
 int txlm_rec_begin(txlm_rec *r, txlm_err *err)
 {
+    drop_texel_views(r);
     VkResult res = vkResetDescriptorPool(r->vk->device, r->dpool, 0);
     if (res == VK_SUCCESS) res = vkResetCommandBuffer(r->cmd, 0);
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
@@ -64,6 +78,27 @@ static void latch(txlm_rec *r, int code, const char *msg)
     if (r->failed) return;
     r->failed = 1;
     txlm_fail(&r->first_err, code, "%s", msg);
+}
+
+int txlm_rec_texel_fits(const txlm_rec *r, txlm_view v)
+{
+    return r->vk->texel_ok && v.off % r->vk->texel_align == 0 && (v.size + 15) / 16 <= r->vk->max_texel_elems;
+}
+
+/* The RGBA32_UINT view of range v, made once per recording. Buffers are
+ * allocated in multiples of 16 bytes and views start 16-aligned, so the
+ * range rounded up to whole texels stays inside the buffer. */
+static VkBufferView texel_view(txlm_rec *r, txlm_view v)
+{
+    for (ptrdiff_t i = arrlen(r->texel_views) - 1; i >= 0; i--)
+        if (!memcmp(&r->texel_views[i].range, &v, sizeof v)) return r->texel_views[i].view;
+    VkBufferViewCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO, .buffer = v.buf,
+                                 .format = VK_FORMAT_R32G32B32A32_UINT, .offset = v.off, .range = (v.size + 15) & ~(VkDeviceSize)15};
+    VkBufferView view;
+    if (vkCreateBufferView(r->vk->device, &ci, NULL, &view) != VK_SUCCESS) return VK_NULL_HANDLE;
+    txlm_texel_view e = {v, view};
+    arrput(r->texel_views, e);
+    return view;
 }
 
 void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, const void *push, uint32_t push_size,
@@ -90,8 +125,23 @@ void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, c
     }
     r->sets_used++;
     VkDescriptorBufferInfo bi[TXLM_MAX_BINDINGS];
+    VkBufferView tv[TXLM_MAX_BINDINGS];
     VkWriteDescriptorSet w[TXLM_MAX_BINDINGS];
     for (uint32_t i = 0; i < k->n_bindings; i++) {
+        if (k->texel_mask >> i & 1) {
+            if (!txlm_rec_texel_fits(r, views[i])) {
+                latch(r, TXLM_ERR_LIMIT, "internal: a texel buffer view is misaligned or exceeds maxTexelBufferElements");
+                return;
+            }
+            if (!(tv[i] = texel_view(r, views[i]))) {
+                latch(r, TXLM_ERR_VULKAN, "vkCreateBufferView failed");
+                return;
+            }
+            w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = i,
+                                          .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
+                                          .pTexelBufferView = &tv[i]};
+            continue;
+        }
         if (views[i].size > r->vk->max_storage_range || views[i].off % r->vk->storage_align) {
             latch(r, TXLM_ERR_LIMIT, "internal: a buffer view exceeds maxStorageBufferRange or is misaligned");
             return;

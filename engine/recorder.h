@@ -16,6 +16,12 @@ typedef struct txlm_view {
 
 static inline txlm_view txlm_view_of(const txlm_buf *b) { return (txlm_view){b->buf, 0, b->size}; }
 
+/* A texel view made for this recording (kernels with texel bindings). */
+typedef struct txlm_texel_view {
+    txlm_view range;
+    VkBufferView view;
+} txlm_texel_view;
+
 typedef struct txlm_rec {
     txlm_vk *vk;
     const txlm_kernels *ks;
@@ -27,6 +33,7 @@ typedef struct txlm_rec {
     uint32_t sets_used;
     uint32_t dispatches;
     uint32_t kernel_uses[TXLM_K_COUNT]; /* dispatches per kernel since init: tests check every variant ran */
+    txlm_texel_view *texel_views; /* stb_ds array; destroyed at the next begin, once the device is done */
     int recording;
     int failed;        /* a recording error happened; submit reports it */
     txlm_err first_err;
@@ -39,6 +46,9 @@ int txlm_rec_begin(txlm_rec *r, txlm_err *err);
  * latched and returned by txlm_rec_submit, so op code stays linear. */
 void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id k, const txlm_view *views, const void *push, uint32_t push_size,
                        uint32_t gx, uint32_t gy, uint32_t gz);
+/* Whether v can be bound as a texel buffer on this device (offset
+ * alignment, element count); op functions check before choosing a texel kernel. */
+int txlm_rec_texel_fits(const txlm_rec *r, txlm_view v);
 /* Full compute/transfer memory barrier: every later command sees every earlier write. */
 void txlm_rec_barrier(txlm_rec *r);
 void txlm_rec_copy(txlm_rec *r, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size);

@@ -377,6 +377,15 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
     }
     vk->storage_align = vk->props.limits.minStorageBufferOffsetAlignment;
     if (vk->storage_align < 4) vk->storage_align = 4;
+    vk->texel_align = vk->props.limits.minTexelBufferOffsetAlignment;
+    if (vk->texel_align < 16) vk->texel_align = 16;
+    vk->max_texel_elems = vk->props.limits.maxTexelBufferElements;
+    VkFormatProperties fp;
+    vkGetPhysicalDeviceFormatProperties(vk->phys, VK_FORMAT_R32G32B32A32_UINT, &fp);
+    vk->texel_ok = (fp.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
+    vk->texel = vk->texel_ok && vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    const char *tx = getenv("TXLM_TEXEL"); /* 0 or 1: override the choice (comparisons on GPUs) */
+    if (tx && *tx) vk->texel = vk->texel_ok && atoi(tx) != 0;
     vk->max_alloc = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : (VkDeviceSize)1 << 30;
     vk->memory_budget = opts ? opts->memory_budget : 0;
     const char *lose = getenv("TXLM_FAULT_DEVICE_LOST");

@@ -28,6 +28,16 @@ typedef struct txlm_vk {
      * the split paths on small models). */
     VkDeviceSize split_bytes;
     VkDeviceSize storage_align;      /* minStorageBufferOffsetAlignment */
+    /* Matrix kernels read weights and activations through uniform texel
+     * buffers (RGBA32_UINT views, 16 bytes a fetch) instead of storage
+     * buffers. On by default on CPU devices: llvmpipe turns a storage-buffer
+     * load into a per-lane loop with a branch for each lane, a texel fetch
+     * into one gather, 2.5-3.6x faster for the same kernel
+     * (docs/performance.md). Tests switch it off to cover the other kernels. */
+    int texel;
+    int texel_ok;                    /* RGBA32_UINT uniform texel buffers supported: texel kernels built */
+    VkDeviceSize texel_align;        /* minTexelBufferOffsetAlignment */
+    uint32_t max_texel_elems;        /* maxTexelBufferElements (16-byte texels) */
     VkDeviceSize max_alloc;          /* maxMemoryAllocationSize */
     uint64_t memory_budget;          /* 0 = no cap */
     uint64_t memory_used;            /* device memory allocated through vk_buffer.c */

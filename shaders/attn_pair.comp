@@ -13,11 +13,7 @@
 
 layout(local_size_x = 8) in;
 
-layout(std430, binding = 0) readonly buffer Qb { vec4 Q[]; };     // [qlen, H*dh]
-layout(std430, binding = 1) readonly buffer KVb { vec4 KV[]; };   // [klen, 2*H*dh]: k | v
-layout(std430, binding = 2) readonly buffer RKb { vec4 RK[]; };   // [distances, H*dh]
-layout(std430, binding = 3) readonly buffer RWb { vec4 RWB[]; };  // r_w_bias [H, dh]
-layout(std430, binding = 4) readonly buffer RRb { vec4 RRB[]; };  // r_r_bias [H, dh]
+#include "attn_io.glsl"
 layout(std430, binding = 5) writeonly buffer Ob { vec4 O[]; };    // [qlen, H*dh]
 
 layout(push_constant) uniform Push {
@@ -42,8 +38,8 @@ void main()
 
     vec4 qw0[64], qr0[64], acc0[64], qw1[64], qr1[64], acc1[64], prev[64];
     for (uint e = 0u; e < n4; e++) {
-        vec4 q = Q[i0 * hd4 + h * n4 + e], q1 = Q[i1 * hd4 + h * n4 + e];
-        vec4 u = RWB[h * n4 + e], v = RRB[h * n4 + e];
+        vec4 q = ld_q(i0 * hd4 + h * n4 + e), q1 = ld_q(i1 * hd4 + h * n4 + e);
+        vec4 u = ld_rw(h * n4 + e), v = ld_rr(h * n4 + e);
         qw0[e] = q + u;
         qr0[e] = q + v;
         qw1[e] = q1 + u;
@@ -64,7 +60,7 @@ void main()
 
     // the position row of query i1 at the first key
     uint rb1 = (p.rk_off >> 2) + min(hi1 - lo0, p.clamp_max) * hd4 + h * n4;
-    for (uint e = 0u; e < n4; e++) prev[e] = RK[rb1 + e];
+    for (uint e = 0u; e < n4; e++) prev[e] = ld_rk(rb1 + e);
 
     float m0 = TXLM_MASKED, l0 = 0.0, m1 = TXLM_MASKED, l1 = 0.0;
     for (uint j = lo0; j <= hi1; j++) {
@@ -73,7 +69,7 @@ void main()
         uint rb0 = (p.rk_off >> 2) + min(in0 ? hi0 - j : 0u, p.clamp_max) * hd4 + h * n4;
         float s0 = 0.0, s1 = 0.0;
         for (uint e = 0u; e < n4; e++) {
-            vec4 k = KV[kb + e], r = RK[rb0 + e];
+            vec4 k = ld_kv(kb + e), r = ld_rk(rb0 + e);
             s0 += dot(qw0[e], k) + dot(qr0[e], r);
             s1 += dot(qw1[e], k) + dot(qr1[e], prev[e]);
             prev[e] = r;
@@ -88,7 +84,7 @@ void main()
         m0 = n0;
         m1 = n1;
         for (uint e = 0u; e < n4; e++) {
-            vec4 v = KV[kb + hd4 + e];
+            vec4 v = ld_kv(kb + hd4 + e);
             acc0[e] = acc0[e] * c0 + w0 * v;
             acc1[e] = acc1[e] * c1 + w1 * v;
         }

@@ -15,11 +15,7 @@ layout(local_size_x = 8) in;
 
 #define RUN 16u
 
-layout(std430, binding = 0) readonly buffer Qb { vec4 Q[]; };     // [qlen, H*dh]
-layout(std430, binding = 1) readonly buffer KVb { vec4 KV[]; };   // [klen, 2*H*dh]: k | v
-layout(std430, binding = 2) readonly buffer RKb { vec4 RK[]; };   // [distances, H*dh]
-layout(std430, binding = 3) readonly buffer RWb { vec4 RWB[]; };  // r_w_bias [H, dh]
-layout(std430, binding = 4) readonly buffer RRb { vec4 RRB[]; };  // r_r_bias [H, dh]
+#include "attn_io.glsl"
 layout(std430, binding = 5) writeonly buffer Pb { vec4 PART[]; };
 
 layout(push_constant) uniform Push {
@@ -57,20 +53,20 @@ void main()
     for (uint e = 0u; e < n4; e++) acc[e] = vec4(0.0);
     if (j0 <= j1) {
         for (uint e = 0u; e < n4; e++) {
-            vec4 q = Q[i * hd4 + h * n4 + e];
-            qw[e] = q + RWB[h * n4 + e];
-            qr[e] = q + RRB[h * n4 + e];
+            vec4 q = ld_q(i * hd4 + h * n4 + e);
+            qw[e] = q + ld_rw(h * n4 + e);
+            qr[e] = q + ld_rr(h * n4 + e);
         }
         for (uint j = j0; j <= j1; j++) {
             uint kb = (p.kv_off >> 2) + j * 2u * hd4 + h * n4;
             uint rb = (p.rk_off >> 2) + min(p.mlen + i - j, p.clamp_max) * hd4 + h * n4;
             float s = 0.0;
-            for (uint e = 0u; e < n4; e++) s += dot(qw[e], KV[kb + e]) + dot(qr[e], RK[rb + e]);
+            for (uint e = 0u; e < n4; e++) s += dot(qw[e], ld_kv(kb + e)) + dot(qr[e], ld_rk(rb + e));
             s *= p.scale;
             float m_new = max(m, s);
             float corr = exp(m - m_new), w = exp(s - m_new);
             l = l * corr + w;
-            for (uint e = 0u; e < n4; e++) acc[e] = acc[e] * corr + w * KV[kb + hd4 + e];
+            for (uint e = 0u; e < n4; e++) acc[e] = acc[e] * corr + w * ld_kv(kb + hd4 + e);
             m = m_new;
         }
     }

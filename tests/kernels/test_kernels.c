@@ -8,6 +8,9 @@
  *                     (wide: shaderInt64; sg: subgroupAdd over 8 lanes) unless
  *                     no_gemv; otherwise the plain linear_* kernel. One variant per
  *                     weight dtype (f32, f16, q8_0, q4_0).
+ *                    Where the device prefers texel buffers (vk->texel: CPU devices) and K
+ *                    is a multiple of 16, X offset and stride of 4: gemv_tex_* for one row,
+ *                    linear_tex_* (32x16 blocks) from 24 rows, else linear_tex8_*.
  *   txlm_op_linear_t  always linear_* (transposed weights), per dtype.
  *   txlm_op_gather    gather_* per dtype.
  *   txlm_op_attention with probabilities wanted, or qlen <= 4, or dh % 4, or a
@@ -114,11 +117,20 @@ static void case_done(void)
  * one by one: 64-bit loads (wide) or not, subgroup sums or shared memory
  * for single rows, the matrix kernel for single rows too, and the generic
  * single-row kernel for q8_0 rows. */
-enum { MODE_NARROW = 1, MODE_NO_SUBGROUP = 2, MODE_NO_GEMV = 4, MODE_NO_GEMV_Q8 = 8, N_MODES = 16 };
-static int have_int64, have_subgroup;
+enum { MODE_NARROW = 1, MODE_NO_SUBGROUP = 2, MODE_NO_GEMV = 4, MODE_NO_GEMV_Q8 = 8, MODE_TEXEL = 16, N_MODES = 32 };
+static int have_int64, have_subgroup, have_texel;
 
 static int set_mode(int mode)
 {
+    /* texel kernels: only the matrix/single-row switch applies to them */
+    if (mode & MODE_TEXEL) {
+        if (!have_texel || (mode & (MODE_NARROW | MODE_NO_SUBGROUP | MODE_NO_GEMV_Q8))) return 0;
+        ctx->vk.texel = 1;
+        ops.no_gemv = (mode & MODE_NO_GEMV) != 0;
+        ops.no_gemv_q8 = 0;
+        return 1;
+    }
+    ctx->vk.texel = 0;
     if (!(mode & MODE_NARROW) && !have_int64) return 0;
     if (!(mode & MODE_NO_SUBGROUP) && !have_subgroup) return 0;
     ctx->vk.int64 = !(mode & MODE_NARROW);
@@ -132,6 +144,7 @@ static void reset_mode(void)
 {
     ctx->vk.int64 = have_int64;
     ctx->vk.subgroup_arith = have_subgroup;
+    ctx->vk.texel = 0;
     ops.no_gemv = 0;
     ops.no_gemv_q8 = 0;
 }
@@ -208,6 +221,17 @@ static void linear_case(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int 
               K, mode, d2);
         free(w2);
         free(want2);
+    }
+    /* the residual is the output itself (the embedding projection adds
+     * each cluster's rows into x in place) */
+    if (flags & TXLM_LIN_RESIDUAL) {
+        memcpy(yb.map, r, (size_t)M * N * 4);
+        begin();
+        txlm_op_linear(&ops, xa, &wt, 0, N, with_bias ? &bt : NULL, 0, &ya, ya, M, flags, alpha);
+        run();
+        double d3 = max_abs_diff(yb.map, want, (size_t)M * N);
+        CHECK(d3 < 1e-4 * sqrt((double)K), "linear %s in place M=%u N=%u K=%u mode=%d: max diff %g", dt_name(dtype), M, N, K,
+              mode, d3);
     }
     txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &rb), txlm_buf_destroy(&ctx->vk, &yb);
     txlm_tensor_free(&ctx->vk, &wt), txlm_tensor_free(&ctx->vk, &bt);
@@ -366,29 +390,36 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
     /* without probabilities: the default choice (split for a few queries,
      * else two queries per invocation), then one query per invocation,
      * then forced three-pass */
-    for (int mode = 0; mode < 3; mode++) {
-        static const txlm_kernel_id watch[3] = {TXLM_K_ATTN_SPLIT, TXLM_K_ATTN_PAIR, TXLM_K_ATTN_FUSED};
+    int texel_default = ctx->vk.texel;
+    for (int mode = 0; mode < 6; mode++) {
+        /* modes 3-5: the same choices reading through texel buffers */
+        int texel = mode >= 3, choice = mode % 3;
+        if (texel && !have_texel) continue;
+        ctx->vk.texel = texel;
+        const txlm_kernel_id watch[3] = {texel ? TXLM_K_ATTN_SPLIT_TEX : TXLM_K_ATTN_SPLIT,
+                                         texel ? TXLM_K_ATTN_PAIR_TEX : TXLM_K_ATTN_PAIR, TXLM_K_ATTN_FUSED};
         static const char *names[4] = {"split", "paired", "fused", "three-pass"};
         uint32_t before[3];
         for (int k = 0; k < 3; k++) before[k] = rec.kernel_uses[watch[k]];
         memset(ob.map, 0, (size_t)qlen * hd * 4);
-        ops.no_paired_attention = mode == 1;
-        ops.no_fused_attention = mode == 2;
+        ops.no_paired_attention = choice == 1;
+        ops.no_fused_attention = choice == 2;
         begin();
         txlm_op_attention(&ops, &s, qv, kvv, rkv, rk_off, &rwt, &rrt, NULL, probs, ov);
         run();
         ops.no_paired_attention = ops.no_fused_attention = 0;
+        ctx->vk.texel = texel_default;
         int used = 3;
         for (int k = 0; k < 3; k++)
             if (rec.kernel_uses[watch[k]] != before[k]) used = k;
-        int vec_ok = mode < 2 && dh % 4 == 0 && rk_off % 4 == 0;
+        int vec_ok = choice < 2 && dh % 4 == 0 && rk_off % 4 == 0;
         int all_masked_rows = same_length && mem_len == 0; /* only the one-query kernel handles them */
-        int expect = !vec_ok ? 3 : all_masked_rows ? 2 : qlen <= 4 ? 0 : mode == 0 ? 1 : 2;
+        int expect = !vec_ok ? 3 : all_masked_rows ? 2 : qlen <= 4 ? 0 : choice == 0 ? 1 : 2;
         double d = max_abs_diff(ob.map, want_o, (size_t)qlen * hd);
         CHECK(d < 1e-4 && used == expect,
               "attention (%s, expected %s) qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d rk_off=%u "
-              "kv_row0=%u: out diff %g", names[used], names[expect], qlen, mlen, H, dh, same_length, mem_len, clamp_len,
-              rk_off, kv_row0, d);
+              "kv_row0=%u texel=%d: out diff %g", names[used], names[expect], qlen, mlen, H, dh, same_length, mem_len, clamp_len,
+              rk_off, kv_row0, texel, d);
     }
     txlm_buf_destroy(&ctx->vk, &qb), txlm_buf_destroy(&ctx->vk, &kvb), txlm_buf_destroy(&ctx->vk, &sb);
     txlm_buf_destroy(&ctx->vk, &ob), txlm_buf_destroy(&ctx->vk, &tb), txlm_buf_destroy(&ctx->vk, &rkb);
@@ -438,6 +469,7 @@ int main(void)
 
     have_int64 = ctx->vk.int64;
     have_subgroup = ctx->vk.subgroup_arith;
+    have_texel = ctx->vk.texel_ok;
 
     /* M, N, K, flags, bias, split bytes, dtype (, x offset, x row padding).
      * Each dtype: shapes for the plain kernel (K or X not 8-aligned), for the
@@ -454,6 +486,12 @@ int main(void)
     test_linear(1, 45, 96, 0, 1, 0, TXLM_DT_F32);
     test_linear(1, 100, 64, RL, 1, 64 * 4 * 24, TXLM_DT_F32);
     test_linear(1, 33, 8, RL | RS, 1, 0, TXLM_DT_F32);
+    /* enough rows for the 32-row texel blocks; X at an offset, split weights */
+    test_linear(37, 70, 48, RL | RS, 1, 0, TXLM_DT_F32);
+    test_linear_at(40, 33, 64, RS, 1, 0, TXLM_DT_F32, 4, 4);
+    test_linear(29, 101, 32, 0, 1, 32 * 4 * 16, TXLM_DT_F32);
+    test_linear(65, 17, 16, RL, 0, 0, TXLM_DT_F32);
+    test_linear_at(1, 39, 80, RL | RS, 1, 0, TXLM_DT_F32, 4, 0); /* one row, X at an offset of 4 */
 
     test_linear(3, 37, 33, RL, 1, 0, TXLM_DT_F16);
     test_linear_at(4, 20, 16, 0, 1, 0, TXLM_DT_F16, 0, 3);
@@ -464,6 +502,10 @@ int main(void)
     test_linear(1, 45, 96, 0, 1, 0, TXLM_DT_F16);
     test_linear(1, 77, 64, RS, 1, 64 * 2 * 16, TXLM_DT_F16);
     test_linear(1, 5, 8, RL, 1, 0, TXLM_DT_F16);
+    test_linear(26, 45, 32, RL, 1, 0, TXLM_DT_F16);
+    test_linear(33, 61, 64, RS, 1, 64 * 2 * 8, TXLM_DT_F16);
+    test_linear_at(24, 19, 48, 0, 1, 0, TXLM_DT_F16, 4, 12);
+    test_linear(1, 50, 48, RL | RS, 1, 0, TXLM_DT_F16);
 
     for (uint32_t dt = TXLM_DT_Q8_0; dt <= TXLM_DT_Q4_0; dt++) {
         uint32_t row32 = txlm_dtype_get(dt)->block_bytes; /* bytes of a 32-element row */
@@ -476,6 +518,9 @@ int main(void)
         test_linear(1, 45, 96, 0, 1, 0, dt);
         test_linear(1, 70, 64, RS, 1, 2 * row32 * 32, dt);
         test_linear(1, 31, 32, RL | RS, 1, 0, dt);
+        test_linear(25, 41, 64, RS, 1, 0, dt);
+        test_linear(40, 77, 96, RL, 1, 2 * row32 * 16, dt);
+        test_linear_at(33, 23, 32, 0, 1, 0, dt, 4, 4);
     }
 
     /* M, N, K, dtype, split bytes (P is split along K) */
