@@ -193,6 +193,7 @@ def main():
     ap.add_argument("--vanilla-tokens", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="1 rep, few tokens, no vanilla table (harness check)")
     ap.add_argument("--txl", default=os.path.join(REPO, "tools", "train", "txl.py"))
+    ap.add_argument("--any-blas", action="store_true", help="time PyTorch even without OpenBLAS")
     a = ap.parse_args()
     if a.quick:
         a.reps, a.tokens, a.gen_tokens, a.vanilla = 1, 128, 4, ""
@@ -203,6 +204,13 @@ def main():
     if not os.path.exists(a.txl):
         sys.exit(f"compare: {a.txl} not found (the PyTorch model; give --txl)")
 
+    # PyTorch through the reference BLAS runs ~30x slower than through
+    # OpenBLAS: a ratio against it would flatter txlm, so it is refused.
+    blas = json.loads(run([PY, "-c", "import json, sys; sys.argv = ['x']; sys.path.insert(0, %r); import torch_bench; "
+                               "print(json.dumps(torch_bench.blas_library()))" % os.path.join(REPO, "bench")]))
+    if "openblas" not in blas.lower() and not a.any_blas:
+        sys.exit(f"compare: PyTorch uses {blas}, not OpenBLAS (Debian: apt-get install libopenblas0-pthread); "
+                 "--any-blas to time it anyway")
     names = a.models.split(",")
     models = make_models(a, names)
     a.ids = os.path.join(work, "ids.i32")
@@ -211,7 +219,7 @@ def main():
                             text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
                            stdout=subprocess.PIPE, text=True).stdout.strip()
-    results = {"machine": machine(), "commit": commit + (" (with local changes)" if dirty else ""),
+    results = {"machine": machine() + f"; PyTorch BLAS {blas}", "commit": commit + (" (with local changes)" if dirty else ""),
                "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "models": {}}
     for name in names:
         variants, hf = models[name]

@@ -135,6 +135,20 @@ def run_logprobs(model, ids, segments, path):
     torch.cat(rows).numpy().astype("<f4").tofile(path)
 
 
+def blas_library():
+    """The BLAS shared library this process has loaded for PyTorch's matrix
+    products (Debian's torch goes through the libblas.so.3 alternative,
+    which is the slow reference BLAS unless OpenBLAS is installed)."""
+    torch.ones(64, 64) @ torch.ones(64, 64)
+    libs = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1] if len(line.split()) >= 6 else ""
+            if "blas" in os.path.basename(path).lower():
+                libs.add(os.path.realpath(path))
+    return ", ".join(sorted(libs)) or "unknown"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--hf", required=True, help="folder with config.json and model.safetensors")
@@ -156,7 +170,7 @@ def main():
     txl = load_txl(a.txl)
     ids = np.fromfile(a.ids, dtype="<i4")
     work = a.workloads.split(",")
-    res = {"torch": torch.__version__, "threads": torch.get_num_threads(), "mem_len": a.mem_len,
+    res = {"torch": torch.__version__, "blas": blas_library(), "threads": torch.get_num_threads(), "mem_len": a.mem_len,
            "tgt_len": a.tgt_len, "tokens": a.tokens, "reps": a.reps}
     with torch.no_grad():
         if "load" in work:

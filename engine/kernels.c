@@ -49,6 +49,9 @@
 #include "gemv_q8_sg.spv.h"
 #include "gemv_tex_f32.spv.h"
 #include "attn_split_tex.spv.h"
+#include "attn_split_tex64.spv.h"
+#include "attn_split_sg64.spv.h"
+#include "attn_pair_tex64.spv.h"
 #include "attn_pair_tex.spv.h"
 #include "gemv_tex_f16.spv.h"
 #include "gemv_tex_q8_0.spv.h"
@@ -131,6 +134,9 @@ static const struct {
     /* bindings 0-4 (queries, keys|values, position keys, biases) read as texels */
     [TXLM_K_ATTN_SPLIT_TEX] = {"attn_split_tex", txlm_spv_attn_split_tex, sizeof txlm_spv_attn_split_tex, 6, 0x1f},
     [TXLM_K_ATTN_PAIR_TEX] = {"attn_pair_tex", txlm_spv_attn_pair_tex, sizeof txlm_spv_attn_pair_tex, 6, 0x1f},
+    [TXLM_K_ATTN_SPLIT_TEX64] = {"attn_split_tex64", txlm_spv_attn_split_tex64, sizeof txlm_spv_attn_split_tex64, 6, 0x1f},
+    [TXLM_K_ATTN_SPLIT_SG64] = {"attn_split_sg64", txlm_spv_attn_split_sg64, sizeof txlm_spv_attn_split_sg64, 6, 0x1f},
+    [TXLM_K_ATTN_PAIR_TEX64] = {"attn_pair_tex64", txlm_spv_attn_pair_tex64, sizeof txlm_spv_attn_pair_tex64, 6, 0x1f},
 #undef KT
 #undef K
 };
@@ -191,7 +197,8 @@ int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
                (id >= TXLM_K_GEMV_WIDE && id <= TXLM_K_GEMV_WIDE_SG_Q4_0) || id == TXLM_K_GEMV_Q8 ||
                id == TXLM_K_GEMV_Q8_SG;
     int sg = (id >= TXLM_K_GEMV_SG && id <= TXLM_K_GEMV_SG_Q4_0) ||
-             (id >= TXLM_K_GEMV_WIDE_SG && id <= TXLM_K_GEMV_WIDE_SG_Q4_0) || id == TXLM_K_GEMV_Q8_SG;
+             (id >= TXLM_K_GEMV_WIDE_SG && id <= TXLM_K_GEMV_WIDE_SG_Q4_0) || id == TXLM_K_GEMV_Q8_SG ||
+             id == TXLM_K_ATTN_SPLIT_SG64;
     if (wide && !vk->int64) return 0;
     /* built whenever the format allows, so tests can run them on any device */
     if (table[id].texel_mask && !vk->texel_ok) return 0;

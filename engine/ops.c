@@ -168,12 +168,18 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
      * that every lane has work, then the runs are merged. */
     if (vec_ok && !all_masked_rows && s->qlen <= 4 && txlm_attn_split_bytes(s) <= scratch.size) {
         txlm_view v[6] = {q, kv, rk, rw, rr, scratch};
-        txlm_rec_dispatch(o->rec, tex ? TXLM_K_ATTN_SPLIT_TEX : TXLM_K_ATTN_SPLIT, v, &ps, sizeof ps, div_up(div_up(klen, TXLM_ATTN_RUN), 8), s->H,
-                          s->qlen);
+        uint32_t nparts = div_up(klen, TXLM_ATTN_RUN);
+        if (tex && s->dh == 64 && !o->no_attn_sg && txlm_kernel_usable(o->rec->vk, TXLM_K_ATTN_SPLIT_SG64)) {
+            nparts = div_up(klen, TXLM_ATTN_RUN_SG);
+            txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SPLIT_SG64, v, &ps, sizeof ps, nparts, s->H, s->qlen);
+        } else {
+            txlm_rec_dispatch(o->rec, tex ? (s->dh == 64 ? TXLM_K_ATTN_SPLIT_TEX64 : TXLM_K_ATTN_SPLIT_TEX) : TXLM_K_ATTN_SPLIT,
+                              v, &ps, sizeof ps, div_up(nparts, 8), s->H, s->qlen);
+        }
         txlm_rec_barrier(o->rec);
         struct {
             uint32_t qlen, H, dh, nparts;
-        } pm = {s->qlen, s->H, s->dh, div_up(klen, TXLM_ATTN_RUN)};
+        } pm = {s->qlen, s->H, s->dh, nparts};
         txlm_view v2[2] = {scratch, out};
         txlm_rec_dispatch(o->rec, TXLM_K_ATTN_MERGE, v2, &pm, sizeof pm, div_up(s->H * s->dh / 4, 64), s->qlen, 1);
         txlm_rec_barrier(o->rec);
@@ -184,7 +190,8 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
     if (vec_ok && (s->qlen > 4 || all_masked_rows)) {
         txlm_view v[6] = {q, kv, rk, rw, rr, out};
         int pair = !o->no_paired_attention && !all_masked_rows;
-        txlm_rec_dispatch(o->rec, pair ? (tex ? TXLM_K_ATTN_PAIR_TEX : TXLM_K_ATTN_PAIR) : TXLM_K_ATTN_FUSED, v, &ps, sizeof ps,
+        txlm_kernel_id paired = tex ? (s->dh == 64 ? TXLM_K_ATTN_PAIR_TEX64 : TXLM_K_ATTN_PAIR_TEX) : TXLM_K_ATTN_PAIR;
+        txlm_rec_dispatch(o->rec, pair ? paired : TXLM_K_ATTN_FUSED, v, &ps, sizeof ps,
                           div_up(s->qlen, pair ? 16 : 8), s->H, 1);
         txlm_rec_barrier(o->rec);
         return;

@@ -24,6 +24,7 @@ typedef struct txlm_ops {
     int no_fused_attention; /* benchmarks and tests: always the three-pass attention */
     int no_paired_attention; /* benchmarks and tests: one query per invocation */
     int no_gemv_q8;    /* benchmarks and tests: q8_0 rows through the generic single-row kernel */
+    int no_attn_sg;    /* tests: the lane-per-run split attention even where the lane-per-element one runs */
     int no_texel;      /* benchmarks and tests: storage-buffer matrix kernels even where texel ones are preferred */
 } txlm_ops;
 
@@ -60,6 +61,8 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
 
 /* Keys per run of the split attention (shaders/attn_split.comp, RUN). */
 #define TXLM_ATTN_RUN 16u
+/* Keys per run of the lane-per-element split (shaders/attn_split_sg.comp). */
+#define TXLM_ATTN_RUN_SG 64u
 /* Scratch bytes the split attention needs for shape s (with at most 4
  * queries it is used when the scratch view holds this much). */
 uint64_t txlm_attn_split_bytes(const txlm_attn_shape *s);

@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 
 // Relative attention in one pass (online softmax, as attn_fused.comp) for
@@ -14,6 +15,23 @@
 layout(local_size_x = 8) in;
 
 #include "attn_io.glsl"
+
+// DH4 (set per SPIR-V variant): dh/4 known at build time, so the loops
+// over a head's elements unroll and the per-query arrays stay in
+// registers; without it they are indexed at run time, which CPU drivers
+// turn into per-lane memory accesses. 0: dh from the push constants.
+#ifndef DH4
+#define DH4 0
+#endif
+#if DH4
+#define N4 DH4
+#define ARR DH4
+#define EACH [[unroll]]
+#else
+#define N4 n4
+#define ARR 64
+#define EACH
+#endif
 layout(std430, binding = 5) writeonly buffer Ob { vec4 O[]; };    // [qlen, H*dh]
 
 layout(push_constant) uniform Push {
@@ -32,12 +50,12 @@ void main()
     uint i0 = gl_GlobalInvocationID.x * 2u;
     uint h = gl_GlobalInvocationID.y;
     if (i0 >= p.qlen || h >= p.H) return;
-    uint n4 = p.dh / 4u, hd4 = p.H * n4;
+    uint n4 = DH4 != 0 ? uint(DH4) : p.dh / 4u, hd4 = p.H * n4;
     bool two = i0 + 1u < p.qlen;
     uint i1 = two ? i0 + 1u : i0;
 
-    vec4 qw0[64], qr0[64], acc0[64], qw1[64], qr1[64], acc1[64], prev[64];
-    for (uint e = 0u; e < n4; e++) {
+    vec4 qw0[ARR], qr0[ARR], acc0[ARR], qw1[ARR], qr1[ARR], acc1[ARR], prev[ARR];
+    EACH for (uint e = 0u; e < N4; e++) {
         vec4 q = ld_q(i0 * hd4 + h * n4 + e), q1 = ld_q(i1 * hd4 + h * n4 + e);
         vec4 u = ld_rw(h * n4 + e), v = ld_rr(h * n4 + e);
         qw0[e] = q + u;
@@ -60,7 +78,7 @@ void main()
 
     // the position row of query i1 at the first key
     uint rb1 = (p.rk_off >> 2) + min(hi1 - lo0, p.clamp_max) * hd4 + h * n4;
-    for (uint e = 0u; e < n4; e++) prev[e] = ld_rk(rb1 + e);
+    EACH for (uint e = 0u; e < N4; e++) prev[e] = ld_rk(rb1 + e);
 
     float m0 = TXLM_MASKED, l0 = 0.0, m1 = TXLM_MASKED, l1 = 0.0;
     for (uint j = lo0; j <= hi1; j++) {
@@ -68,7 +86,7 @@ void main()
         bool in0 = j <= hi0, in1 = j >= lo1;
         uint rb0 = (p.rk_off >> 2) + min(in0 ? hi0 - j : 0u, p.clamp_max) * hd4 + h * n4;
         float s0 = 0.0, s1 = 0.0;
-        for (uint e = 0u; e < n4; e++) {
+        EACH for (uint e = 0u; e < N4; e++) {
             vec4 k = ld_kv(kb + e), r = ld_rk(rb0 + e);
             s0 += dot(qw0[e], k) + dot(qr0[e], r);
             s1 += dot(qw1[e], k) + dot(qr1[e], prev[e]);
@@ -83,14 +101,14 @@ void main()
         l1 = l1 * c1 + w1;
         m0 = n0;
         m1 = n1;
-        for (uint e = 0u; e < n4; e++) {
+        EACH for (uint e = 0u; e < N4; e++) {
             vec4 v = ld_kv(kb + hd4 + e);
             acc0[e] = acc0[e] * c0 + w0 * v;
             acc1[e] = acc1[e] * c1 + w1 * v;
         }
     }
     float inv0 = 1.0 / l0, inv1 = 1.0 / l1;
-    for (uint e = 0u; e < n4; e++) {
+    EACH for (uint e = 0u; e < N4; e++) {
         O[i0 * hd4 + h * n4 + e] = acc0[e] * inv0;
         if (two) O[i1 * hd4 + h * n4 + e] = acc1[e] * inv1;
     }

@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 
 // Relative attention for a few queries (generation feeds one token), split
@@ -16,6 +17,23 @@ layout(local_size_x = 8) in;
 #define RUN 16u
 
 #include "attn_io.glsl"
+
+// DH4 (set per SPIR-V variant): dh/4 known at build time, so the loops
+// over a head's elements unroll and the per-query arrays stay in
+// registers; without it they are indexed at run time, which CPU drivers
+// turn into per-lane memory accesses. 0: dh from the push constants.
+#ifndef DH4
+#define DH4 0
+#endif
+#if DH4
+#define N4 DH4
+#define ARR DH4
+#define EACH [[unroll]]
+#else
+#define N4 n4
+#define ARR 64
+#define EACH
+#endif
 layout(std430, binding = 5) writeonly buffer Pb { vec4 PART[]; };
 
 layout(push_constant) uniform Push {
@@ -36,7 +54,7 @@ void main()
     uint i = gl_GlobalInvocationID.z;
     uint nparts = (p.klen + RUN - 1u) / RUN;
     if (part >= nparts || h >= p.H || i >= p.qlen) return;
-    uint n4 = p.dh / 4u, hd4 = p.H * n4;
+    uint n4 = DH4 != 0 ? uint(DH4) : p.dh / 4u, hd4 = p.H * n4;
 
     // keys this query may see (causal upper bound, same_length lower bound), within this run
     uint j_hi = p.mlen + i;
@@ -48,11 +66,11 @@ void main()
     }
     uint j0 = max(part * RUN, j_lo), j1 = min(part * RUN + RUN - 1u, j_hi);
 
-    vec4 qw[64], qr[64], acc[64];
+    vec4 qw[ARR], qr[ARR], acc[ARR];
     float m = TXLM_MASKED, l = 0.0;
-    for (uint e = 0u; e < n4; e++) acc[e] = vec4(0.0);
+    EACH for (uint e = 0u; e < N4; e++) acc[e] = vec4(0.0);
     if (j0 <= j1) {
-        for (uint e = 0u; e < n4; e++) {
+        EACH for (uint e = 0u; e < N4; e++) {
             vec4 q = ld_q(i * hd4 + h * n4 + e);
             qw[e] = q + ld_rw(h * n4 + e);
             qr[e] = q + ld_rr(h * n4 + e);
@@ -61,16 +79,16 @@ void main()
             uint kb = (p.kv_off >> 2) + j * 2u * hd4 + h * n4;
             uint rb = (p.rk_off >> 2) + min(p.mlen + i - j, p.clamp_max) * hd4 + h * n4;
             float s = 0.0;
-            for (uint e = 0u; e < n4; e++) s += dot(qw[e], ld_kv(kb + e)) + dot(qr[e], ld_rk(rb + e));
+            EACH for (uint e = 0u; e < N4; e++) s += dot(qw[e], ld_kv(kb + e)) + dot(qr[e], ld_rk(rb + e));
             s *= p.scale;
             float m_new = max(m, s);
             float corr = exp(m - m_new), w = exp(s - m_new);
             l = l * corr + w;
-            for (uint e = 0u; e < n4; e++) acc[e] = acc[e] * corr + w * ld_kv(kb + hd4 + e);
+            EACH for (uint e = 0u; e < N4; e++) acc[e] = acc[e] * corr + w * ld_kv(kb + hd4 + e);
             m = m_new;
         }
     }
     uint pb = ((h * p.qlen + i) * nparts + part) * (n4 + 1u);
     PART[pb] = vec4(m, l, 0.0, 0.0);
-    for (uint e = 0u; e < n4; e++) PART[pb + 1u + e] = acc[e];
+    EACH for (uint e = 0u; e < N4; e++) PART[pb + 1u + e] = acc[e];
 }

@@ -25,6 +25,22 @@ void main()
         wr[r] = p.w_off + min(n0 + 8u * r + t, p.N - 1u) * p.w_ld;
         acc[r] = 0.0;
     }
+#if W_TYPE == 3
+    // q8_0: a whole block per step (two texels, one scale), the scale
+    // applied once to the block's sum
+    for (uint k = 0u; k < p.K; k += 32u) {
+        vec4 x[8];
+        [[unroll]] for (uint j = 0u; j < 8u; j++) x[j] = x_load4(p.x_off + k + 4u * j);
+        [[unroll]] for (uint r = 0u; r < R4; r++) {
+            uint e = wr[r] + k;
+            uvec4 a = texelFetch(Wt, int(e >> 4)), b = texelFetch(Wt, int(e >> 4) + 1);
+            float s = 0.0;
+            [[unroll]] for (uint j = 0u; j < 4u; j++) s += dot(x[j], i8x4(a[j]));
+            [[unroll]] for (uint j = 0u; j < 4u; j++) s += dot(x[4u + j], i8x4(b[j]));
+            acc[r] += w_scale(e, p.w_soff) * s;
+        }
+    }
+#else
     for (uint k = 0u; k < p.K; k += 16u) {
         vec4 x[4];
         [[unroll]] for (uint j = 0u; j < 4u; j++) x[j] = x_load4(p.x_off + k + 4u * j);
@@ -32,11 +48,11 @@ void main()
             vec4 w[4];
             w_load16(wr[r] + k, p.w_soff, w);
             // the block kernels' order of additions, so a row comes out
-            // bit-identical whichever kernel computed it (a restored
-            // session recomputes position keys in other batches)
+            // bit-identical whichever kernel computed it
             [[unroll]] for (uint j = 0u; j < 4u; j++) acc[r] += dot(x[j], w[j]);
         }
     }
+#endif
     [[unroll]] for (uint r = 0u; r < R4; r++) {
         uint n = n0 + 8u * r + t;
         if (n < p.N) store(0u, n, acc[r]);

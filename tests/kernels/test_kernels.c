@@ -391,13 +391,19 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
      * else two queries per invocation), then one query per invocation,
      * then forced three-pass */
     int texel_default = ctx->vk.texel;
-    for (int mode = 0; mode < 6; mode++) {
-        /* modes 3-5: the same choices reading through texel buffers */
-        int texel = mode >= 3, choice = mode % 3;
+    for (int mode = 0; mode < 7; mode++) {
+        /* modes 3-5: the same choices reading through texel buffers; mode 6:
+         * texel, default choice, without the lane-per-element split kernel */
+        int texel = mode >= 3, choice = mode == 6 ? 0 : mode % 3, no_sg = mode == 6;
         if (texel && !have_texel) continue;
+        int h64 = dh == 64; /* texel variants built for dh = 64 */
+        int sg64 = h64 && !no_sg && txlm_kernel_usable(&ctx->vk, TXLM_K_ATTN_SPLIT_SG64);
+        if (no_sg && !(h64 && qlen <= 4)) continue;
         ctx->vk.texel = texel;
-        const txlm_kernel_id watch[3] = {texel ? TXLM_K_ATTN_SPLIT_TEX : TXLM_K_ATTN_SPLIT,
-                                         texel ? TXLM_K_ATTN_PAIR_TEX : TXLM_K_ATTN_PAIR, TXLM_K_ATTN_FUSED};
+        ops.no_attn_sg = no_sg;
+        const txlm_kernel_id watch[3] = {
+            texel ? (sg64 ? TXLM_K_ATTN_SPLIT_SG64 : h64 ? TXLM_K_ATTN_SPLIT_TEX64 : TXLM_K_ATTN_SPLIT_TEX) : TXLM_K_ATTN_SPLIT,
+            texel ? (h64 ? TXLM_K_ATTN_PAIR_TEX64 : TXLM_K_ATTN_PAIR_TEX) : TXLM_K_ATTN_PAIR, TXLM_K_ATTN_FUSED};
         static const char *names[4] = {"split", "paired", "fused", "three-pass"};
         uint32_t before[3];
         for (int k = 0; k < 3; k++) before[k] = rec.kernel_uses[watch[k]];
@@ -407,7 +413,7 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
         begin();
         txlm_op_attention(&ops, &s, qv, kvv, rkv, rk_off, &rwt, &rrt, NULL, probs, ov);
         run();
-        ops.no_paired_attention = ops.no_fused_attention = 0;
+        ops.no_paired_attention = ops.no_fused_attention = ops.no_attn_sg = 0;
         ctx->vk.texel = texel_default;
         int used = 3;
         for (int k = 0; k < 3; k++)
@@ -581,6 +587,12 @@ int main(void)
     test_attention(23, 40, 2, 64, 1, 40, 30, 0, 6);
     test_attention(18, 0, 3, 32, 0, 18, -1, 4, 0);
     test_attention(9, 30, 2, 16, 1, 24, 5, 0, 0);
+    /* dh = 64 (its own texel variants): few and many queries, clamped, memory at an offset */
+    test_attention(1, 50, 3, 64, 0, 50, -1, 0, 0);
+    test_attention(3, 17, 2, 64, 1, 10, 7, 0, 2);
+    test_attention(2, 45, 4, 64, 1, 30, 20, 0, 3);
+    test_attention(9, 20, 2, 64, 0, 20, -1, 0, 0);
+    test_attention(31, 33, 1, 64, 1, 16, 40, 0, 4);
     test_attention(6, 0, 2, 16, 1, 0, -1, 0, 0);     /* same_length without memory: every key masked */
     test_attention(3, 0, 1, 8, 1, 0, 5, 0, 0);
     test_attention(20, 0, 2, 16, 1, 0, -1, 0, 0);    /* the same with enough queries for the paired kernel */
