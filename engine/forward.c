@@ -167,7 +167,8 @@ static uint32_t clusters_needed(const txlm_session *s, const int32_t *targets, u
 static void record_output(txlm_session *s, const txlm_out_req *req, uint32_t r0, uint32_t rows)
 {
     uint32_t mask = req->targets ? clusters_needed(s, req->targets + (r0 - req->first_row), rows) : ~0u;
-    txlm_out_rows(s, r0, rows, mask);
+    txlm_arg pick = txlm_arg_of(&s->targets, r0 - req->first_row, 1);
+    txlm_out_rows(s, r0, rows, mask, req->targets && !req->logprobs ? &pick : NULL);
 }
 
 /* Copies what was asked for out of the host-visible output block. */
@@ -199,6 +200,8 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
             return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "target %d at position %u is outside the vocabulary [0, %u)",
                              req->targets[i - req->first_row], i, h->n_token);
     int rc = txlm_buf_upload(&s->m->ctx->vk, &s->ids, 0, tokens, qlen * sizeof *tokens, err);
+    if (!rc && req->targets && req->first_row < qlen)
+        rc = txlm_buf_upload(&s->m->ctx->vk, &s->targets, 0, req->targets, (qlen - req->first_row) * sizeof *req->targets, err);
     if (!rc) rc = txlm_rec_begin(&s->rec, err);
     if (rc) return rc;
 

@@ -51,6 +51,7 @@
 #include "attn_split_tex.spv.h"
 #include "attn_split_tex64.spv.h"
 #include "attn_split_sg64.spv.h"
+#include "logsoftmax_tex.spv.h"
 #include "attn_pair_tex64.spv.h"
 #include "attn_pair_tex.spv.h"
 #include "gemv_tex_f16.spv.h"
@@ -113,7 +114,7 @@ static const struct {
     K(TXLM_K_ATTN_FUSED, attn_fused, 6),
     K(TXLM_K_SOFTMAX, softmax, 1),
     K(TXLM_K_ATTN_PV, attn_pv, 3),
-    K(TXLM_K_LOGSOFTMAX, logsoftmax, 3),
+    K(TXLM_K_LOGSOFTMAX, logsoftmax, 4),
     K(TXLM_K_ATTN_SPLIT, attn_split, 6),
     K(TXLM_K_ATTN_MERGE, attn_merge, 2),
     K(TXLM_K_GEMV_Q8, gemv_q8, 5),
@@ -135,6 +136,7 @@ static const struct {
     [TXLM_K_ATTN_SPLIT_TEX] = {"attn_split_tex", txlm_spv_attn_split_tex, sizeof txlm_spv_attn_split_tex, 6, 0x1f},
     [TXLM_K_ATTN_PAIR_TEX] = {"attn_pair_tex", txlm_spv_attn_pair_tex, sizeof txlm_spv_attn_pair_tex, 6, 0x1f},
     [TXLM_K_ATTN_SPLIT_TEX64] = {"attn_split_tex64", txlm_spv_attn_split_tex64, sizeof txlm_spv_attn_split_tex64, 6, 0x1f},
+    [TXLM_K_LOGSOFTMAX_TEX] = {"logsoftmax_tex", txlm_spv_logsoftmax_tex, sizeof txlm_spv_logsoftmax_tex, 4, 0x1},
     [TXLM_K_ATTN_SPLIT_SG64] = {"attn_split_sg64", txlm_spv_attn_split_sg64, sizeof txlm_spv_attn_split_sg64, 6, 0x1f},
     [TXLM_K_ATTN_PAIR_TEX64] = {"attn_pair_tex64", txlm_spv_attn_pair_tex64, sizeof txlm_spv_attn_pair_tex64, 6, 0x1f},
 #undef KT

@@ -50,6 +50,7 @@ typedef enum txlm_kernel_id {
     TXLM_K_LINEAR_TEX8, TXLM_K_LINEAR_TEX8_F16, TXLM_K_LINEAR_TEX8_Q8_0, TXLM_K_LINEAR_TEX8_Q4_0, /* 8x16: few rows */
     TXLM_K_ATTN_SPLIT_TEX, TXLM_K_ATTN_PAIR_TEX, /* attention reading through texel buffers */
     TXLM_K_ATTN_SPLIT_TEX64, TXLM_K_ATTN_PAIR_TEX64, /* the same built for dh = 64 (loops unrolled) */
+    TXLM_K_LOGSOFTMAX_TEX, /* logits read as texels (rows padded to 4) */
     TXLM_K_ATTN_SPLIT_SG64, /* few queries, dh = 64: lanes share a key (texel reads, subgroup sums) */
     TXLM_K_COUNT
 } txlm_kernel_id;

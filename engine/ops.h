@@ -72,8 +72,10 @@ uint64_t txlm_attn_split_bytes(const txlm_attn_shape *s);
 void txlm_op_attention_terms(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,
                              const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, txlm_view terms);
 
-/* DST[:, 0:n_write] = log_softmax(SRC rows over n)[:, 0:n_write] (+ ADD[row][add_col] if add). */
+/* DST[:, 0:n_write] = log_softmax(SRC rows over n)[:, 0:n_write] (+ ADD[row][add_col] if add).
+ * With pick (int32 tokens, one per row; column j is token pick_base + j)
+ * only each row's picked column is written, if it is among the first n_write. */
 void txlm_op_logsoftmax(txlm_ops *o, txlm_arg src, txlm_arg dst, const txlm_arg *add, uint32_t add_col, uint32_t rows,
-                        uint32_t n, uint32_t n_write);
+                        uint32_t n, uint32_t n_write, const txlm_arg *pick, uint32_t pick_base);
 
 #endif

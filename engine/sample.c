@@ -111,12 +111,12 @@ int txlm_sample_next(txlm_session *s, const txlm_sampling *o, int32_t *token, tx
     int rc = txlm_rec_begin(&s->rec, err);
     if (rc) return rc;
     if (!exact_tree) {
-        txlm_out_rows(s, row, 1, ~0u);
+        txlm_out_rows(s, row, 1, ~0u, NULL);
         if (!(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, h->n_token, err);
         return rc ? rc : draw_filtered(s->host_lp, h->n_token, o, &s->rng, token, err);
     }
     uint32_t head_n = h->cutoffs[0] + h->n_cutoffs;
-    txlm_out_head(s, row, 1, out_row(s), head_n);
+    txlm_out_head(s, row, 1, out_row(s), head_n, NULL);
     if (!(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, head_n, err);
     if (rc) return rc;
     uint32_t i = draw(s->host_lp, head_n, 1.0, &s->rng);
@@ -126,7 +126,7 @@ int txlm_sample_next(txlm_session *s, const txlm_sampling *o, int32_t *token, tx
     }
     uint32_t c = i - h->cutoffs[0] + 1, n = s->m->out[c].end - s->m->out[c].begin;
     if ((rc = txlm_rec_begin(&s->rec, err))) return rc;
-    txlm_out_tail(s, c, row, 1, out_row(s), 0);
+    txlm_out_tail(s, c, row, 1, out_row(s), 0, NULL);
     if (!(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, n, err);
     if (rc) return rc;
     *token = (int32_t)(s->m->out[c].begin + draw(s->host_lp, n, 1.0, &s->rng));

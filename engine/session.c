@@ -56,7 +56,7 @@ static int alloc_all(txlm_session *s, txlm_err *err)
     uint32_t head_n = h->n_cutoffs ? h->cutoffs[0] + h->n_cutoffs : h->n_token;
 
     /* Output rows per block: everything of the adaptive softmax must fit one binding. */
-    uint64_t widest = h->n_token > max_cluster ? h->n_token : max_cluster;
+    uint64_t widest = h->n_token > txlm_logit_ld(max_cluster) ? h->n_token : txlm_logit_ld(max_cluster);
     uint64_t fit = vk->split_bytes / (widest * 4);
     s->out_rows = (uint32_t)(fit < S ? fit : S);
     if (s->out_rows == 0)
@@ -67,6 +67,7 @@ static int alloc_all(txlm_session *s, txlm_err *err)
 #define ALLOC(buf, elems, kind) \
     if (!rc) rc = alloc_buf(s, &s->buf, (elems), kind, #buf, err)
     ALLOC(ids, S, TXLM_BUF_STAGING);
+    ALLOC(targets, S, TXLM_BUF_STAGING);
     ALLOC(slide, M ? M * 2 * hd : 1, TXLM_BUF_DEVICE);
     ALLOC(h[0], S * d, TXLM_BUF_DEVICE);
     ALLOC(h[1], S * d, TXLM_BUF_DEVICE);
@@ -83,9 +84,9 @@ static int alloc_all(txlm_session *s, txlm_err *err)
     ALLOC(ffh, S * h->d_inner, TXLM_BUF_DEVICE);
     ALLOC(emb_tmp, S * max_dim, TXLM_BUF_DEVICE);
     ALLOC(zp, (uint64_t)s->out_rows * max_dim, TXLM_BUF_DEVICE);
-    ALLOC(head, (uint64_t)s->out_rows * head_n, TXLM_BUF_DEVICE);
-    ALLOC(head_lp, (uint64_t)s->out_rows * head_n, TXLM_BUF_DEVICE);
-    ALLOC(tail, (uint64_t)s->out_rows * max_cluster, TXLM_BUF_DEVICE);
+    ALLOC(head, (uint64_t)s->out_rows * txlm_logit_ld(head_n), TXLM_BUF_DEVICE);
+    ALLOC(head_lp, (uint64_t)s->out_rows * txlm_logit_ld(head_n), TXLM_BUF_DEVICE);
+    ALLOC(tail, (uint64_t)s->out_rows * txlm_logit_ld(max_cluster), TXLM_BUF_DEVICE);
     ALLOC(out, (uint64_t)s->out_rows * h->n_token, TXLM_BUF_READBACK);
 #undef ALLOC
     if (rc) return rc;
@@ -148,7 +149,7 @@ void txlm_session_close(txlm_session *s)
     if (!s) return;
     txlm_vk *vk = &s->m->ctx->vk;
     txlm_rec_destroy(&s->rec);
-    txlm_buf *bufs[] = {&s->ids, &s->slide, &s->h[0], &s->h[1], &s->z, &s->xn, &s->q, &s->scores, &s->attn, &s->a, &s->ffin,
+    txlm_buf *bufs[] = {&s->ids, &s->targets, &s->slide, &s->h[0], &s->h[1], &s->z, &s->xn, &s->q, &s->scores, &s->attn, &s->a, &s->ffin,
                         &s->ffh, &s->emb_tmp, &s->zp, &s->head, &s->head_lp, &s->tail, &s->out};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (bufs[i]->buf) txlm_buf_destroy(vk, bufs[i]);

@@ -28,6 +28,7 @@ struct txlm_session {
 
     /* device buffers */
     txlm_buf ids;            /* [S] int32, host-written */
+    txlm_buf targets;        /* [S] int32 tokens to score, host-written: the output layer writes only their columns */
     txlm_buf *kv;            /* per layer: [kv_rows, 2*H*dh] keys | values, memory rows from kv_base, then this segment's */
     uint32_t kv_rows;        /* M + S + slack: rows move only once kv_base has used up the slack */
     txlm_buf slide;          /* [M, 2*H*dh] staging for the memory slide */
@@ -82,13 +83,19 @@ int txlm_session_read_out(txlm_session *s, float *dst, size_t n, txlm_err *err);
 
 /* adaptive_softmax.c: record the output layer for rows [r0, r0+rows) of z. */
 /* Log-probabilities into s->out: the head's part always, and the tail
- * clusters c whose bit is set in mask (all of them with ~0). */
-void txlm_out_rows(txlm_session *s, uint32_t r0, uint32_t rows, uint32_t mask);
+ * clusters c whose bit is set in mask (all of them with ~0).
+ * With pick (one target token per row, NULL for all columns) only each
+ * row's target column is written: scoring needs nothing else, and writing
+ * the whole vocabulary per row costs more than computing it. */
+void txlm_out_rows(txlm_session *s, uint32_t r0, uint32_t rows, uint32_t mask, const txlm_arg *pick);
+/* Row stride of n logits in s->head, s->head_lp and s->tail. */
+uint32_t txlm_logit_ld(uint32_t n);
 /* The head's log-probabilities (shortlist, then one per tail cluster) into
  * s->head_lp and, for the first n_write columns, into dst. Requires cutoffs. */
-void txlm_out_head(txlm_session *s, uint32_t r0, uint32_t rows, txlm_arg dst, uint32_t n_write);
+void txlm_out_head(txlm_session *s, uint32_t r0, uint32_t rows, txlm_arg dst, uint32_t n_write, const txlm_arg *pick);
 /* Cluster c's log-probabilities within the cluster (plus the head's
  * log-probability of the cluster when add_head) into dst. */
-void txlm_out_tail(txlm_session *s, uint32_t c, uint32_t r0, uint32_t rows, txlm_arg dst, int add_head);
+void txlm_out_tail(txlm_session *s, uint32_t c, uint32_t r0, uint32_t rows, txlm_arg dst, int add_head,
+                   const txlm_arg *pick);
 
 #endif

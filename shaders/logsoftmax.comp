@@ -4,14 +4,22 @@
 
 // DST[row][j] = SRC[row][j] - logsumexp(SRC[row][0..n)) (+ ADD[row][add_col]).
 // The adaptive softmax uses ADD for the cluster's log-probability in the head.
+// With pick_off set, only column PICK[pick_off + row] - pick_base is
+// written (scoring targets): the whole row is still reduced.
 
 layout(local_size_x = 64) in;
 
+#if TEXEL
+// 4 logits a fetch; needs src_off and ld_src multiples of 4 (rows padded)
+layout(binding = 0) uniform usamplerBuffer SRC4;
+#else
 layout(std430, binding = 0) readonly buffer Sb { float SRC[]; };
+#endif
 layout(std430, binding = 1) writeonly buffer Db { float DST[]; };
 layout(std430, binding = 2) readonly buffer Ab { float ADD[]; };
+layout(std430, binding = 3) readonly buffer Pb { int PICK[]; };
 
-const uint NO_ADD = 0xffffffffu;
+const uint NO_ADD = 0xffffffffu, NO_PICK = 0xffffffffu;
 
 layout(push_constant) uniform Push {
     uint rows, n;
@@ -19,7 +27,14 @@ layout(push_constant) uniform Push {
     uint dst_off, ld_dst;
     uint add_off, ld_add, add_col;
     uint n_write;   // columns written (the head writes only its shortlist to the output)
+    uint pick_off, pick_base;
 } p;
+
+#if TEXEL
+#define SRC_AT(i) uintBitsToFloat(texelFetch(SRC4, int((i) >> 2))[(i) & 3u])
+#else
+#define SRC_AT(i) SRC[i]
+#endif
 
 shared float red[64];
 
@@ -45,13 +60,36 @@ void main()
     uint sb = p.src_off + row * p.ld_src;
 
     float m = -3.4e38;
+    float s = 0.0;
+#if TEXEL
+    // the last texel of a row may hold padding: those lanes count as -inf
+    uint n4 = (p.n + 3u) / 4u, sb4 = sb >> 2;
+    for (uint j = t; j < n4; j += 64u) {
+        vec4 v = uintBitsToFloat(texelFetch(SRC4, int(sb4 + j)));
+        bvec4 in_row = lessThan(uvec4(4u * j) + uvec4(0u, 1u, 2u, 3u), uvec4(p.n));
+        v = mix(vec4(-3.4e38), v, in_row);
+        m = max(m, max(max(v.x, v.y), max(v.z, v.w)));
+    }
+    m = reduce(m, true);
+    for (uint j = t; j < n4; j += 64u) {
+        vec4 v = uintBitsToFloat(texelFetch(SRC4, int(sb4 + j)));
+        bvec4 in_row = lessThan(uvec4(4u * j) + uvec4(0u, 1u, 2u, 3u), uvec4(p.n));
+        vec4 e = mix(vec4(0.0), exp(v - m), in_row);
+        s += (e.x + e.y) + (e.z + e.w);
+    }
+#else
     for (uint j = t; j < p.n; j += 64u) m = max(m, SRC[sb + j]);
     m = reduce(m, true);
-    float s = 0.0;
     for (uint j = t; j < p.n; j += 64u) s += exp(SRC[sb + j] - m);
+#endif
     float lse = m + log(reduce(s, false));
     if (p.add_col != NO_ADD) lse -= ADD[p.add_off + row * p.ld_add + p.add_col];
 
     uint db = p.dst_off + row * p.ld_dst;
-    for (uint j = t; j < p.n_write; j += 64u) DST[db + j] = SRC[sb + j] - lse;
+    if (p.pick_off != NO_PICK) {
+        uint j = uint(PICK[p.pick_off + row]) - p.pick_base; // tokens below pick_base wrap past n_write
+        if (t == 0u && j < p.n_write) DST[db + j] = SRC_AT(sb + j) - lse;
+        return;
+    }
+    for (uint j = t; j < p.n_write; j += 64u) DST[db + j] = SRC_AT(sb + j) - lse;
 }

@@ -434,30 +434,60 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
     case_done();
 }
 
-static void test_logsoftmax(uint32_t rows, uint32_t n, uint32_t n_write, int with_add)
+/* Rows of n logits at stride ld >= n (the adaptive softmax pads rows to
+ * a multiple of 4 so the texel kernel can read them). With pick, rows
+ * score one token each (token pick_base + column): only that column is
+ * written. texel: the device's texel-reading variant where it has one. */
+static void test_logsoftmax_at(uint32_t rows, uint32_t n, uint32_t ld, uint32_t n_write, int with_add, int texel, int pick)
 {
-    float *x = rand_vec((size_t)rows * n, 8), *add = rand_vec((size_t)rows * 3, 1);
-    txlm_buf xb = host_buf(x, (size_t)rows * n), db = host_buf(NULL, (size_t)rows * n), ab = host_buf(add, (size_t)rows * 3);
-    txlm_arg aa = txlm_arg_of(&ab, 0, 3);
+    if (texel && !have_texel) return;
+    const uint32_t pick_base = 1000;
+    float *x = rand_vec((size_t)rows * ld, 8), *add = rand_vec((size_t)rows * 3, 1);
+    int32_t *tok = malloc(rows * sizeof *tok);
+    for (uint32_t r = 0; r < rows; r++) /* some below pick_base, some past n_write: nothing written */
+        tok[r] = (int32_t)(pick_base + (r * 7919u) % (n + 2)) - (r % 5 == 4 ? (int32_t)pick_base : 0);
+    txlm_buf xb = host_buf(x, (size_t)rows * ld), db = host_buf(NULL, (size_t)rows * ld), ab = host_buf(add, (size_t)rows * 3);
+    txlm_buf tb = host_buf((float *)tok, rows);
+    txlm_arg aa = txlm_arg_of(&ab, 0, 3), ta = txlm_arg_of(&tb, 0, 1);
+    int texel_default = ctx->vk.texel;
+    ctx->vk.texel = texel;
+    uint32_t before = rec.kernel_uses[TXLM_K_LOGSOFTMAX_TEX];
     begin();
-    txlm_op_logsoftmax(&ops, txlm_arg_of(&xb, 0, n), txlm_arg_of(&db, 0, n), with_add ? &aa : NULL, 2, rows, n, n_write);
+    txlm_op_logsoftmax(&ops, txlm_arg_of(&xb, 0, ld), txlm_arg_of(&db, 0, ld), with_add ? &aa : NULL, 2, rows, n, n_write,
+                       pick ? &ta : NULL, pick_base);
     run();
+    ctx->vk.texel = texel_default;
+    int used_texel = rec.kernel_uses[TXLM_K_LOGSOFTMAX_TEX] != before;
     double worst = 0;
     const float *got = db.map;
     for (uint32_t r = 0; r < rows; r++) {
         double m = -1e300, s = 0;
-        for (uint32_t j = 0; j < n; j++) m = fmax(m, x[(size_t)r * n + j]);
-        for (uint32_t j = 0; j < n; j++) s += exp(x[(size_t)r * n + j] - m);
-        for (uint32_t j = 0; j < n; j++) {
-            double want = j < n_write ? x[(size_t)r * n + j] - m - log(s) + (with_add ? add[r * 3 + 2] : 0) : 0;
-            double d = fabs(got[(size_t)r * n + j] - want);
+        for (uint32_t j = 0; j < n; j++) m = fmax(m, x[(size_t)r * ld + j]);
+        for (uint32_t j = 0; j < n; j++) s += exp(x[(size_t)r * ld + j] - m);
+        for (uint32_t j = 0; j < ld; j++) {
+            int written = j < n_write && (!pick || (uint32_t)(tok[r] - (int32_t)pick_base) == j);
+            double want = written ? x[(size_t)r * ld + j] - m - log(s) + (with_add ? add[r * 3 + 2] : 0) : 0;
+            double d = fabs(got[(size_t)r * ld + j] - want);
             if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
         }
     }
-    CHECK(worst < 1e-4, "logsoftmax rows=%u n=%u n_write=%u add=%d: max diff %g", rows, n, n_write, with_add, worst);
+    CHECK(worst < 1e-4 && used_texel == (texel && ld % 4 == 0),
+          "logsoftmax rows=%u n=%u ld=%u n_write=%u add=%d texel=%d (used %d) pick=%d: max diff %g", rows, n, ld, n_write,
+          with_add, texel, used_texel, pick, worst);
     txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &db), txlm_buf_destroy(&ctx->vk, &ab);
-    free(x), free(add);
+    txlm_buf_destroy(&ctx->vk, &tb);
+    free(x), free(add), free(tok);
     case_done();
+}
+
+static void test_logsoftmax(uint32_t rows, uint32_t n, uint32_t n_write, int with_add)
+{
+    uint32_t ld4 = (n + 3) & ~3u;
+    for (int texel = 0; texel < 2; texel++)
+        for (int pick = 0; pick < 2; pick++) {
+            test_logsoftmax_at(rows, n, n, n_write, with_add, texel, pick);
+            if (ld4 != n || texel) test_logsoftmax_at(rows, n, ld4 + 4 * (uint32_t)pick, n_write, with_add, texel, pick);
+        }
 }
 
 int main(void)
@@ -601,6 +631,8 @@ int main(void)
     test_logsoftmax(4, 203, 200, 1);
     test_logsoftmax(1, 1, 1, 1);
     test_logsoftmax(6, 65, 60, 1);
+    test_logsoftmax(5, 1027, 1027, 0);   /* more than 64 lanes x 4 */
+    test_logsoftmax(2, 3, 2, 1);
 
     for (uint32_t k = 0; k < TXLM_K_COUNT; k++)
         CHECK(!ctx->kernels.k[k].pipeline || cases_run[k] >= 3, "kernel %s ran in %u test cases, fewer than 3",
