@@ -27,15 +27,12 @@ static void grow_position_keys(txlm_session *s, uint32_t need_rows)
     const txlm_hparams *h = &s->m->h;
     if (need_rows <= s->rk_rows) return;
     uint32_t hd = h->n_head * h->d_head, first = s->rk_rows, n = need_rows - first;
-    /* Always the matrix kernel, even for one new row: a restored session
-     * recomputes these rows in other batches, and must get the same bits
-     * (the single-row kernels may add in another order). */
-    int no_gemv = s->ops.no_gemv;
-    s->ops.no_gemv = 1;
+    /* TXLM_LIN_BLOCK: a restored session recomputes these rows in other
+     * batches and must get the same bits (the single-row kernels may add
+     * in another order). */
     for (uint32_t l = 0; l < h->n_layer; l++)
         txlm_op_linear(&s->ops, rows_of(&s->pos.buf, first, h->d_model), s->m->layers[l].r_net, 0, hd, NULL, 0, NULL,
-                       rows_of(&s->rk[l].buf, first, hd), n, 0, 1.0f);
-    s->ops.no_gemv = no_gemv;
+                       rows_of(&s->rk[l].buf, first, hd), n, TXLM_LIN_BLOCK, 1.0f);
     s->rk_rows = need_rows;
 }
 

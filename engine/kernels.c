@@ -73,9 +73,11 @@ static const struct {
     uint32_t n_bindings;
     uint32_t texel_mask;
 } table[TXLM_K_COUNT] = {
-#define K(id, nm, nb) [id] = {#nm, txlm_spv_##nm, sizeof txlm_spv_##nm, nb, 0}
-/* X (binding 0) and W (binding 1) read as texels */
-#define KT(id, nm, nb) [id] = {#nm, txlm_spv_##nm, sizeof txlm_spv_##nm, nb, 3}
+/* mask: the bindings read as texels (KT: X and W; KA: attention's 0-4) */
+#define KM(id, nm, nb, mask) [id] = {#nm, txlm_spv_##nm, sizeof txlm_spv_##nm, nb, mask}
+#define K(id, nm, nb) KM(id, nm, nb, 0)
+#define KT(id, nm, nb) KM(id, nm, nb, 0x3)
+#define KA(id, nm) KM(id, nm, 6, 0x1f)
     K(TXLM_K_LINEAR, linear_f32, 5),
     K(TXLM_K_LINEAR_F16, linear_f16, 5),
     K(TXLM_K_LINEAR_Q8_0, linear_q8_0, 5),
@@ -132,15 +134,17 @@ static const struct {
     KT(TXLM_K_LINEAR_TEX8_F16, linear_tex8_f16, 5),
     KT(TXLM_K_LINEAR_TEX8_Q8_0, linear_tex8_q8_0, 5),
     KT(TXLM_K_LINEAR_TEX8_Q4_0, linear_tex8_q4_0, 5),
-    /* bindings 0-4 (queries, keys|values, position keys, biases) read as texels */
-    [TXLM_K_ATTN_SPLIT_TEX] = {"attn_split_tex", txlm_spv_attn_split_tex, sizeof txlm_spv_attn_split_tex, 6, 0x1f},
-    [TXLM_K_ATTN_PAIR_TEX] = {"attn_pair_tex", txlm_spv_attn_pair_tex, sizeof txlm_spv_attn_pair_tex, 6, 0x1f},
-    [TXLM_K_ATTN_SPLIT_TEX64] = {"attn_split_tex64", txlm_spv_attn_split_tex64, sizeof txlm_spv_attn_split_tex64, 6, 0x1f},
-    [TXLM_K_LOGSOFTMAX_TEX] = {"logsoftmax_tex", txlm_spv_logsoftmax_tex, sizeof txlm_spv_logsoftmax_tex, 4, 0x1},
-    [TXLM_K_ATTN_SPLIT_SG64] = {"attn_split_sg64", txlm_spv_attn_split_sg64, sizeof txlm_spv_attn_split_sg64, 6, 0x1f},
-    [TXLM_K_ATTN_PAIR_TEX64] = {"attn_pair_tex64", txlm_spv_attn_pair_tex64, sizeof txlm_spv_attn_pair_tex64, 6, 0x1f},
+    /* queries, keys|values, position keys and the biases read as texels */
+    KA(TXLM_K_ATTN_SPLIT_TEX, attn_split_tex),
+    KA(TXLM_K_ATTN_PAIR_TEX, attn_pair_tex),
+    KA(TXLM_K_ATTN_SPLIT_TEX64, attn_split_tex64),
+    KA(TXLM_K_ATTN_PAIR_TEX64, attn_pair_tex64),
+    KA(TXLM_K_ATTN_SPLIT_SG64, attn_split_sg64),
+    KM(TXLM_K_LOGSOFTMAX_TEX, logsoftmax_tex, 4, 0x1),
+#undef KA
 #undef KT
 #undef K
+#undef KM
 };
 
 txlm_kernel_id txlm_kernel_for_dtype(txlm_kernel_id base, uint32_t dtype)

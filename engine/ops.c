@@ -14,7 +14,7 @@ struct linear_push {
  * steps of 16, and every binding must make a valid texel view. */
 static int texel_linear_ok(const txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w)
 {
-    if (!o->rec->vk->texel || o->no_texel || w->cols % 16 || x.off % 4 || x.ld % 4 || !txlm_rec_texel_fits(o->rec, x.view))
+    if (!o->rec->vk->texel || w->cols % 16 || x.off % 4 || x.ld % 4 || !txlm_rec_texel_fits(o->rec, x.view))
         return 0;
     for (uint32_t c = 0; c < txlm_tensor_n_chunks(w); c++)
         if (!txlm_rec_texel_fits(o->rec, txlm_tensor_chunk(w, c, &(uint32_t){0}, NULL))) return 0;
@@ -32,7 +32,7 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
     /* the block kernels store Y raw, then add bias and residual in place:
      * a residual that is Y itself (the embedding projection) must not */
     int in_place = (flags & TXLM_LIN_RESIDUAL) && r && r->view.buf == y.view.buf;
-    int one_row = M == 1 && !o->no_gemv;
+    int one_row = M == 1 && !o->no_gemv && !(flags & TXLM_LIN_BLOCK);
     if (texel_linear_ok(o, x, w) && (one_row || !in_place)) {
         /* texel fetches (CPU devices): one row, 32x16 or 8x16 blocks */
         txlm_kernel_id base = one_row ? TXLM_K_GEMV_TEX : M >= 24 ? TXLM_K_LINEAR_TEX : TXLM_K_LINEAR_TEX8;
@@ -162,7 +162,7 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
     int all_masked_rows = s->same_length && s->mem_len == 0;
     /* the split and paired kernels read their inputs as texels where the device prefers that */
     txlm_view rw = txlm_tensor_view(r_w_bias), rr = txlm_tensor_view(r_r_bias);
-    int tex = o->rec->vk->texel && !o->no_texel && txlm_rec_texel_fits(o->rec, q) && txlm_rec_texel_fits(o->rec, kv) &&
+    int tex = o->rec->vk->texel && txlm_rec_texel_fits(o->rec, q) && txlm_rec_texel_fits(o->rec, kv) &&
               txlm_rec_texel_fits(o->rec, rk) && txlm_rec_texel_fits(o->rec, rw) && txlm_rec_texel_fits(o->rec, rr);
     /* A handful of queries (generation): the keys are split into runs so
      * that every lane has work, then the runs are merged. */
@@ -238,7 +238,7 @@ void txlm_op_logsoftmax(txlm_ops *o, txlm_arg src, txlm_arg dst, const txlm_arg 
     } p = {rows, n, src.off, src.ld, dst.off, dst.ld, add ? add->off : 0, add ? add->ld : 0, add ? add_col : 0xffffffffu,
            n_write, pick ? pick->off : 0xffffffffu, pick_base};
     txlm_view views[4] = {src.view, dst.view, add ? add->view : o->dummy, pick ? pick->view : o->dummy};
-    int tex = o->rec->vk->texel && !o->no_texel && src.off % 4 == 0 && src.ld % 4 == 0 && txlm_rec_texel_fits(o->rec, src.view);
+    int tex = o->rec->vk->texel && src.off % 4 == 0 && src.ld % 4 == 0 && txlm_rec_texel_fits(o->rec, src.view);
     txlm_rec_dispatch(o->rec, tex ? TXLM_K_LOGSOFTMAX_TEX : TXLM_K_LOGSOFTMAX, views, &p, sizeof p, rows, 1, 1);
     txlm_rec_barrier(o->rec);
 }

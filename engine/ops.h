@@ -25,10 +25,11 @@ typedef struct txlm_ops {
     int no_paired_attention; /* benchmarks and tests: one query per invocation */
     int no_gemv_q8;    /* benchmarks and tests: q8_0 rows through the generic single-row kernel */
     int no_attn_sg;    /* tests: the lane-per-run split attention even where the lane-per-element one runs */
-    int no_texel;      /* benchmarks and tests: storage-buffer matrix kernels even where texel ones are preferred */
 } txlm_ops;
 
-enum { TXLM_LIN_RELU = 2, TXLM_LIN_RESIDUAL = 4 };
+/* TXLM_LIN_BLOCK: the matrix kernel even for one row, so a row's bits do
+ * not depend on how many rows were computed with it (position keys). */
+enum { TXLM_LIN_RELU = 2, TXLM_LIN_RESIDUAL = 4, TXLM_LIN_BLOCK = 16 };
 
 /* Y[M, nrows] = alpha * (X · W[row0 : row0+nrows]^T + bias[bias_off..]) (+relu) (+R).
  * bias may be NULL; R used with TXLM_LIN_RESIDUAL. Handles chunked W. */

@@ -47,8 +47,8 @@ void main()
         [[unroll]] for (uint r = 0u; r < R4; r++) {
             vec4 w[4];
             w_load16(wr[r] + k, p.w_soff, w);
-            // the block kernels' order of additions, so a row comes out
-            // bit-identical whichever kernel computed it
+            // the block kernels' order of additions (position keys, which
+            // must not depend on batching, take the block kernels anyway)
             [[unroll]] for (uint j = 0u; j < 4u; j++) acc[r] += dot(x[j], w[j]);
         }
     }

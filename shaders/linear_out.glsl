@@ -1,6 +1,7 @@
-// What every matrix kernel shares: the push constants (engine/ops.c,
-// struct linear_push), the bias, residual and output bindings, and the
-// epilogue y = alpha * (acc + b) (+ReLU) (+R) stored at row m, column n.
+// What the matrix kernels share (all but linear.comp, which adds TRANS_W):
+// the push constants (engine/ops.c, struct linear_push), the bias,
+// residual and output bindings, and the epilogue
+// y = alpha * (acc + b) (+ReLU) (+R) stored at row m, column n.
 
 layout(std430, binding = 2) readonly buffer Bb { float B[]; };
 layout(std430, binding = 3) readonly buffer Rb { float R[]; };

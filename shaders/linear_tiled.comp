@@ -19,23 +19,7 @@ layout(local_size_x = 8, local_size_y = 2) in;
 #include "xload8.glsl"
 #define W_BINDING 1
 #include "weights8.glsl"
-layout(std430, binding = 2) readonly buffer Bb { float B[]; };
-layout(std430, binding = 3) readonly buffer Rb { float R[]; };
-layout(std430, binding = 4) writeonly buffer Yb { float Y[]; };
-
-const uint HAS_BIAS = 1u, RELU = 2u, RESIDUAL = 4u;
-
-layout(push_constant) uniform Push {
-    uint M, N, K;
-    uint x_off, ldx;
-    uint w_off, w_ld;
-    uint y_off, ldy;
-    uint b_off;
-    uint r_off, ldr;
-    uint flags;
-    float alpha;
-    uint w_soff;
-} p;
+#include "linear_out.glsl"
 
 void main()
 {
@@ -67,12 +51,7 @@ void main()
         [[unroll]] for (uint c = 0u; c < 8u; c++) {
             uint n = n0 + c;
             if (n >= p.N) break;
-            float y = acc[r][c];
-            if ((p.flags & HAS_BIAS) != 0u) y += B[p.b_off + n];
-            y *= p.alpha;
-            if ((p.flags & RELU) != 0u) y = max(y, 0.0);
-            if ((p.flags & RESIDUAL) != 0u) y += R[p.r_off + m * p.ldr + n];
-            Y[p.y_off + m * p.ldy + n] = y;
+            store(m, n, acc[r][c]);
         }
     }
 }

@@ -32,6 +32,9 @@ layout(push_constant) uniform Push {
 
 #if TEXEL
 #define SRC_AT(i) uintBitsToFloat(texelFetch(SRC4, int((i) >> 2))[(i) & 3u])
+// the lanes of texel j that are inside the row (the rest is padding)
+bvec4 in_row(uint j) { return lessThan(uvec4(4u * j) + uvec4(0u, 1u, 2u, 3u), uvec4(p.n)); }
+vec4 texel4(uint sb4, uint j) { return uintBitsToFloat(texelFetch(SRC4, int(sb4 + j))); }
 #else
 #define SRC_AT(i) SRC[i]
 #endif
@@ -65,16 +68,12 @@ void main()
     // the last texel of a row may hold padding: those lanes count as -inf
     uint n4 = (p.n + 3u) / 4u, sb4 = sb >> 2;
     for (uint j = t; j < n4; j += 64u) {
-        vec4 v = uintBitsToFloat(texelFetch(SRC4, int(sb4 + j)));
-        bvec4 in_row = lessThan(uvec4(4u * j) + uvec4(0u, 1u, 2u, 3u), uvec4(p.n));
-        v = mix(vec4(-3.4e38), v, in_row);
+        vec4 v = mix(vec4(-3.4e38), texel4(sb4, j), in_row(j));
         m = max(m, max(max(v.x, v.y), max(v.z, v.w)));
     }
     m = reduce(m, true);
     for (uint j = t; j < n4; j += 64u) {
-        vec4 v = uintBitsToFloat(texelFetch(SRC4, int(sb4 + j)));
-        bvec4 in_row = lessThan(uvec4(4u * j) + uvec4(0u, 1u, 2u, 3u), uvec4(p.n));
-        vec4 e = mix(vec4(0.0), exp(v - m), in_row);
+        vec4 e = mix(vec4(0.0), exp(texel4(sb4, j) - m), in_row(j));
         s += (e.x + e.y) + (e.z + e.w);
     }
 #else

@@ -40,6 +40,7 @@ vec4 w_load4(uint e16, uint j, uint soff)
 #endif
 }
 
+#if W_TYPE != 3 // q8_0 single rows read whole blocks (gemv_tex.comp)
 // Weights e16 .. e16 + 15 with as few fetches as the dtype allows.
 void w_load16(uint e16, uint soff, out vec4 w[4])
 {
@@ -51,10 +52,6 @@ void w_load16(uint e16, uint soff, out vec4 w[4])
     w[1] = vec4(unpackHalf2x16(a.z), unpackHalf2x16(a.w));
     w[2] = vec4(unpackHalf2x16(b.x), unpackHalf2x16(b.y));
     w[3] = vec4(unpackHalf2x16(b.z), unpackHalf2x16(b.w));
-#elif W_TYPE == 3
-    uvec4 t = texelFetch(Wt, int(e16 >> 4));
-    float d = w_scale(e16, soff);
-    [[unroll]] for (uint j = 0u; j < 4u; j++) w[j] = i8x4(t[j]) * d;
 #elif W_TYPE == 4
     uvec4 t = texelFetch(Wt, int(e16 >> 5));
     float d = w_scale(e16, soff);
@@ -65,3 +62,4 @@ void w_load16(uint e16, uint soff, out vec4 w[4])
     w[3] = u4x4(u.y >> 16) * d;
 #endif
 }
+#endif

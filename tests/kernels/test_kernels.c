@@ -490,6 +490,27 @@ static void test_logsoftmax(uint32_t rows, uint32_t n, uint32_t n_write, int wit
         }
 }
 
+/* TXLM_LIN_BLOCK: row 8 computed alone comes out bit-identical to row 8
+ * of a 9-row product (position keys rely on it when a restored session
+ * recomputes them in other batches), on the device's default kernels. */
+static void test_block_rows(uint32_t dtype)
+{
+    const uint32_t M = 9, N = 37, K = 64;
+    float *x = rand_vec((size_t)M * K, 1), *w = rand_vec((size_t)N * K, 0.5f);
+    txlm_gpu_tensor wt = weight_dt(w, N, K, dtype, 0);
+    txlm_buf xb = host_buf(x, (size_t)M * K), all = host_buf(NULL, (size_t)M * N), one = host_buf(NULL, N);
+    begin();
+    txlm_op_linear(&ops, txlm_arg_of(&xb, 0, K), &wt, 0, N, NULL, 0, NULL, txlm_arg_of(&all, 0, N), M, 0, 1.0f);
+    txlm_op_linear(&ops, txlm_arg_of(&xb, (M - 1) * K, K), &wt, 0, N, NULL, 0, NULL, txlm_arg_of(&one, 0, N), 1,
+                   TXLM_LIN_BLOCK, 1.0f);
+    run();
+    CHECK(!memcmp((float *)all.map + (size_t)(M - 1) * N, one.map, N * sizeof(float)),
+          "linear %s: a row alone with TXLM_LIN_BLOCK differs from the same row in a batch", dt_name(dtype));
+    txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &all), txlm_buf_destroy(&ctx->vk, &one);
+    txlm_tensor_free(&ctx->vk, &wt);
+    free(x), free(w);
+}
+
 int main(void)
 {
     txlm_context_options o = {0};
@@ -626,6 +647,9 @@ int main(void)
     test_attention(6, 0, 2, 16, 1, 0, -1, 0, 0);     /* same_length without memory: every key masked */
     test_attention(3, 0, 1, 8, 1, 0, 5, 0, 0);
     test_attention(20, 0, 2, 16, 1, 0, -1, 0, 0);    /* the same with enough queries for the paired kernel */
+
+    static const uint32_t block_dts[] = {TXLM_DT_F32, TXLM_DT_F16, TXLM_DT_Q8_0, TXLM_DT_Q4_0};
+    for (size_t i = 0; i < sizeof block_dts / sizeof *block_dts; i++) test_block_rows(block_dts[i]);
 
     test_logsoftmax(3, 1000, 1000, 0);
     test_logsoftmax(4, 203, 200, 1);
