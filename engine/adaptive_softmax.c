@@ -2,6 +2,8 @@
  * logits_c = (z · P_c) · W_c^T + b_c; the head is the shortlist plus one
  * logit per tail cluster; a token of tail cluster c gets
  * head_lp[cutoff0 + c - 1] + log_softmax(logits_c). Forward cluster order. */
+#include <stdlib.h>
+
 #include "session.h"
 
 static txlm_arg rows_of(txlm_buf *b, uint32_t row, uint32_t ld) { return txlm_arg_of(b, row * ld, ld); }
@@ -11,10 +13,9 @@ static txlm_arg rows_of(txlm_buf *b, uint32_t row, uint32_t ld) { return txlm_ar
 uint32_t txlm_logit_ld(uint32_t n) { return (n + 3) & ~3u; }
 
 /* z rows as seen by cluster c: projected by P_c when it has one. */
-static txlm_arg cluster_input(txlm_session *s, uint32_t c, uint32_t r0, uint32_t rows)
+static txlm_arg cluster_input(txlm_session *s, uint32_t c, txlm_arg z, uint32_t rows)
 {
     const txlm_out_cluster *cl = &s->m->out[c];
-    txlm_arg z = rows_of(&s->z, r0, s->m->h.d_model);
     if (!cl->proj) return z;
     txlm_arg zp = rows_of(&s->zp, 0, cl->dim);
     txlm_op_linear(&s->ops, z, cl->proj_t, 0, cl->dim, NULL, 0, NULL, zp, rows, 0, 1.0f);
@@ -26,47 +27,93 @@ void txlm_out_head(txlm_session *s, uint32_t r0, uint32_t rows, txlm_arg dst, ui
     const txlm_model *m = s->m;
     const txlm_out_cluster *cl = &m->out[0];
     uint32_t n = cl->end - cl->begin, head_n = n + m->h.n_cutoffs;
-    txlm_arg zc = cluster_input(s, 0, r0, rows);
+    txlm_arg zc = cluster_input(s, 0, rows_of(&s->z, r0, m->h.d_model), rows);
     txlm_arg head = rows_of(&s->head, 0, txlm_logit_ld(head_n)), head_lp = rows_of(&s->head_lp, 0, txlm_logit_ld(head_n));
     txlm_arg cluster_logits = head;
     cluster_logits.off += n;
     txlm_op_linear(&s->ops, zc, cl->weight, cl->row0, n, cl->bias, cl->row0, NULL, head, rows, 0, 1.0f);
     txlm_op_linear(&s->ops, zc, m->cluster_w, 0, m->h.n_cutoffs, m->cluster_b, 0, NULL, cluster_logits, rows, 0, 1.0f);
-    txlm_op_logsoftmax(&s->ops, head, head_lp, NULL, 0, rows, head_n, head_n, NULL, 0);
-    if (n_write) txlm_op_logsoftmax(&s->ops, head, dst, NULL, 0, rows, head_n, n_write, pick, 0);
+    txlm_op_logsoftmax(&s->ops, head, head_lp, NULL, 0, rows, head_n, head_n, NULL, 0, NULL);
+    if (n_write) txlm_op_logsoftmax(&s->ops, head, dst, NULL, 0, rows, head_n, n_write, pick, 0, NULL);
 }
 
-void txlm_out_tail(txlm_session *s, uint32_t c, uint32_t r0, uint32_t rows, txlm_arg dst, int add_head,
-                   const txlm_arg *pick)
+/* Cluster c for `rows` rows of z starting at z (rows of s->zsel when
+ * scoring); row_map says which output row each one is. */
+static void tail(txlm_session *s, uint32_t c, txlm_arg z, uint32_t rows, txlm_arg dst, int add_head, const txlm_arg *pick,
+                 const txlm_arg *row_map)
 {
     const txlm_model *m = s->m;
     const txlm_out_cluster *cl = &m->out[c];
     uint32_t n = cl->end - cl->begin;
-    txlm_arg zc = cluster_input(s, c, r0, rows);
+    txlm_arg zc = cluster_input(s, c, z, rows);
     txlm_arg logits = rows_of(&s->tail, 0, txlm_logit_ld(n));
     txlm_op_linear(&s->ops, zc, cl->weight, cl->row0, n, cl->bias, cl->row0, NULL, logits, rows, 0, 1.0f);
     if (add_head) {
         uint32_t head_n = m->h.cutoffs[0] + m->h.n_cutoffs;
         txlm_arg head_lp = rows_of(&s->head_lp, 0, txlm_logit_ld(head_n));
-        txlm_op_logsoftmax(&s->ops, logits, dst, &head_lp, m->h.cutoffs[0] + c - 1, rows, n, n, pick, cl->begin);
+        txlm_op_logsoftmax(&s->ops, logits, dst, &head_lp, m->h.cutoffs[0] + c - 1, rows, n, n, pick, cl->begin, row_map);
     } else {
-        txlm_op_logsoftmax(&s->ops, logits, dst, NULL, 0, rows, n, n, pick, cl->begin);
+        txlm_op_logsoftmax(&s->ops, logits, dst, NULL, 0, rows, n, n, pick, cl->begin, row_map);
     }
 }
 
-void txlm_out_rows(txlm_session *s, uint32_t r0, uint32_t rows, uint32_t mask, const txlm_arg *pick)
+void txlm_out_tail(txlm_session *s, uint32_t c, uint32_t r0, uint32_t rows, txlm_arg dst, int add_head,
+                   const txlm_arg *pick)
+{
+    tail(s, c, rows_of(&s->z, r0, s->m->h.d_model), rows, dst, add_head, pick, NULL);
+}
+
+/* Scoring, tail clusters: each is computed for the rows whose targets fall
+ * in it, gathered from z into s->zsel (as the reference does: a 128-token
+ * segment of wt103 text has a few rows per tail cluster, and the tails are
+ * over 90% of the vocabulary). */
+static int picked_tails(txlm_session *s, uint32_t r0, uint32_t rows, const txlm_out_pick *pick, txlm_arg out,
+                        txlm_err *err)
+{
+    const txlm_model *m = s->m;
+    uint32_t d = m->h.d_model, at = 0;
+    int32_t *map = malloc((size_t)rows * sizeof *map);
+    VkBufferCopy *copy = malloc((size_t)rows * sizeof *copy);
+    if (!map || !copy) {
+        free(map), free(copy);
+        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory for %u output rows", rows);
+    }
+    for (uint32_t c = 1; c < m->n_clusters; c++) {
+        uint32_t first = at;
+        for (uint32_t i = 0; i < rows; i++) {
+            uint32_t t = (uint32_t)pick->host[i];
+            if (t < m->out[c].begin || t >= m->out[c].end) continue;
+            copy[at - first] = (VkBufferCopy){.srcOffset = (VkDeviceSize)(r0 + i) * d * 4,
+                                              .dstOffset = (VkDeviceSize)(at - first) * d * 4, .size = (VkDeviceSize)d * 4};
+            map[at++] = (int32_t)i;
+        }
+        if (at == first) continue;
+        txlm_rec_copy_regions(&s->rec, s->z.buf, s->zsel.buf, copy, at - first);
+        txlm_rec_barrier(&s->rec);
+        txlm_arg dst = out, row_map = txlm_arg_of(&s->rowmap, first, 1);
+        dst.off += m->out[c].begin;
+        tail(s, c, rows_of(&s->zsel, 0, d), at - first, dst, 1, &pick->targets, &row_map);
+    }
+    int rc = at ? txlm_buf_upload(&m->ctx->vk, &s->rowmap, 0, map, (VkDeviceSize)at * sizeof *map, err) : 0;
+    free(map), free(copy);
+    return rc;
+}
+
+int txlm_out_rows(txlm_session *s, uint32_t r0, uint32_t rows, const txlm_out_pick *pick, txlm_err *err)
 {
     const txlm_hparams *h = &s->m->h;
     txlm_arg out = rows_of(&s->out, 0, h->n_token);
+    const txlm_arg *targets = pick ? &pick->targets : NULL;
     if (h->n_cutoffs == 0) {
-        txlm_out_tail(s, 0, r0, rows, out, 0, pick);
-        return;
+        txlm_out_tail(s, 0, r0, rows, out, 0, targets);
+        return 0;
     }
-    txlm_out_head(s, r0, rows, out, h->cutoffs[0], pick);
+    txlm_out_head(s, r0, rows, out, h->cutoffs[0], targets);
+    if (pick) return picked_tails(s, r0, rows, pick, out, err);
     for (uint32_t c = 1; c < s->m->n_clusters; c++) {
-        if (!(mask & (1u << c))) continue;
         txlm_arg dst = out;
         dst.off += s->m->out[c].begin;
-        txlm_out_tail(s, c, r0, rows, dst, 1, pick);
+        txlm_out_tail(s, c, r0, rows, dst, 1, NULL);
     }
+    return 0;
 }

@@ -149,23 +149,12 @@ static void make_room(txlm_session *s, uint32_t qlen)
 
 static int submit(txlm_session *s, txlm_err *err) { return txlm_session_submit(s, err); }
 
-/* Tail clusters the targets of rows [r0, r0+rows) fall in (bit c = cluster c). */
-static uint32_t clusters_needed(const txlm_session *s, const int32_t *targets, uint32_t rows)
+/* Records the output layer for rows [r0, r0+rows) of z. */
+static int record_output(txlm_session *s, const txlm_out_req *req, uint32_t r0, uint32_t rows, txlm_err *err)
 {
-    uint32_t mask = 1;
-    for (uint32_t i = 0; i < rows; i++)
-        for (uint32_t c = 1; c < s->m->n_clusters; c++)
-            if ((uint32_t)targets[i] >= s->m->out[c].begin && (uint32_t)targets[i] < s->m->out[c].end) mask |= 1u << c;
-    return mask;
-}
-
-/* Records the output layer for rows [r0, r0+rows) of z (all clusters, or
- * with targets only those the targets need). */
-static void record_output(txlm_session *s, const txlm_out_req *req, uint32_t r0, uint32_t rows)
-{
-    uint32_t mask = req->targets ? clusters_needed(s, req->targets + (r0 - req->first_row), rows) : ~0u;
-    txlm_arg pick = txlm_arg_of(&s->targets, r0 - req->first_row, 1);
-    txlm_out_rows(s, r0, rows, mask, req->targets && !req->logprobs ? &pick : NULL);
+    uint32_t at = r0 - req->first_row;
+    txlm_out_pick pick = {txlm_arg_of(&s->targets, at, 1), req->targets ? req->targets + at : NULL};
+    return txlm_out_rows(s, r0, rows, req->targets ? &pick : NULL, err);
 }
 
 /* Copies what was asked for out of the host-visible output block. */
@@ -221,8 +210,8 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
      * block rides in the segment's command buffer. */
     uint32_t want = (req->logprobs || req->targets) && req->first_row < qlen ? qlen - req->first_row : 0;
     uint32_t block = want < s->out_rows ? want : s->out_rows;
-    if (block) record_output(s, req, req->first_row, block);
-    rc = submit(s, err);
+    if (block) rc = record_output(s, req, req->first_row, block, err);
+    if (!rc) rc = submit(s, err);
     if (rc) {
         /* The device may have run part of the segment: forget the memory
          * rather than continue from a half-updated one. */
@@ -237,10 +226,8 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
     for (uint32_t done = block; !rc && done < want; done += block) {
         uint32_t r0 = req->first_row + done, rows = want - done < block ? want - done : block;
         rc = txlm_rec_begin(&s->rec, err);
-        if (!rc) {
-            record_output(s, req, r0, rows);
-            rc = submit(s, err);
-        }
+        if (!rc) rc = record_output(s, req, r0, rows, err);
+        if (!rc) rc = submit(s, err);
         if (!rc) rc = collect_output(s, req, r0, rows, err);
     }
     return rc;

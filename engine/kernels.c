@@ -116,7 +116,7 @@ static const struct {
     K(TXLM_K_ATTN_FUSED, attn_fused, 6),
     K(TXLM_K_SOFTMAX, softmax, 1),
     K(TXLM_K_ATTN_PV, attn_pv, 3),
-    K(TXLM_K_LOGSOFTMAX, logsoftmax, 4),
+    K(TXLM_K_LOGSOFTMAX, logsoftmax, 5),
     K(TXLM_K_ATTN_SPLIT, attn_split, 6),
     K(TXLM_K_ATTN_MERGE, attn_merge, 2),
     K(TXLM_K_GEMV_Q8, gemv_q8, 5),
@@ -140,7 +140,7 @@ static const struct {
     KA(TXLM_K_ATTN_SPLIT_TEX64, attn_split_tex64),
     KA(TXLM_K_ATTN_PAIR_TEX64, attn_pair_tex64),
     KA(TXLM_K_ATTN_SPLIT_SG64, attn_split_sg64),
-    KM(TXLM_K_LOGSOFTMAX_TEX, logsoftmax_tex, 4, 0x1),
+    KM(TXLM_K_LOGSOFTMAX_TEX, logsoftmax_tex, 5, 0x1),
 #undef KA
 #undef KT
 #undef K

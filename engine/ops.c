@@ -231,13 +231,14 @@ void txlm_op_attention_terms(txlm_ops *o, const txlm_attn_shape *s, txlm_view q,
 }
 
 void txlm_op_logsoftmax(txlm_ops *o, txlm_arg src, txlm_arg dst, const txlm_arg *add, uint32_t add_col, uint32_t rows,
-                        uint32_t n, uint32_t n_write, const txlm_arg *pick, uint32_t pick_base)
+                        uint32_t n, uint32_t n_write, const txlm_arg *pick, uint32_t pick_base, const txlm_arg *row_map)
 {
     struct {
-        uint32_t rows, n, src_off, ld_src, dst_off, ld_dst, add_off, ld_add, add_col, n_write, pick_off, pick_base;
+        uint32_t rows, n, src_off, ld_src, dst_off, ld_dst, add_off, ld_add, add_col, n_write, pick_off, pick_base, map_off;
     } p = {rows, n, src.off, src.ld, dst.off, dst.ld, add ? add->off : 0, add ? add->ld : 0, add ? add_col : 0xffffffffu,
-           n_write, pick ? pick->off : 0xffffffffu, pick_base};
-    txlm_view views[4] = {src.view, dst.view, add ? add->view : o->dummy, pick ? pick->view : o->dummy};
+           n_write, pick ? pick->off : 0xffffffffu, pick_base, row_map ? row_map->off : 0xffffffffu};
+    txlm_view views[5] = {src.view, dst.view, add ? add->view : o->dummy, pick ? pick->view : o->dummy,
+                          row_map ? row_map->view : o->dummy};
     int tex = o->rec->vk->texel && src.off % 4 == 0 && src.ld % 4 == 0 && txlm_rec_texel_fits(o->rec, src.view);
     txlm_rec_dispatch(o->rec, tex ? TXLM_K_LOGSOFTMAX_TEX : TXLM_K_LOGSOFTMAX, views, &p, sizeof p, rows, 1, 1);
     txlm_rec_barrier(o->rec);

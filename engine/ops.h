@@ -75,8 +75,10 @@ void txlm_op_attention_terms(txlm_ops *o, const txlm_attn_shape *s, txlm_view q,
 
 /* DST[:, 0:n_write] = log_softmax(SRC rows over n)[:, 0:n_write] (+ ADD[row][add_col] if add).
  * With pick (int32 tokens, one per row; column j is token pick_base + j)
- * only each row's picked column is written, if it is among the first n_write. */
+ * only each row's picked column is written, if it is among the first n_write.
+ * With row_map (int32, one per SRC row), SRC row i is row row_map[i] of
+ * DST, ADD and pick. */
 void txlm_op_logsoftmax(txlm_ops *o, txlm_arg src, txlm_arg dst, const txlm_arg *add, uint32_t add_col, uint32_t rows,
-                        uint32_t n, uint32_t n_write, const txlm_arg *pick, uint32_t pick_base);
+                        uint32_t n, uint32_t n_write, const txlm_arg *pick, uint32_t pick_base, const txlm_arg *row_map);
 
 #endif

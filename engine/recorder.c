@@ -181,6 +181,12 @@ void txlm_rec_copy(txlm_rec *r, VkBuffer src, VkDeviceSize src_off, VkBuffer dst
     vkCmdCopyBuffer(r->cmd, src, dst, 1, &c);
 }
 
+void txlm_rec_copy_regions(txlm_rec *r, VkBuffer src, VkBuffer dst, const VkBufferCopy *regions, uint32_t n)
+{
+    if (r->failed || n == 0) return;
+    vkCmdCopyBuffer(r->cmd, src, dst, n, regions);
+}
+
 void txlm_rec_fill_zero(txlm_rec *r, VkBuffer buf, VkDeviceSize off, VkDeviceSize size)
 {
     if (r->failed || size == 0) return;

@@ -52,6 +52,7 @@ int txlm_rec_texel_fits(const txlm_rec *r, txlm_view v);
 /* Full compute/transfer memory barrier: every later command sees every earlier write. */
 void txlm_rec_barrier(txlm_rec *r);
 void txlm_rec_copy(txlm_rec *r, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size);
+void txlm_rec_copy_regions(txlm_rec *r, VkBuffer src, VkBuffer dst, const VkBufferCopy *regions, uint32_t n);
 void txlm_rec_fill_zero(txlm_rec *r, VkBuffer buf, VkDeviceSize off, VkDeviceSize size);
 /* Ends, submits, waits. */
 int txlm_rec_submit(txlm_rec *r, txlm_err *err);

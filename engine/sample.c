@@ -111,8 +111,8 @@ int txlm_sample_next(txlm_session *s, const txlm_sampling *o, int32_t *token, tx
     int rc = txlm_rec_begin(&s->rec, err);
     if (rc) return rc;
     if (!exact_tree) {
-        txlm_out_rows(s, row, 1, ~0u, NULL);
-        if (!(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, h->n_token, err);
+        rc = txlm_out_rows(s, row, 1, NULL, err);
+        if (!rc && !(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, h->n_token, err);
         return rc ? rc : draw_filtered(s->host_lp, h->n_token, o, &s->rng, token, err);
     }
     uint32_t head_n = h->cutoffs[0] + h->n_cutoffs;

@@ -68,6 +68,7 @@ static int alloc_all(txlm_session *s, txlm_err *err)
     if (!rc) rc = alloc_buf(s, &s->buf, (elems), kind, #buf, err)
     ALLOC(ids, S, TXLM_BUF_STAGING);
     ALLOC(targets, S, TXLM_BUF_STAGING);
+    ALLOC(rowmap, S, TXLM_BUF_STAGING);
     ALLOC(slide, M ? M * 2 * hd : 1, TXLM_BUF_DEVICE);
     ALLOC(h[0], S * d, TXLM_BUF_DEVICE);
     ALLOC(h[1], S * d, TXLM_BUF_DEVICE);
@@ -83,6 +84,7 @@ static int alloc_all(txlm_session *s, txlm_err *err)
     ALLOC(ffin, S * d, TXLM_BUF_DEVICE);
     ALLOC(ffh, S * h->d_inner, TXLM_BUF_DEVICE);
     ALLOC(emb_tmp, S * max_dim, TXLM_BUF_DEVICE);
+    ALLOC(zsel, (uint64_t)s->out_rows * d, TXLM_BUF_DEVICE);
     ALLOC(zp, (uint64_t)s->out_rows * max_dim, TXLM_BUF_DEVICE);
     ALLOC(head, (uint64_t)s->out_rows * txlm_logit_ld(head_n), TXLM_BUF_DEVICE);
     ALLOC(head_lp, (uint64_t)s->out_rows * txlm_logit_ld(head_n), TXLM_BUF_DEVICE);
@@ -149,8 +151,8 @@ void txlm_session_close(txlm_session *s)
     if (!s) return;
     txlm_vk *vk = &s->m->ctx->vk;
     txlm_rec_destroy(&s->rec);
-    txlm_buf *bufs[] = {&s->ids, &s->targets, &s->slide, &s->h[0], &s->h[1], &s->z, &s->xn, &s->q, &s->scores, &s->attn, &s->a, &s->ffin,
-                        &s->ffh, &s->emb_tmp, &s->zp, &s->head, &s->head_lp, &s->tail, &s->out};
+    txlm_buf *bufs[] = {&s->ids, &s->targets, &s->rowmap, &s->slide, &s->h[0], &s->h[1], &s->z, &s->xn, &s->q, &s->scores, &s->attn, &s->a, &s->ffin,
+                        &s->ffh, &s->emb_tmp, &s->zsel, &s->zp, &s->head, &s->head_lp, &s->tail, &s->out};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (bufs[i]->buf) txlm_buf_destroy(vk, bufs[i]);
     for (uint32_t n = 0; s->kv && n < s->m->h.n_layer; n++)

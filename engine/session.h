@@ -29,6 +29,7 @@ struct txlm_session {
     /* device buffers */
     txlm_buf ids;            /* [S] int32, host-written */
     txlm_buf targets;        /* [S] int32 tokens to score, host-written: the output layer writes only their columns */
+    txlm_buf rowmap;         /* [S] int32, host-written: scored rows grouped by the tail cluster of their target */
     txlm_buf *kv;            /* per layer: [kv_rows, 2*H*dh] keys | values, memory rows from kv_base, then this segment's */
     uint32_t kv_rows;        /* M + S + slack: rows move only once kv_base has used up the slack */
     txlm_buf slide;          /* [M, 2*H*dh] staging for the memory slide */
@@ -47,6 +48,7 @@ struct txlm_session {
 
     /* adaptive softmax, processed in blocks of out_rows rows */
     uint32_t out_rows;
+    txlm_buf zsel;           /* [out_rows, d] rows of z whose targets fall in one tail cluster */
     txlm_buf zp;             /* [out_rows, max cluster dim] */
     txlm_buf head;           /* [out_rows, cutoff0 + n_cutoffs] logits */
     txlm_buf head_lp;        /* same, log-probabilities */
@@ -62,7 +64,8 @@ struct txlm_session {
 
 int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_session **out, txlm_err *err);
 void txlm_session_close(txlm_session *s);
-/* What a segment's caller wants back, for rows [first_row, n). */
+/* What a segment's caller wants back, for rows [first_row, n): all
+ * log-probabilities or those of the targets (not both). */
 typedef struct txlm_out_req {
     uint32_t first_row;
     float *logprobs;           /* all n_token log-probabilities per row, or NULL */
@@ -82,12 +85,17 @@ int txlm_session_submit(txlm_session *s, txlm_err *err);
 int txlm_session_read_out(txlm_session *s, float *dst, size_t n, txlm_err *err);
 
 /* adaptive_softmax.c: record the output layer for rows [r0, r0+rows) of z. */
-/* Log-probabilities into s->out: the head's part always, and the tail
- * clusters c whose bit is set in mask (all of them with ~0).
- * With pick (one target token per row, NULL for all columns) only each
- * row's target column is written: scoring needs nothing else, and writing
- * the whole vocabulary per row costs more than computing it. */
-void txlm_out_rows(txlm_session *s, uint32_t r0, uint32_t rows, uint32_t mask, const txlm_arg *pick);
+/* Scoring: the target of each row, on the device and on the host. */
+typedef struct txlm_out_pick {
+    txlm_arg targets;          /* int32 per row, in s->targets */
+    const int32_t *host;       /* the same tokens */
+} txlm_out_pick;
+/* Log-probabilities into s->out, all of them, or with pick only each
+ * row's target column: scoring needs nothing else, writing the whole
+ * vocabulary per row costs more than computing it, and a tail cluster is
+ * computed only for the rows whose targets fall in it (it uploads their
+ * row numbers to s->rowmap). */
+int txlm_out_rows(txlm_session *s, uint32_t r0, uint32_t rows, const txlm_out_pick *pick, txlm_err *err);
 /* Row stride of n logits in s->head, s->head_lp and s->tail. */
 uint32_t txlm_logit_ld(uint32_t n);
 /* The head's log-probabilities (shortlist, then one per tail cluster) into

@@ -6,6 +6,8 @@
 // The adaptive softmax uses ADD for the cluster's log-probability in the head.
 // With pick_off set, only column PICK[pick_off + row] - pick_base is
 // written (scoring targets): the whole row is still reduced.
+// With map_off set, SRC row i belongs to row MAP[map_off + i] of DST, ADD
+// and PICK (scoring computes a tail cluster only for the rows that need it).
 
 layout(local_size_x = 64) in;
 
@@ -18,8 +20,9 @@ layout(std430, binding = 0) readonly buffer Sb { float SRC[]; };
 layout(std430, binding = 1) writeonly buffer Db { float DST[]; };
 layout(std430, binding = 2) readonly buffer Ab { float ADD[]; };
 layout(std430, binding = 3) readonly buffer Pb { int PICK[]; };
+layout(std430, binding = 4) readonly buffer Mb { int MAP[]; };
 
-const uint NO_ADD = 0xffffffffu, NO_PICK = 0xffffffffu;
+const uint NO_ADD = 0xffffffffu, NO_PICK = 0xffffffffu, NO_MAP = 0xffffffffu;
 
 layout(push_constant) uniform Push {
     uint rows, n;
@@ -28,6 +31,7 @@ layout(push_constant) uniform Push {
     uint add_off, ld_add, add_col;
     uint n_write;   // columns written (the head writes only its shortlist to the output)
     uint pick_off, pick_base;
+    uint map_off;
 } p;
 
 #if TEXEL
@@ -82,11 +86,12 @@ void main()
     for (uint j = t; j < p.n; j += 64u) s += exp(SRC[sb + j] - m);
 #endif
     float lse = m + log(reduce(s, false));
-    if (p.add_col != NO_ADD) lse -= ADD[p.add_off + row * p.ld_add + p.add_col];
+    uint r = p.map_off != NO_MAP ? uint(MAP[p.map_off + row]) : row;
+    if (p.add_col != NO_ADD) lse -= ADD[p.add_off + r * p.ld_add + p.add_col];
 
-    uint db = p.dst_off + row * p.ld_dst;
+    uint db = p.dst_off + r * p.ld_dst;
     if (p.pick_off != NO_PICK) {
-        uint j = uint(PICK[p.pick_off + row]) - p.pick_base; // tokens below pick_base wrap past n_write
+        uint j = uint(PICK[p.pick_off + r]) - p.pick_base; // tokens below pick_base wrap past n_write
         if (t == 0u && j < p.n_write) DST[db + j] = SRC_AT(sb + j) - lse;
         return;
     }

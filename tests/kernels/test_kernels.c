@@ -437,36 +437,45 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
 /* Rows of n logits at stride ld >= n (the adaptive softmax pads rows to
  * a multiple of 4 so the texel kernel can read them). With pick, rows
  * score one token each (token pick_base + column): only that column is
- * written. texel: the device's texel-reading variant where it has one. */
+ * written. With map (pick 2), the logits are half as many rows, each the
+ * output row map[i] (a tail cluster computed only for some rows), in
+ * reverse order. texel: the device's texel-reading variant where it has one. */
 static void test_logsoftmax_at(uint32_t rows, uint32_t n, uint32_t ld, uint32_t n_write, int with_add, int texel, int pick)
 {
     if (texel && !have_texel) return;
     const uint32_t pick_base = 1000;
-    float *x = rand_vec((size_t)rows * ld, 8), *add = rand_vec((size_t)rows * 3, 1);
-    int32_t *tok = malloc(rows * sizeof *tok);
+    uint32_t src_rows = pick == 2 ? (rows + 1) / 2 : rows;
+    float *x = rand_vec((size_t)src_rows * ld, 8), *add = rand_vec((size_t)rows * 3, 1);
+    int32_t *tok = malloc(rows * sizeof *tok), *map = malloc(src_rows * sizeof *map), *src_of = malloc(rows * sizeof *src_of);
     for (uint32_t r = 0; r < rows; r++) /* some below pick_base, some past n_write: nothing written */
         tok[r] = (int32_t)(pick_base + (r * 7919u) % (n + 2)) - (r % 5 == 4 ? (int32_t)pick_base : 0);
-    txlm_buf xb = host_buf(x, (size_t)rows * ld), db = host_buf(NULL, (size_t)rows * ld), ab = host_buf(add, (size_t)rows * 3);
-    txlm_buf tb = host_buf((float *)tok, rows);
-    txlm_arg aa = txlm_arg_of(&ab, 0, 3), ta = txlm_arg_of(&tb, 0, 1);
+    for (uint32_t r = 0; r < rows; r++) src_of[r] = pick == 2 ? -1 : (int32_t)r;
+    for (uint32_t i = 0; i < src_rows && pick == 2; i++) {
+        map[i] = (int32_t)(rows - 1 - 2 * i);
+        src_of[map[i]] = (int32_t)i;
+    }
+    txlm_buf xb = host_buf(x, (size_t)src_rows * ld), db = host_buf(NULL, (size_t)rows * ld);
+    txlm_buf ab = host_buf(add, (size_t)rows * 3), tb = host_buf((float *)tok, rows), mb = host_buf((float *)map, src_rows);
+    txlm_arg aa = txlm_arg_of(&ab, 0, 3), ta = txlm_arg_of(&tb, 0, 1), ma = txlm_arg_of(&mb, 0, 1);
     int texel_default = ctx->vk.texel;
     ctx->vk.texel = texel;
     uint32_t before = rec.kernel_uses[TXLM_K_LOGSOFTMAX_TEX];
     begin();
-    txlm_op_logsoftmax(&ops, txlm_arg_of(&xb, 0, ld), txlm_arg_of(&db, 0, ld), with_add ? &aa : NULL, 2, rows, n, n_write,
-                       pick ? &ta : NULL, pick_base);
+    txlm_op_logsoftmax(&ops, txlm_arg_of(&xb, 0, ld), txlm_arg_of(&db, 0, ld), with_add ? &aa : NULL, 2, src_rows, n, n_write,
+                       pick ? &ta : NULL, pick_base, pick == 2 ? &ma : NULL);
     run();
     ctx->vk.texel = texel_default;
     int used_texel = rec.kernel_uses[TXLM_K_LOGSOFTMAX_TEX] != before;
     double worst = 0;
     const float *got = db.map;
     for (uint32_t r = 0; r < rows; r++) {
+        const float *xr = src_of[r] >= 0 ? x + (size_t)src_of[r] * ld : NULL;
         double m = -1e300, s = 0;
-        for (uint32_t j = 0; j < n; j++) m = fmax(m, x[(size_t)r * ld + j]);
-        for (uint32_t j = 0; j < n; j++) s += exp(x[(size_t)r * ld + j] - m);
+        for (uint32_t j = 0; xr && j < n; j++) m = fmax(m, xr[j]);
+        for (uint32_t j = 0; xr && j < n; j++) s += exp(xr[j] - m);
         for (uint32_t j = 0; j < ld; j++) {
-            int written = j < n_write && (!pick || (uint32_t)(tok[r] - (int32_t)pick_base) == j);
-            double want = written ? x[(size_t)r * ld + j] - m - log(s) + (with_add ? add[r * 3 + 2] : 0) : 0;
+            int written = xr && j < n_write && (!pick || (uint32_t)(tok[r] - (int32_t)pick_base) == j);
+            double want = written ? xr[j] - m - log(s) + (with_add ? add[r * 3 + 2] : 0) : 0;
             double d = fabs(got[(size_t)r * ld + j] - want);
             if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
         }
@@ -475,8 +484,8 @@ static void test_logsoftmax_at(uint32_t rows, uint32_t n, uint32_t ld, uint32_t 
           "logsoftmax rows=%u n=%u ld=%u n_write=%u add=%d texel=%d (used %d) pick=%d: max diff %g", rows, n, ld, n_write,
           with_add, texel, used_texel, pick, worst);
     txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &db), txlm_buf_destroy(&ctx->vk, &ab);
-    txlm_buf_destroy(&ctx->vk, &tb);
-    free(x), free(add), free(tok);
+    txlm_buf_destroy(&ctx->vk, &tb), txlm_buf_destroy(&ctx->vk, &mb);
+    free(x), free(add), free(tok), free(map), free(src_of);
     case_done();
 }
 
@@ -484,9 +493,9 @@ static void test_logsoftmax(uint32_t rows, uint32_t n, uint32_t n_write, int wit
 {
     uint32_t ld4 = (n + 3) & ~3u;
     for (int texel = 0; texel < 2; texel++)
-        for (int pick = 0; pick < 2; pick++) {
+        for (int pick = 0; pick < 3; pick++) {
             test_logsoftmax_at(rows, n, n, n_write, with_add, texel, pick);
-            if (ld4 != n || texel) test_logsoftmax_at(rows, n, ld4 + 4 * (uint32_t)pick, n_write, with_add, texel, pick);
+            if (ld4 != n || texel) test_logsoftmax_at(rows, n, ld4 + 4 * (uint32_t)(pick > 0), n_write, with_add, texel, pick);
         }
 }
 
