@@ -66,6 +66,7 @@ int main(int argc, char **argv)
     txlm_buf x, y;
     txlm_buf_create(&ctx->vk, (size_t)M * K * 4, TXLM_BUF_DEVICE, &x, &e);
     txlm_buf_create(&ctx->vk, (size_t)M * N * 4, TXLM_BUF_DEVICE, &y, &e);
+    txlm_buf_upload(&ctx->vk, &x, 0, w, (size_t)M * K * 4 < (size_t)N * K * 4 ? (size_t)M * K * 4 : (size_t)N * K * 4, &e);
     uint32_t dts[] = {TXLM_DT_F32, TXLM_DT_F16, TXLM_DT_Q8_0, TXLM_DT_Q4_0};
     printf("device: %s, M=%u N=%u K=%u\n", ctx->vk.props.deviceName, M, N, K);
     double host_copy = 0, dev_copy = copy_rate(ctx, &rec, reps, &host_copy);
@@ -114,6 +115,15 @@ int main(int argc, char **argv)
         txlm_tensor_alloc(&ctx->vk, kl, hd, TXLM_DT_F32, TXLM_BUF_DEVICE, &rk, &e);
         txlm_tensor_alloc(&ctx->vk, H, dh, TXLM_DT_F32, TXLM_BUF_DEVICE, &rw, &e);
         txlm_tensor_alloc(&ctx->vk, H, dh, TXLM_DT_F32, TXLM_BUF_DEVICE, &rr, &e);
+        /* real inputs: pages never written would all read one zero page from cache */
+        txlm_buf *inputs[] = {&qb, &kvb, &rk.buf, &rw.buf, &rr.buf};
+        for (int b = 0; b < 5; b++) {
+            size_t n = inputs[b]->size / 4;
+            float *v = malloc(n * 4);
+            for (size_t i = 0; i < n; i++) v[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+            txlm_buf_upload(&ctx->vk, inputs[b], 0, v, n * 4, &e);
+            free(v);
+        }
         double times[64];
         for (uint32_t r = 0; r < reps && r < 64; r++) {
             txlm_rec_begin(&rec, &e);
