@@ -26,7 +26,7 @@ static txlm_gpu_tensor weight(uint32_t rows, uint32_t cols, uint32_t dt)
     size_t n = (size_t)rows * cols;
     float *w = malloc(n * 4);
     uint8_t *q = malloc(n * 4);
-    for (size_t i = 0; i < n; i++) w[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+    bench_pattern(w, n);
     if (dt == TXLM_DT_Q8_0) txlm_quantize_q8_0(w, n, q);
     else memcpy(q, w, n * 4);
     txlm_gpu_tensor t;
@@ -65,6 +65,7 @@ int main(int argc, char **argv)
     txlm_buf_create(&ctx->vk, (size_t)DI * 4, TXLM_BUF_DEVICE, &x, &e);
     txlm_buf_create(&ctx->vk, (size_t)HEAD * 4, TXLM_BUF_DEVICE, &y, &e);
     txlm_buf_create(&ctx->vk, txlm_attn_split_bytes(&sh), TXLM_BUF_DEVICE, &scratch, &e);
+    bench_fill(&ctx->vk, &x, &e);
     txlm_arg xa = txlm_arg_of(&x, 0, DI), ya = txlm_arg_of(&y, 0, HEAD);
 
     op table[] = {

@@ -61,12 +61,12 @@ int main(int argc, char **argv)
                     .no_fused_attention = getenv("NO_FUSED") != NULL, .no_gemv_q8 = getenv("NO_GEMV_Q8") != NULL,
                     .no_paired_attention = getenv("NO_PAIR") != NULL};
     float *w = malloc((size_t)N * K * 4);
-    for (size_t i = 0; i < (size_t)N * K; i++) w[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+    bench_pattern(w, (size_t)N * K);
     uint8_t *q = malloc((size_t)N * K * 4);
     txlm_buf x, y;
     txlm_buf_create(&ctx->vk, (size_t)M * K * 4, TXLM_BUF_DEVICE, &x, &e);
     txlm_buf_create(&ctx->vk, (size_t)M * N * 4, TXLM_BUF_DEVICE, &y, &e);
-    txlm_buf_upload(&ctx->vk, &x, 0, w, (size_t)M * K * 4 < (size_t)N * K * 4 ? (size_t)M * K * 4 : (size_t)N * K * 4, &e);
+    bench_fill(&ctx->vk, &x, &e);
     uint32_t dts[] = {TXLM_DT_F32, TXLM_DT_F16, TXLM_DT_Q8_0, TXLM_DT_Q4_0};
     printf("device: %s, M=%u N=%u K=%u\n", ctx->vk.props.deviceName, M, N, K);
     double host_copy = 0, dev_copy = copy_rate(ctx, &rec, reps, &host_copy);
@@ -115,15 +115,8 @@ int main(int argc, char **argv)
         txlm_tensor_alloc(&ctx->vk, kl, hd, TXLM_DT_F32, TXLM_BUF_DEVICE, &rk, &e);
         txlm_tensor_alloc(&ctx->vk, H, dh, TXLM_DT_F32, TXLM_BUF_DEVICE, &rw, &e);
         txlm_tensor_alloc(&ctx->vk, H, dh, TXLM_DT_F32, TXLM_BUF_DEVICE, &rr, &e);
-        /* real inputs: pages never written would all read one zero page from cache */
         txlm_buf *inputs[] = {&qb, &kvb, &rk.buf, &rw.buf, &rr.buf};
-        for (int b = 0; b < 5; b++) {
-            size_t n = inputs[b]->size / 4;
-            float *v = malloc(n * 4);
-            for (size_t i = 0; i < n; i++) v[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
-            txlm_buf_upload(&ctx->vk, inputs[b], 0, v, n * 4, &e);
-            free(v);
-        }
+        for (int b = 0; b < 5; b++) bench_fill(&ctx->vk, inputs[b], &e);
         double times[64];
         for (uint32_t r = 0; r < reps && r < 64; r++) {
             txlm_rec_begin(&rec, &e);
