@@ -1,8 +1,10 @@
 /* Where the time of one generated token goes, op by op, for the
  * wt103-shaped model (18 layers, d_model 1024, 16 heads x 64, d_inner
  * 4096, memory 640, head of 20000 words). Each op is recorded 18 times
- * (once per layer) in one command buffer, so its time includes the fixed
- * cost of its dispatches; the table adds the ops up per token.
+ * (once per layer, each layer with weights of its own, so they come from
+ * memory as in a real token, not from the cache) in one command buffer,
+ * so its time includes the fixed cost of its dispatches; the table adds
+ * the ops up per token.
  * usage: bench_gen_profile [f32|q8_0] [reps] */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,8 +56,10 @@ int main(int argc, char **argv)
     txlm_rec_init(&rec, &ctx->vk, &ctx->kernels, 64, &e);
     ops = (txlm_ops){.rec = &rec, .dummy = txlm_view_of(&ctx->dummy)};
 
-    txlm_gpu_tensor wq = weight(H * DH, D, dt), wkv = weight(2 * H * DH, D, dt), wo = weight(D, H * DH, dt);
-    txlm_gpu_tensor w1 = weight(DI, D, dt), w2 = weight(D, DI, dt), head = weight(HEAD, D, dt);
+    /* every layer's weights: rows [l * n, (l + 1) * n) of one tensor */
+    txlm_gpu_tensor wq = weight(LAYERS * H * DH, D, dt), wkv = weight(LAYERS * 2 * H * DH, D, dt);
+    txlm_gpu_tensor wo = weight(LAYERS * D, H * DH, dt), w1 = weight(LAYERS * DI, D, dt), w2 = weight(LAYERS * D, DI, dt);
+    txlm_gpu_tensor head = weight(HEAD, D, dt);
     txlm_gpu_tensor proj = weight(D, D, TXLM_DT_F32), tiny = weight(8, 8, TXLM_DT_F32);
     txlm_gpu_tensor g = weight(1, D, TXLM_DT_F32), b = weight(1, D, TXLM_DT_F32);
     txlm_gpu_tensor rw = weight(H, DH, TXLM_DT_F32), rr = weight(H, DH, TXLM_DT_F32), rk = weight(MEM + 1, H * DH, TXLM_DT_F32);
@@ -80,18 +84,18 @@ int main(int argc, char **argv)
         double t[64];
         for (uint32_t r = 0; r < reps; r++) {
             txlm_rec_begin(&rec, &e);
-            for (int l = 0; l < LAYERS; l++) {
+            for (uint32_t l = 0; l < LAYERS; l++) {
                 switch (k) {
-                case 0: txlm_op_linear(&ops, xa, &wq, 0, H * DH, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
-                case 1: txlm_op_linear(&ops, xa, &wkv, 0, 2 * H * DH, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
+                case 0: txlm_op_linear(&ops, xa, &wq, l * H * DH, H * DH, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
+                case 1: txlm_op_linear(&ops, xa, &wkv, l * 2 * H * DH, 2 * H * DH, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
                 case 2:
                     txlm_op_attention(&ops, &sh, txlm_view_of(&x), txlm_tensor_view(&kv), txlm_tensor_view(&rk), 0, &rw,
                                       &rr, NULL, txlm_view_of(&scratch), txlm_view_of(&y));
                     break;
-                case 3: txlm_op_linear(&ops, xa, &wo, 0, D, NULL, 0, &ya, ya, 1, TXLM_LIN_RESIDUAL, 1.0f); break;
+                case 3: txlm_op_linear(&ops, xa, &wo, l * D, D, NULL, 0, &ya, ya, 1, TXLM_LIN_RESIDUAL, 1.0f); break;
                 case 4: txlm_op_layernorm(&ops, xa, NULL, &g, &b, ya, 1, D, 1e-5f); break;
-                case 5: txlm_op_linear(&ops, xa, &w1, 0, DI, NULL, 0, NULL, ya, 1, TXLM_LIN_RELU, 1.0f); break;
-                case 6: txlm_op_linear(&ops, xa, &w2, 0, D, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
+                case 5: txlm_op_linear(&ops, xa, &w1, l * DI, DI, NULL, 0, NULL, ya, 1, TXLM_LIN_RELU, 1.0f); break;
+                case 6: txlm_op_linear(&ops, xa, &w2, l * D, D, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
                 case 7: txlm_op_linear(&ops, xa, &head, 0, HEAD, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
                 case 8: txlm_op_linear(&ops, xa, &proj, 0, D, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
                 default: txlm_op_linear(&ops, xa, &tiny, 0, 8, NULL, 0, NULL, ya, 1, 0, 1.0f); break;

@@ -7,7 +7,6 @@ static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 struct linear_push {
     uint32_t M, N, K, x_off, ldx, w_off, w_ld, y_off, ldy, b_off, r_off, ldr, flags;
     float alpha;
-    uint32_t w_soff;
 };
 
 /* The texel kernels read X from element x.off in steps of 4 and W in
@@ -17,8 +16,14 @@ static int texel_linear_ok(const txlm_ops *o, txlm_arg x, const txlm_gpu_tensor 
     if (!o->rec->vk->texel || w->cols % 16 || x.off % 4 || x.ld % 4 || !txlm_rec_texel_fits(o->rec, x.view))
         return 0;
     for (uint32_t c = 0; c < txlm_tensor_n_chunks(w); c++)
-        if (!txlm_rec_texel_fits(o->rec, txlm_tensor_chunk(w, c, &(uint32_t){0}, NULL))) return 0;
+        if (!txlm_rec_texel_fits(o->rec, txlm_tensor_chunk(w, c, &(uint32_t){0}))) return 0;
     return 1;
+}
+
+/* Rows per invocation of gemv_tex.comp, whose ROWS says why. */
+static uint32_t gemv_tex_rows(uint32_t dtype)
+{
+    return dtype == TXLM_DT_Q8_0 ? 16 : dtype == TXLM_DT_Q4_0 ? 8 : 4;
 }
 
 void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t row0, uint32_t nrows,
@@ -37,7 +42,7 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
         /* texel fetches (CPU devices): one row, 32x16 or 8x16 blocks */
         txlm_kernel_id base = one_row ? TXLM_K_GEMV_TEX : M >= 24 ? TXLM_K_LINEAR_TEX : TXLM_K_LINEAR_TEX8;
         kernel = txlm_kernel_for_dtype(base, w->dtype);
-        per_n = base == TXLM_K_GEMV_TEX ? 32 : 16 * 8;
+        per_n = base == TXLM_K_GEMV_TEX ? 8 * gemv_tex_rows(w->dtype) : 16 * 8;
         per_m = base == TXLM_K_GEMV_TEX ? 1 : base == TXLM_K_LINEAR_TEX ? 32 * 2 : 8 * 2;
     } else {
         /* 8x8 register blocks with wide loads when the shapes line up */
@@ -57,8 +62,8 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
             kernel = txlm_kernel_usable(vk, TXLM_K_GEMV_Q8_SG) ? TXLM_K_GEMV_Q8_SG : TXLM_K_GEMV_Q8;
     }
     for (uint32_t c = 0; c < txlm_tensor_n_chunks(w); c++) {
-        uint32_t c0, soff;
-        txlm_view wv = txlm_tensor_chunk(w, c, &c0, &soff);
+        uint32_t c0;
+        txlm_view wv = txlm_tensor_chunk(w, c, &c0);
         uint32_t c1 = c0 + w->chunk_rows;
         uint32_t lo = row0 > c0 ? row0 : c0, hi = end < c1 ? end : c1;
         if (lo >= hi) continue;
@@ -71,7 +76,6 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
             .r_off = r ? r->off + (lo - row0) : 0, .ldr = r ? r->ld : 0,
             .flags = (flags & (TXLM_LIN_RELU | TXLM_LIN_RESIDUAL)) | (bias ? 1u : 0u),
             .alpha = alpha,
-            .w_soff = soff,
         };
         txlm_view views[5] = {x.view, wv, bias ? txlm_tensor_view(bias) : o->dummy,
                               (flags & TXLM_LIN_RESIDUAL) && r ? r->view : o->dummy, y.view};
@@ -86,8 +90,8 @@ void txlm_op_linear_t(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *pj, txlm_a
 {
     /* P is split along K (its rows): each chunk adds its partial product */
     for (uint32_t c = 0; c < txlm_tensor_n_chunks(pj); c++) {
-        uint32_t k0, soff;
-        txlm_view pv = txlm_tensor_chunk(pj, c, &k0, &soff);
+        uint32_t k0;
+        txlm_view pv = txlm_tensor_chunk(pj, c, &k0);
         uint32_t nk = pj->rows - k0 < pj->chunk_rows ? pj->rows - k0 : pj->chunk_rows;
         struct linear_push p = {
             .M = M, .N = pj->cols, .K = nk,
@@ -97,7 +101,6 @@ void txlm_op_linear_t(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *pj, txlm_a
             .r_off = y.off, .ldr = y.ld,
             .flags = 8u /* TRANS_W */ | (c ? TXLM_LIN_RESIDUAL : 0u),
             .alpha = 1.0f,
-            .w_soff = soff,
         };
         txlm_view views[5] = {x.view, pv, o->dummy, c ? y.view : o->dummy, y.view};
         txlm_rec_dispatch(o->rec, txlm_kernel_for_dtype(TXLM_K_LINEAR, pj->dtype), views, &p, sizeof p,
@@ -109,16 +112,15 @@ void txlm_op_linear_t(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *pj, txlm_a
 void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tensor *e, int32_t id_lo, txlm_arg y, float alpha)
 {
     for (uint32_t c = 0; c < txlm_tensor_n_chunks(e); c++) {
-        uint32_t r0, soff;
-        txlm_view ev = txlm_tensor_chunk(e, c, &r0, &soff);
+        uint32_t r0;
+        txlm_view ev = txlm_tensor_chunk(e, c, &r0);
         uint32_t nr = e->rows - r0 < e->chunk_rows ? e->rows - r0 : e->chunk_rows;
         struct {
             uint32_t n_rows, dim;
             int32_t row_lo, row_hi;
             uint32_t y_off, ldy;
             float alpha;
-            uint32_t soff;
-        } p = {n, e->cols, id_lo + (int32_t)r0, id_lo + (int32_t)(r0 + nr), y.off, y.ld, alpha, soff};
+        } p = {n, e->cols, id_lo + (int32_t)r0, id_lo + (int32_t)(r0 + nr), y.off, y.ld, alpha};
         txlm_view views[3] = {ids, ev, y.view};
         txlm_rec_dispatch(o->rec, txlm_kernel_for_dtype(TXLM_K_GATHER, e->dtype), views, &p, sizeof p, div_up(e->cols, 64), n, 1);
         txlm_rec_barrier(o->rec);

@@ -3,36 +3,49 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Bytes of `rows` rows of `cols` elements: values plus scales. */
-static uint64_t rows_bytes(uint32_t dtype, uint64_t rows, uint64_t cols)
-{
-    const txlm_dtype_info *di = txlm_dtype_get(dtype);
-    return rows * cols / di->block_elems * di->block_bytes;
-}
+static int quantised(uint32_t dtype) { return dtype == TXLM_DT_Q8_0 || dtype == TXLM_DT_Q4_0; }
 
-/* Bytes of the values alone (quantised dtypes keep scales after them). */
+/* Quantised tensors are stored on the device in superblocks of SB_ELEMS
+ * values (16 blocks), each followed by its 16 f16 scales (shaders/quant.glsl).
+ * A row's scales then travel with its values: kept in a region of their
+ * own, they were a second, distant stream per row that made single-row
+ * products 1.7x slower on lavapipe (docs/performance.md). */
+#define SB_ELEMS 512u
+#define SB_SCALE_BYTES 32u
+
+/* Bytes of the values of n elements. */
 static uint64_t values_bytes(uint32_t dtype, uint64_t n)
 {
     switch (dtype) {
     case TXLM_DT_Q8_0: return n;
     case TXLM_DT_Q4_0: return n / 2;
-    default: return rows_bytes(dtype, 1, n);
+    default: {
+        const txlm_dtype_info *di = txlm_dtype_get(dtype);
+        return n / di->block_elems * di->block_bytes;
+    }
     }
 }
 
-static int quantised(uint32_t dtype) { return dtype == TXLM_DT_Q8_0 || dtype == TXLM_DT_Q4_0; }
+/* Device bytes of n consecutive elements that start a chunk; a last,
+ * partial superblock keeps the full superblock's place for its scales. */
+static uint64_t device_bytes(uint32_t dtype, uint64_t n)
+{
+    if (!quantised(dtype)) return values_bytes(dtype, n);
+    return (n + SB_ELEMS - 1) / SB_ELEMS * (values_bytes(dtype, SB_ELEMS) + SB_SCALE_BYTES);
+}
 
 /* Largest row count whose bytes fit one binding and keep the next chunk's
- * offset aligned as the device requires. */
+ * offset aligned as the device requires; quantised chunks also end on a
+ * superblock, so each chunk's layout is that of the whole tensor. */
 static uint32_t rows_per_chunk(const txlm_vk *vk, uint32_t dtype, uint32_t cols, uint32_t rows)
 {
-    uint64_t row_bytes = rows_bytes(dtype, 1, cols);
-    uint64_t n = vk->split_bytes / row_bytes;
-    if (n >= rows) return rows;
+    if (device_bytes(dtype, (uint64_t)rows * cols) <= vk->split_bytes) return rows;
     uint64_t step = 1;
-    while ((step * row_bytes) % vk->storage_align || (step * row_bytes) % 4) step++;
-    n -= n % step;
-    return n ? (uint32_t)n : 1;
+    while (device_bytes(dtype, step * cols) % vk->storage_align || device_bytes(dtype, step * cols) % 4 ||
+           (quantised(dtype) && step * cols % SB_ELEMS))
+        step++;
+    uint64_t n = vk->split_bytes / device_bytes(dtype, step * cols) * step;
+    return n ? (uint32_t)n : (uint32_t)step;
 }
 
 int txlm_tensor_alloc(txlm_vk *vk, uint32_t rows, uint32_t cols, uint32_t dtype, txlm_buf_kind kind,
@@ -47,29 +60,33 @@ int txlm_tensor_alloc(txlm_vk *vk, uint32_t rows, uint32_t cols, uint32_t dtype,
     out->dtype = dtype;
     out->rows = rows;
     out->cols = cols;
-    if (rows_bytes(dtype, 1, cols) > vk->max_storage_range)
-        return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "a row of %u elements exceeds the device's storage-buffer range", cols);
     out->chunk_rows = rows_per_chunk(vk, dtype, cols, rows);
-    return txlm_buf_create(vk, rows_bytes(dtype, rows, cols), kind, &out->buf, err);
+    if (device_bytes(dtype, (uint64_t)out->chunk_rows * cols) > vk->max_storage_range)
+        return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "rows of %u elements exceed the device's storage-buffer range", cols);
+    uint32_t full = rows / out->chunk_rows, rest = rows % out->chunk_rows;
+    uint64_t bytes = full * device_bytes(dtype, (uint64_t)out->chunk_rows * cols) + device_bytes(dtype, (uint64_t)rest * cols);
+    return txlm_buf_create(vk, bytes, kind, &out->buf, err);
 }
 
 int txlm_tensor_write(txlm_vk *vk, txlm_gpu_tensor *t, const void *data, txlm_err *err)
 {
-    uint64_t total = rows_bytes(t->dtype, t->rows, t->cols);
-    if (!quantised(t->dtype) || txlm_tensor_n_chunks(t) == 1) /* one chunk: file and device layouts agree */
-        return txlm_buf_upload(vk, &t->buf, 0, data, total, err);
-    uint8_t *dev = malloc(total);
+    uint64_t n = (uint64_t)t->rows * t->cols;
+    if (!quantised(t->dtype)) return txlm_buf_upload(vk, &t->buf, 0, data, values_bytes(t->dtype, n), err);
+    uint8_t *dev = calloc(1, t->buf.size);
     if (!dev) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
-    const uint8_t *vals = data, *scales = vals + values_bytes(t->dtype, (uint64_t)t->rows * t->cols);
-    uint64_t at = 0;
-    for (uint32_t r0 = 0; r0 < t->rows; r0 += t->chunk_rows) {
-        uint64_t nr = t->rows - r0 < t->chunk_rows ? t->rows - r0 : t->chunk_rows;
-        uint64_t vb = values_bytes(t->dtype, nr * t->cols), sb = nr * t->cols / 32 * 2;
-        memcpy(dev + at, vals + values_bytes(t->dtype, (uint64_t)r0 * t->cols), vb);
-        memcpy(dev + at + vb, scales + (uint64_t)r0 * t->cols / 32 * 2, sb);
-        at += vb + sb;
+    /* the file keeps all values, then all scales (docs/format.md) */
+    const uint8_t *vals = data, *scales = vals + values_bytes(t->dtype, n);
+    uint64_t sb_vals = values_bytes(t->dtype, SB_ELEMS), at = 0;
+    for (uint64_t e0 = 0; e0 < n; e0 += (uint64_t)t->chunk_rows * t->cols) {
+        uint64_t chunk_end = e0 + (uint64_t)t->chunk_rows * t->cols < n ? e0 + (uint64_t)t->chunk_rows * t->cols : n;
+        for (uint64_t e = e0; e < chunk_end; e += SB_ELEMS) {
+            uint64_t m = chunk_end - e < SB_ELEMS ? chunk_end - e : SB_ELEMS;
+            memcpy(dev + at, vals + values_bytes(t->dtype, e), values_bytes(t->dtype, m));
+            memcpy(dev + at + sb_vals, scales + e / 32 * 2, m / 32 * 2);
+            at += sb_vals + SB_SCALE_BYTES;
+        }
     }
-    int rc = txlm_buf_upload(vk, &t->buf, 0, dev, total, err);
+    int rc = txlm_buf_upload(vk, &t->buf, 0, dev, t->buf.size, err);
     free(dev);
     return rc;
 }
@@ -98,15 +115,14 @@ uint32_t txlm_tensor_n_chunks(const txlm_gpu_tensor *t)
     return t->chunk_rows ? (t->rows + t->chunk_rows - 1) / t->chunk_rows : 0;
 }
 
-txlm_view txlm_tensor_chunk(const txlm_gpu_tensor *t, uint32_t c, uint32_t *row0, uint32_t *soff)
+txlm_view txlm_tensor_chunk(const txlm_gpu_tensor *t, uint32_t c, uint32_t *row0)
 {
     uint32_t r0 = c * t->chunk_rows;
     uint32_t n = t->rows - r0 < t->chunk_rows ? t->rows - r0 : t->chunk_rows;
     *row0 = r0;
-    if (soff) *soff = (uint32_t)(values_bytes(t->dtype, (uint64_t)n * t->cols) / 4);
-    VkDeviceSize off = rows_bytes(t->dtype, r0, t->cols);
+    VkDeviceSize off = c * device_bytes(t->dtype, (uint64_t)t->chunk_rows * t->cols);
     /* whole uints: f16 tensors with an odd element count end mid-word */
-    VkDeviceSize size = (rows_bytes(t->dtype, n, t->cols) + 3) & ~(VkDeviceSize)3;
+    VkDeviceSize size = (device_bytes(t->dtype, (uint64_t)n * t->cols) + 3) & ~(VkDeviceSize)3;
     if (size > t->buf.size - off) size = t->buf.size - off;
     return (txlm_view){t->buf.buf, off, size};
 }
@@ -114,5 +130,5 @@ txlm_view txlm_tensor_chunk(const txlm_gpu_tensor *t, uint32_t c, uint32_t *row0
 txlm_view txlm_tensor_view(const txlm_gpu_tensor *t)
 {
     uint32_t r0;
-    return txlm_tensor_chunk(t, 0, &r0, NULL);
+    return txlm_tensor_chunk(t, 0, &r0);
 }

@@ -1,7 +1,8 @@
 /* A weight tensor on the device: one buffer, seen by the kernels as one
  * or more row chunks, each within maxStorageBufferRange. Quantised
- * tensors are laid out per chunk: the chunk's values, then its scales, so
- * one binding holds everything a dispatch over those rows reads. */
+ * tensors hold superblocks of 512 values each followed by their scales
+ * (shaders/quant.glsl), so one binding holds everything a dispatch over
+ * those rows reads. */
 #ifndef TXLM_TENSOR_H
 #define TXLM_TENSOR_H
 
@@ -24,9 +25,8 @@ int txlm_tensor_alloc(txlm_vk *vk, uint32_t rows, uint32_t cols, uint32_t dtype,
 int txlm_tensor_write(txlm_vk *vk, txlm_gpu_tensor *t, const void *data, txlm_err *err);
 void txlm_tensor_free(txlm_vk *vk, txlm_gpu_tensor *t);
 uint32_t txlm_tensor_n_chunks(const txlm_gpu_tensor *t);
-/* Chunk c as a view; *row0 receives its first row, *soff (may be NULL)
- * the uint index of its scales inside the view (quantised dtypes). */
-txlm_view txlm_tensor_chunk(const txlm_gpu_tensor *t, uint32_t c, uint32_t *row0, uint32_t *soff);
+/* Chunk c as a view; *row0 receives its first row. */
+txlm_view txlm_tensor_chunk(const txlm_gpu_tensor *t, uint32_t c, uint32_t *row0);
 /* The whole tensor as one view (it must fit one binding). */
 txlm_view txlm_tensor_view(const txlm_gpu_tensor *t);
 

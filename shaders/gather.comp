@@ -18,7 +18,6 @@ layout(push_constant) uniform Push {
     int row_lo, row_hi;
     uint y_off, ldy;
     float alpha;
-    uint soff;      // quantised tables: uint index of the chunk's scales
 } p;
 
 void main()
@@ -28,5 +27,5 @@ void main()
     if (d >= p.dim || i >= p.n_rows) return;
     int id = ids[i];
     if (id < p.row_lo || id >= p.row_hi) return;
-    Y[p.y_off + i * p.ldy + d] = p.alpha * w_at(uint(id - p.row_lo) * p.dim + d, p.soff);
+    Y[p.y_off + i * p.ldy + d] = p.alpha * w_at(uint(id - p.row_lo) * p.dim + d);
 }

@@ -42,7 +42,7 @@ void main()
         // unrolled so acc[] stays in registers (an indexed array would be memory)
         [[unroll]] for (uint r = 0u; r < ROWS; r++) {
             vec4 wl, wh;
-            w_load8(p.w_off + min(n0 + r, p.N - 1u) * p.w_ld + k, p.w_soff, wl, wh);
+            w_load8(p.w_off + min(n0 + r, p.N - 1u) * p.w_ld + k, wl, wh);
             acc[r] += dot(xl, wl) + dot(xh, wh);
         }
     }

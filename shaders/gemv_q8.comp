@@ -20,9 +20,11 @@ layout(local_size_x = 8) in;
 
 layout(std430, binding = 0) readonly buffer Xb { u64vec4 X8[]; };
 // binding 1 seen twice: the int8 values 32 to a load, and the f16 scales
-// (uint index soff onwards, two per uint)
+// (quant.glsl: a superblock is 17 such loads)
 layout(std430, binding = 1) readonly buffer Wq { u64vec4 WQ[]; };
 layout(std430, binding = 1) readonly buffer Ws { uint WS[]; };
+#define W_TYPE 3
+#include "quant.glsl"
 #include "linear_out.glsl"
 
 #if !SUBGROUP
@@ -50,13 +52,11 @@ void main()
         // unrolled so acc[] stays in registers (an indexed array would be memory)
         [[unroll]] for (uint r = 0u; r < ROWS; r++) {
             uint e = p.w_off + min(n0 + r, p.N - 1u) * p.w_ld + k;
-            u64vec4 w = WQ[e >> 5];
-            uint blk = e >> 5;
-            vec2 sc = unpackHalf2x16(WS[p.w_soff + (blk >> 1)]);
+            u64vec4 w = WQ[q_word(e) >> 3];
             uvec2 a = unpackUint2x32(w.x), b = unpackUint2x32(w.y), c = unpackUint2x32(w.z), d = unpackUint2x32(w.w);
             float s = dot(i8x4(a.x), x[0]) + dot(i8x4(a.y), x[1]) + dot(i8x4(b.x), x[2]) + dot(i8x4(b.y), x[3]) +
                       dot(i8x4(c.x), x[4]) + dot(i8x4(c.y), x[5]) + dot(i8x4(d.x), x[6]) + dot(i8x4(d.y), x[7]);
-            acc[r] += s * ((blk & 1u) != 0u ? sc.y : sc.x);
+            acc[r] += s * q_scale(WS[q_scale_word(e)], e);
         }
     }
 

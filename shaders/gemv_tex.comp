@@ -4,56 +4,93 @@
 #include "common.glsl"
 
 // y = alpha * (W · x + b) (+ReLU) (+r) for ONE row x (a generated token),
-// reading through texel buffers (tex.glsl). Each invocation owns 4 whole
-// rows (n0 + 8r + lane) and walks all of K, 16 weights a step: the 8 lanes
-// of a fetch read 8 different rows, no cross-lane sum is needed, and x is
-// fetched once per 4 rows. Needs K, x_off and w_ld multiples of 16 / 4.
+// reading through texel buffers (tex.glsl). Each invocation owns ROWS
+// whole rows (n0 + 8r + lane) and walks all of K: the 8 lanes of a fetch
+// read 8 different rows, no cross-lane sum is needed, and x is fetched
+// once per ROWS rows. Needs K, x_off and w_ld multiples of 16 / 4.
 
 layout(local_size_x = 8) in;
 
 #include "tex.glsl"
 #include "linear_out.glsl"
 
-#define R4 4u
+// Rows per invocation, best measured per dtype on lavapipe: the fewer
+// weight bytes per row, the more rows share each fetch of x
+// (gemv_tex_rows() in engine/ops.c sizes the grid to match).
+#if W_TYPE == 3
+#define ROWS 16u
+#elif W_TYPE == 4
+#define ROWS 8u
+#else
+#define ROWS 4u
+#endif
+
+#if W_TYPE == 3
+// x[0..7] · the 32 int8 values of the block at texel q (unscaled)
+float q8_block(vec4 x[8], uint q)
+{
+    uvec4 lo = texelFetch(Wt, int(q)), hi = texelFetch(Wt, int(q) + 1);
+    float s = 0.0;
+    [[unroll]] for (uint j = 0u; j < 4u; j++) s += dot(x[j], i8x4(lo[j]));
+    [[unroll]] for (uint j = 0u; j < 4u; j++) s += dot(x[4u + j], i8x4(hi[j]));
+    return s;
+}
+#endif
 
 void main()
 {
-    uint t = gl_LocalInvocationID.x, n0 = gl_WorkGroupID.x * (8u * R4);
-    uint wr[R4];
-    float acc[R4];
-    [[unroll]] for (uint r = 0u; r < R4; r++) {
+    uint t = gl_LocalInvocationID.x, n0 = gl_WorkGroupID.x * (8u * ROWS);
+    uint wr[ROWS];
+    float acc[ROWS];
+    [[unroll]] for (uint r = 0u; r < ROWS; r++) {
         wr[r] = p.w_off + min(n0 + 8u * r + t, p.N - 1u) * p.w_ld;
         acc[r] = 0.0;
     }
 #if W_TYPE == 3
-    // q8_0: a whole block per step (two texels, one scale), the scale
-    // applied once to the block's sum
-    for (uint k = 0u; k < p.K; k += 32u) {
+    // q8_0: a whole block per step (two texels), the scale applied once
+    // to the block's sum. Where rows start on a superblock (quant.glsl),
+    // a step takes a superblock: 16 blocks, their scales in two texels.
+    uint k = 0u;
+    if (p.w_ld % 512u == 0u) {
+        for (; k + 512u <= p.K; k += 512u) {
+            uvec4 sc[ROWS][2];
+            [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+                int q = int((q_word(wr[r] + k) + Q_SB_VALUE_WORDS) >> 2);
+                sc[r][0] = texelFetch(Wt, q);
+                sc[r][1] = texelFetch(Wt, q + 1);
+            }
+            [[unroll]] for (uint b = 0u; b < 16u; b++) {
+                vec4 x[8];
+                [[unroll]] for (uint j = 0u; j < 8u; j++) x[j] = x_load4(p.x_off + k + 32u * b + 4u * j);
+                [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+                    uint q = (q_word(wr[r] + k) >> 2) + 2u * b;
+                    acc[r] += q_scale(sc[r][b >> 3][(b >> 1) & 3u], 32u * b) * q8_block(x, q);
+                }
+            }
+        }
+    }
+    for (; k < p.K; k += 32u) {
         vec4 x[8];
         [[unroll]] for (uint j = 0u; j < 8u; j++) x[j] = x_load4(p.x_off + k + 4u * j);
-        [[unroll]] for (uint r = 0u; r < R4; r++) {
-            uint e = wr[r] + k;
-            uvec4 a = texelFetch(Wt, int(e >> 4)), b = texelFetch(Wt, int(e >> 4) + 1);
-            float s = 0.0;
-            [[unroll]] for (uint j = 0u; j < 4u; j++) s += dot(x[j], i8x4(a[j]));
-            [[unroll]] for (uint j = 0u; j < 4u; j++) s += dot(x[4u + j], i8x4(b[j]));
-            acc[r] += w_scale(e, p.w_soff) * s;
+        [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+            uint e = wr[r] + k, q = q_word(e) >> 2;
+            acc[r] += w_scale(e) * q8_block(x, q);
         }
     }
 #else
     for (uint k = 0u; k < p.K; k += 16u) {
         vec4 x[4];
         [[unroll]] for (uint j = 0u; j < 4u; j++) x[j] = x_load4(p.x_off + k + 4u * j);
-        [[unroll]] for (uint r = 0u; r < R4; r++) {
+        [[unroll]] for (uint r = 0u; r < ROWS; r++) {
             vec4 w[4];
-            w_load16(wr[r] + k, p.w_soff, w);
+            w_load16(wr[r] + k, w);
             // the block kernels' order of additions (position keys, which
             // must not depend on batching, take the block kernels anyway)
             [[unroll]] for (uint j = 0u; j < 4u; j++) acc[r] += dot(x[j], w[j]);
         }
     }
 #endif
-    [[unroll]] for (uint r = 0u; r < R4; r++) {
+    [[unroll]] for (uint r = 0u; r < ROWS; r++) {
         uint n = n0 + 8u * r + t;
         if (n < p.N) store(0u, n, acc[r]);
     }

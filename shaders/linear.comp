@@ -28,7 +28,6 @@ layout(push_constant) uniform Push {
     uint r_off, ldr;
     uint flags;
     float alpha;
-    uint w_soff;    // quantised weights: uint index of the chunk's scales
 } p;
 
 void main()
@@ -53,7 +52,7 @@ void main()
     for (uint k = 0u; k < p.K; k++) {
         float xv[4], wv[4];
         for (uint r = 0u; r < 4u; r++) xv[r] = X[xr[r] + k];
-        for (uint c = 0u; c < 4u; c++) wv[c] = w_at(wr[c] + k * wstep, p.w_soff);
+        for (uint c = 0u; c < 4u; c++) wv[c] = w_at(wr[c] + k * wstep);
         for (uint r = 0u; r < 4u; r++)
             for (uint c = 0u; c < 4u; c++) acc[r][c] += xv[r] * wv[c];
     }

@@ -18,7 +18,6 @@ layout(push_constant) uniform Push {
     uint r_off, ldr;
     uint flags;
     float alpha;
-    uint w_soff;
 } p;
 
 bool plain_store() { return (p.flags & (HAS_BIAS | RELU | RESIDUAL)) == 0u && p.alpha == 1.0; }

@@ -34,7 +34,7 @@ void main()
         vec4 xv[TM];
         [[unroll]] for (uint r = 0u; r < TM; r++) xv[r] = x_load4(xr[r] + k);
         [[unroll]] for (uint c = 0u; c < TN; c++) {
-            vec4 wv = w_load4(wr[c] + k16, j, p.w_soff);
+            vec4 wv = w_load4(wr[c] + k16, j);
             [[unroll]] for (uint r = 0u; r < TM; r++) acc[r][c] += dot(xv[r], wv);
         }
     }

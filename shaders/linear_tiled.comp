@@ -40,7 +40,7 @@ void main()
         [[unroll]] for (uint r = 0u; r < 8u; r++) x_load8(xr[r] + k, xl[r], xh[r]);
         [[unroll]] for (uint c = 0u; c < 8u; c++) {
             vec4 wl, wh;
-            w_load8(wr[c] + k, p.w_soff, wl, wh);
+            w_load8(wr[c] + k, wl, wh);
             [[unroll]] for (uint r = 0u; r < 8u; r++) acc[r][c] += dot(xl[r], wl) + dot(xh[r], wh);
         }
     }

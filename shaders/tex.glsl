@@ -3,8 +3,8 @@
 // storage-buffer load runs lane by lane with a branch per lane, a texel
 // fetch is one gather (docs/performance.md), so these kernels exist for
 // them. Element offsets passed in are multiples of 4 (x) or 16 (w16/w4's e16).
-// W_TYPE: 0 f32, 1 f16, 3 q8_0, 4 q4_0; quantised chunks keep their f16
-// scales from uint index `soff` on (docs/format.md).
+// W_TYPE: 0 f32, 1 f16, 3 q8_0, 4 q4_0; quantised chunks: quant.glsl
+// (a superblock is whole texels, and so is a 16-element step).
 
 layout(binding = 0) uniform usamplerBuffer Xt;
 layout(binding = 1) uniform usamplerBuffer Wt;
@@ -12,18 +12,18 @@ layout(binding = 1) uniform usamplerBuffer Wt;
 vec4 x_load4(uint e) { return uintBitsToFloat(texelFetch(Xt, int(e >> 2))); }
 
 #if W_TYPE == 3 || W_TYPE == 4
-float w_scale(uint e, uint soff)
+#include "quant.glsl"
+float w_scale(uint e)
 {
-    uint blk = e >> 5, u = soff + (blk >> 1);
-    vec2 v = unpackHalf2x16(texelFetch(Wt, int(u >> 2))[u & 3u]);
-    return (blk & 1u) != 0u ? v.y : v.x;
+    uint u = q_scale_word(e);
+    return q_scale(texelFetch(Wt, int(u >> 2))[u & 3u], e);
 }
 vec4 i8x4(uint u) { return vec4(ivec4(int(u) << 24, int(u) << 16, int(u) << 8, int(u)) >> 24); }
 vec4 u4x4(uint u) { return vec4(uvec4(u, u >> 4, u >> 8, u >> 12) & 15u) - 8.0; }
 #endif
 
 // Weights e16 + 4j .. e16 + 4j + 3 (e16 a multiple of 16, j in 0..3).
-vec4 w_load4(uint e16, uint j, uint soff)
+vec4 w_load4(uint e16, uint j)
 {
 #if W_TYPE == 0
     return uintBitsToFloat(texelFetch(Wt, int((e16 >> 2) + j)));
@@ -31,10 +31,10 @@ vec4 w_load4(uint e16, uint j, uint soff)
     uvec4 t = texelFetch(Wt, int((e16 >> 3) + (j >> 1)));
     return (j & 1u) != 0u ? vec4(unpackHalf2x16(t.z), unpackHalf2x16(t.w)) : vec4(unpackHalf2x16(t.x), unpackHalf2x16(t.y));
 #elif W_TYPE == 3
-    return i8x4(texelFetch(Wt, int(e16 >> 4))[j]) * w_scale(e16, soff);
+    return i8x4(texelFetch(Wt, int(q_word(e16) >> 2))[j]) * w_scale(e16);
 #elif W_TYPE == 4
-    uint u = texelFetch(Wt, int(e16 >> 5))[((e16 >> 4) & 1u) * 2u + (j >> 1)];
-    return u4x4((j & 1u) != 0u ? u >> 16 : u) * w_scale(e16, soff);
+    uint w = q_word(e16), u = texelFetch(Wt, int(w >> 2))[(w & 3u) + (j >> 1)];
+    return u4x4((j & 1u) != 0u ? u >> 16 : u) * w_scale(e16);
 #else
 #error unknown W_TYPE
 #endif
@@ -42,7 +42,7 @@ vec4 w_load4(uint e16, uint j, uint soff)
 
 #if W_TYPE != 3 // q8_0 single rows read whole blocks (gemv_tex.comp)
 // Weights e16 .. e16 + 15 with as few fetches as the dtype allows.
-void w_load16(uint e16, uint soff, out vec4 w[4])
+void w_load16(uint e16, out vec4 w[4])
 {
 #if W_TYPE == 0
     [[unroll]] for (uint j = 0u; j < 4u; j++) w[j] = uintBitsToFloat(texelFetch(Wt, int((e16 >> 2) + j)));
@@ -53,9 +53,10 @@ void w_load16(uint e16, uint soff, out vec4 w[4])
     w[2] = vec4(unpackHalf2x16(b.x), unpackHalf2x16(b.y));
     w[3] = vec4(unpackHalf2x16(b.z), unpackHalf2x16(b.w));
 #elif W_TYPE == 4
-    uvec4 t = texelFetch(Wt, int(e16 >> 5));
-    float d = w_scale(e16, soff);
-    uvec2 u = ((e16 >> 4) & 1u) != 0u ? t.zw : t.xy;
+    uint q = q_word(e16);
+    uvec4 t = texelFetch(Wt, int(q >> 2));
+    float d = w_scale(e16);
+    uvec2 u = (q & 3u) != 0u ? t.zw : t.xy;
     w[0] = u4x4(u.x) * d;
     w[1] = u4x4(u.x >> 16) * d;
     w[2] = u4x4(u.y) * d;

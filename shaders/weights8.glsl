@@ -5,11 +5,11 @@
 #define WIDE 0
 #endif
 // W_TYPE: 0 f32, 1 f16, 3 q8_0, 4 q4_0 (txlm_dtype values); quantised
-// chunks keep their f16 scales from uint index `soff` on (docs/format.md).
+// chunks: shaders/quant.glsl.
 
 #if W_TYPE == 0 && WIDE
 layout(std430, binding = W_BINDING) readonly buffer Wb { u64vec4 W8[]; };
-void w_load8(uint e, uint soff, out vec4 lo, out vec4 hi)
+void w_load8(uint e, out vec4 lo, out vec4 hi)
 {
     u64vec4 u = W8[e >> 3];
     lo = vec4(uintBitsToFloat(unpackUint2x32(u.x)), uintBitsToFloat(unpackUint2x32(u.y)));
@@ -17,10 +17,10 @@ void w_load8(uint e, uint soff, out vec4 lo, out vec4 hi)
 }
 #elif W_TYPE == 0
 layout(std430, binding = W_BINDING) readonly buffer Wb { vec4 W4[]; };
-void w_load8(uint e, uint soff, out vec4 lo, out vec4 hi) { lo = W4[e >> 2]; hi = W4[(e >> 2) + 1u]; }
+void w_load8(uint e, out vec4 lo, out vec4 hi) { lo = W4[e >> 2]; hi = W4[(e >> 2) + 1u]; }
 #elif W_TYPE == 1
 layout(std430, binding = W_BINDING) readonly buffer Wb { uvec4 W4[]; };
-void w_load8(uint e, uint soff, out vec4 lo, out vec4 hi)
+void w_load8(uint e, out vec4 lo, out vec4 hi)
 {
     uvec4 u = W4[e >> 3];
     lo = vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y));
@@ -28,25 +28,22 @@ void w_load8(uint e, uint soff, out vec4 lo, out vec4 hi)
 }
 #else
 layout(std430, binding = W_BINDING) readonly buffer Wb { uint W1[]; };
-float w_scale8(uint e, uint soff)
-{
-    uint blk = e >> 5;
-    vec2 v = unpackHalf2x16(W1[soff + (blk >> 1)]);
-    return (blk & 1u) != 0u ? v.y : v.x;
-}
+#include "quant.glsl"
+float w_scale8(uint e) { return q_scale(W1[q_scale_word(e)], e); }
 #if W_TYPE == 3
 vec4 i8x4(uint u) { return vec4(ivec4(int(u) << 24, int(u) << 16, int(u) << 8, int(u)) >> 24); }
-void w_load8(uint e, uint soff, out vec4 lo, out vec4 hi)
+void w_load8(uint e, out vec4 lo, out vec4 hi)
 {
-    float d = w_scale8(e, soff);
-    lo = i8x4(W1[e >> 2]) * d;
-    hi = i8x4(W1[(e >> 2) + 1u]) * d;
+    float d = w_scale8(e);
+    uint w = q_word(e);
+    lo = i8x4(W1[w]) * d;
+    hi = i8x4(W1[w + 1u]) * d;
 }
 #elif W_TYPE == 4
-void w_load8(uint e, uint soff, out vec4 lo, out vec4 hi)
+void w_load8(uint e, out vec4 lo, out vec4 hi)
 {
-    float d = w_scale8(e, soff);
-    uint u = W1[e >> 3];
+    float d = w_scale8(e);
+    uint u = W1[q_word(e)];
     lo = (vec4(uvec4(u, u >> 4, u >> 8, u >> 12) & 15u) - 8.0) * d;
     hi = (vec4(uvec4(u >> 16, u >> 20, u >> 24, u >> 28) & 15u) - 8.0) * d;
 }

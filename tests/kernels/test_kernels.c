@@ -587,6 +587,16 @@ int main(void)
         test_linear(25, 41, 64, RS, 1, 0, dt);
         test_linear(40, 77, 96, RL, 1, 2 * row32 * 16, dt);
         test_linear_at(33, 23, 32, 0, 1, 0, dt, 4, 4);
+        /* rows of whole superblocks (the single-row kernels take one a
+         * step), more rows than a workgroup's, and superblocks that
+         * straddle rows (quant.glsl), split and not */
+        uint32_t sb = 512 / 32 * row32;
+        test_linear(1, 37, 512, RL, 1, 0, dt);
+        test_linear(1, 150, 1024, RS, 1, 0, dt);
+        test_linear(1, 61, 1536, 0, 1, 3 * sb * 20, dt);
+        test_linear_at(1, 29, 800, RL, 1, 0, dt, 4, 0);
+        test_linear(1, 29, 800, 0, 1, 25 * sb / 2, dt);
+        test_linear(34, 29, 800, RS, 1, 25 * sb / 2, dt);
     }
 
     /* M, N, K, dtype, split bytes (P is split along K) */
