@@ -1,6 +1,10 @@
 #include "vk_buffer.h"
 
+#include <stdint.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 static int find_memory_type(const txlm_vk *vk, uint32_t type_bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid)
 {
@@ -38,6 +42,24 @@ static int reserve(txlm_vk *vk, VkDeviceSize n, txlm_err *err)
 }
 
 static void release(txlm_vk *vk, VkDeviceSize n) { __atomic_fetch_sub(&vk->memory_used, n, __ATOMIC_RELAXED); }
+
+/* On a CPU device (lavapipe) device memory is host memory, mapped before
+ * anything touches it: asking for transparent huge pages there makes the
+ * first touch of a model's weights fault 2 MiB at a time instead of 4 KiB
+ * (the faults were half of the load time) and leaves fewer TLB misses
+ * when the kernels stream the weights. Advice only: failure changes
+ * nothing. */
+static void advise_huge_pages(const txlm_vk *vk, void *map, VkDeviceSize size)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU || size < 2 * huge) return;
+    uintptr_t lo = ((uintptr_t)map + huge - 1) & ~(huge - 1), hi = ((uintptr_t)map + size) & ~(huge - 1);
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)vk, (void)map, (void)size;
+#endif
+}
 
 int txlm_buf_create(txlm_vk *vk, VkDeviceSize size, txlm_buf_kind kind, txlm_buf *out, txlm_err *err)
 {
@@ -104,6 +126,7 @@ int txlm_buf_create(txlm_vk *vk, VkDeviceSize size, txlm_buf_kind kind, txlm_buf
         txlm_buf_destroy(vk, out);
         return txlm_vk_fail(err, r, "binding or mapping device memory");
     }
+    if (out->map) advise_huge_pages(vk, out->map, size);
     return 0;
 }
 
