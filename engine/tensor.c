@@ -45,7 +45,8 @@ static uint32_t rows_per_chunk(const txlm_vk *vk, uint32_t dtype, uint32_t cols,
            (quantised(dtype) && step * cols % SB_ELEMS))
         step++;
     uint64_t n = vk->split_bytes / device_bytes(dtype, step * cols) * step;
-    return n ? (uint32_t)n : (uint32_t)step;
+    if (n == 0) n = step;
+    return n < rows ? (uint32_t)n : rows;
 }
 
 int txlm_tensor_alloc(txlm_vk *vk, uint32_t rows, uint32_t cols, uint32_t dtype, txlm_buf_kind kind,
@@ -63,7 +64,8 @@ int txlm_tensor_alloc(txlm_vk *vk, uint32_t rows, uint32_t cols, uint32_t dtype,
     out->chunk_rows = rows_per_chunk(vk, dtype, cols, rows);
     if (device_bytes(dtype, (uint64_t)out->chunk_rows * cols) > vk->max_storage_range)
         return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "rows of %u elements exceed the device's storage-buffer range", cols);
-    uint32_t full = rows / out->chunk_rows, rest = rows % out->chunk_rows;
+    /* no rows: no chunks, and a minimal buffer */
+    uint32_t full = out->chunk_rows ? rows / out->chunk_rows : 0, rest = out->chunk_rows ? rows % out->chunk_rows : 0;
     uint64_t bytes = full * device_bytes(dtype, (uint64_t)out->chunk_rows * cols) + device_bytes(dtype, (uint64_t)rest * cols);
     return txlm_buf_create(vk, bytes, kind, &out->buf, err);
 }

@@ -48,10 +48,10 @@ void main()
     }
 #if W_TYPE == 3
     // q8_0: a whole block per step (two texels), the scale applied once
-    // to the block's sum. Where rows start on a superblock (quant.glsl),
+    // to the block's sum. Where every row starts on a superblock (quant.glsl),
     // a step takes a superblock: 16 blocks, their scales in two texels.
     uint k = 0u;
-    if (p.w_ld % 512u == 0u) {
+    if (((p.w_ld | p.w_off) & 511u) == 0u) {
         for (; k + 512u <= p.K; k += 512u) {
             uvec4 sc[ROWS][2];
             [[unroll]] for (uint r = 0u; r < ROWS; r++) {
