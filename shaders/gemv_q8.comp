@@ -31,8 +31,6 @@ layout(std430, binding = 1) readonly buffer Ws { uint WS[]; };
 shared float partial[8][ROWS];
 #endif
 
-vec4 i8x4(uint u) { return vec4(ivec4(int(u) << 24, int(u) << 16, int(u) << 8, int(u)) >> 24); }
-
 vec4 f32x4_lo(uint64_t a, uint64_t b) { return vec4(uintBitsToFloat(unpackUint2x32(a)), uintBitsToFloat(unpackUint2x32(b))); }
 
 void main()

@@ -18,4 +18,9 @@ float q_scale(uint word, uint e)
     vec2 v = unpackHalf2x16(word);
     return ((e >> 5) & 1u) != 0u ? v.y : v.x;
 }
+
+// The 4 int8 values of a uint (q8_0), and the 4 low nibbles of its low 16
+// bits less 8 (q4_0), unscaled, as floats.
+vec4 i8x4(uint u) { return vec4(ivec4(int(u) << 24, int(u) << 16, int(u) << 8, int(u)) >> 24); }
+vec4 u4x4(uint u) { return vec4(uvec4(u, u >> 4, u >> 8, u >> 12) & 15u) - 8.0; }
 #endif

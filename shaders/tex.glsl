@@ -18,8 +18,6 @@ float w_scale(uint e)
     uint u = q_scale_word(e);
     return q_scale(texelFetch(Wt, int(u >> 2))[u & 3u], e);
 }
-vec4 i8x4(uint u) { return vec4(ivec4(int(u) << 24, int(u) << 16, int(u) << 8, int(u)) >> 24); }
-vec4 u4x4(uint u) { return vec4(uvec4(u, u >> 4, u >> 8, u >> 12) & 15u) - 8.0; }
 #endif
 
 // Weights e16 + 4j .. e16 + 4j + 3 (e16 a multiple of 16, j in 0..3).

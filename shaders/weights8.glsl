@@ -31,7 +31,6 @@ layout(std430, binding = W_BINDING) readonly buffer Wb { uint W1[]; };
 #include "quant.glsl"
 float w_scale8(uint e) { return q_scale(W1[q_scale_word(e)], e); }
 #if W_TYPE == 3
-vec4 i8x4(uint u) { return vec4(ivec4(int(u) << 24, int(u) << 16, int(u) << 8, int(u)) >> 24); }
 void w_load8(uint e, out vec4 lo, out vec4 hi)
 {
     float d = w_scale8(e);
@@ -44,8 +43,8 @@ void w_load8(uint e, out vec4 lo, out vec4 hi)
 {
     float d = w_scale8(e);
     uint u = W1[q_word(e)];
-    lo = (vec4(uvec4(u, u >> 4, u >> 8, u >> 12) & 15u) - 8.0) * d;
-    hi = (vec4(uvec4(u >> 16, u >> 20, u >> 24, u >> 28) & 15u) - 8.0) * d;
+    lo = u4x4(u) * d;
+    hi = u4x4(u >> 16) * d;
 }
 #else
 #error unknown W_TYPE
