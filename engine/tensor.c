@@ -72,22 +72,28 @@ int txlm_tensor_alloc(txlm_vk *vk, uint32_t rows, uint32_t cols, uint32_t dtype,
 
 int txlm_tensor_write(txlm_vk *vk, txlm_gpu_tensor *t, const void *data, txlm_err *err)
 {
-    uint64_t n = (uint64_t)t->rows * t->cols;
+    uint64_t n = (uint64_t)t->rows * t->cols, per_chunk = (uint64_t)t->chunk_rows * t->cols;
     if (!quantised(t->dtype)) return txlm_buf_upload(vk, &t->buf, 0, data, values_bytes(t->dtype, n), err);
-    uint8_t *dev = calloc(1, t->buf.size);
+    /* re-laid straight into mapped memory; otherwise through a host copy */
+    uint8_t *dev = t->buf.map ? t->buf.map : malloc(t->buf.size);
     if (!dev) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     /* the file keeps all values, then all scales (docs/format.md) */
     const uint8_t *vals = data, *scales = vals + values_bytes(t->dtype, n);
     uint64_t sb_vals = values_bytes(t->dtype, SB_ELEMS), at = 0;
-    for (uint64_t e0 = 0; e0 < n; e0 += (uint64_t)t->chunk_rows * t->cols) {
-        uint64_t chunk_end = e0 + (uint64_t)t->chunk_rows * t->cols < n ? e0 + (uint64_t)t->chunk_rows * t->cols : n;
+    for (uint64_t e0 = 0; e0 < n; e0 += per_chunk) {
+        uint64_t chunk_end = n - e0 < per_chunk ? n : e0 + per_chunk;
         for (uint64_t e = e0; e < chunk_end; e += SB_ELEMS) {
             uint64_t m = chunk_end - e < SB_ELEMS ? chunk_end - e : SB_ELEMS;
-            memcpy(dev + at, vals + values_bytes(t->dtype, e), values_bytes(t->dtype, m));
-            memcpy(dev + at + sb_vals, scales + e / 32 * 2, m / 32 * 2);
+            uint64_t vb = values_bytes(t->dtype, m), sb = m / 32 * 2;
+            memcpy(dev + at, vals + values_bytes(t->dtype, e), vb);
+            memset(dev + at + vb, 0, sb_vals - vb);
+            memcpy(dev + at + sb_vals, scales + e / 32 * 2, sb);
+            memset(dev + at + sb_vals + sb, 0, SB_SCALE_BYTES - sb);
             at += sb_vals + SB_SCALE_BYTES;
         }
     }
+    memset(dev + at, 0, t->buf.size - at);
+    if (t->buf.map) return txlm_buf_flush(vk, &t->buf, err);
     int rc = txlm_buf_upload(vk, &t->buf, 0, dev, t->buf.size, err);
     free(dev);
     return rc;

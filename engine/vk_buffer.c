@@ -139,9 +139,9 @@ void txlm_buf_destroy(txlm_vk *vk, txlm_buf *b)
     memset(b, 0, sizeof *b);
 }
 
-static int flush(txlm_vk *vk, txlm_buf *b, txlm_err *err)
+int txlm_buf_flush(txlm_vk *vk, txlm_buf *b, txlm_err *err)
 {
-    if (b->coherent) return 0;
+    if (!b->map || b->coherent) return 0;
     VkMappedMemoryRange range = {.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, .memory = b->mem, .size = VK_WHOLE_SIZE};
     VkResult r = vkFlushMappedMemoryRanges(vk->device, 1, &range);
     return r == VK_SUCCESS ? 0 : txlm_vk_fail(err, r, "vkFlushMappedMemoryRanges");
@@ -184,7 +184,7 @@ static int staged_copy(txlm_vk *vk, txlm_buf *dev, VkDeviceSize off, void *host,
         VkDeviceSize len = n - done < chunk ? n - done : chunk;
         if (to_device) {
             memcpy(stage.map, (const char *)host + done, len);
-            if ((rc = flush(vk, &stage, err))) break;
+            if ((rc = txlm_buf_flush(vk, &stage, err))) break;
         }
         VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
@@ -222,7 +222,7 @@ int txlm_buf_upload(txlm_vk *vk, txlm_buf *dst, VkDeviceSize off, const void *sr
     if (n == 0) return 0;
     if (dst->map) {
         memcpy((char *)dst->map + off, src, n);
-        return flush(vk, dst, err);
+        return txlm_buf_flush(vk, dst, err);
     }
     return staged_copy(vk, dst, off, (void *)src, n, 1, err);
 }

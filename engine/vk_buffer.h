@@ -27,6 +27,8 @@ void txlm_buf_destroy(txlm_vk *vk, txlm_buf *b);
 int txlm_buf_upload(txlm_vk *vk, txlm_buf *dst, VkDeviceSize off, const void *src, VkDeviceSize n, txlm_err *err);
 /* Copies buffer bytes to the host (mapped, or through a staging buffer). */
 int txlm_buf_download(txlm_vk *vk, txlm_buf *src, VkDeviceSize off, void *dst, VkDeviceSize n, txlm_err *err);
+/* Makes host writes to a mapped buffer visible to the device (non-coherent memory). */
+int txlm_buf_flush(txlm_vk *vk, txlm_buf *b, txlm_err *err);
 /* Makes GPU writes to a mapped buffer visible to the host (non-coherent memory). */
 int txlm_buf_invalidate(txlm_vk *vk, txlm_buf *b, txlm_err *err);
 
