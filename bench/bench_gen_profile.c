@@ -64,7 +64,7 @@ int main(int argc, char **argv)
     txlm_gpu_tensor g = weight(1, D, TXLM_DT_F32), b = weight(1, D, TXLM_DT_F32);
     txlm_gpu_tensor rw = weight(H, DH, TXLM_DT_F32), rr = weight(H, DH, TXLM_DT_F32), rk = weight(MEM + 1, H * DH, TXLM_DT_F32);
     txlm_gpu_tensor kv = weight(MEM + 1, 2 * H * DH, TXLM_DT_F32);
-    txlm_attn_shape sh = {1, MEM, H, DH, MEM, 1, MEM, 0};
+    txlm_attn_shape sh = {1, MEM, H, DH, MEM, 1, MEM, 0, 0};
     txlm_buf x, y, scratch;
     txlm_buf_create(&ctx->vk, (size_t)DI * 4, TXLM_BUF_DEVICE, &x, &e);
     txlm_buf_create(&ctx->vk, (size_t)HEAD * 4, TXLM_BUF_DEVICE, &y, &e);
@@ -93,7 +93,7 @@ int main(int argc, char **argv)
                                       &rr, NULL, txlm_view_of(&scratch), txlm_view_of(&y));
                     break;
                 case 3: txlm_op_linear(&ops, xa, &wo, l * D, D, NULL, 0, &ya, ya, 1, TXLM_LIN_RESIDUAL, 1.0f); break;
-                case 4: txlm_op_layernorm(&ops, xa, NULL, &g, &b, ya, 1, D, 1e-5f); break;
+                case 4: txlm_op_layernorm(&ops, xa, NULL, &g, &b, ya, 1, D, D, 1e-5f); break;
                 case 5: txlm_op_linear(&ops, xa, &w1, l * DI, DI, NULL, 0, NULL, ya, 1, TXLM_LIN_RELU, 1.0f); break;
                 case 6: txlm_op_linear(&ops, xa, &w2, l * D, D, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
                 case 7: txlm_op_linear(&ops, xa, &head, 0, HEAD, NULL, 0, NULL, ya, 1, 0, 1.0f); break;

@@ -100,7 +100,7 @@ int main(int argc, char **argv)
     txlm_buf_destroy(&ctx->vk, &x), txlm_buf_destroy(&ctx->vk, &y);
 
     /* relative attention at the wt103 evaluation shape (or qlen 1 for generation) */
-    uint32_t H = 16, dh = 64, hd = H * dh;
+    uint32_t H = argc > 6 ? (uint32_t)atoi(argv[5]) : 16, dh = argc > 6 ? (uint32_t)atoi(argv[6]) : 64, hd = H * dh;
     uint32_t shapes[][2] = {{128, 640}, {1, 640}};
     for (int si = 0; si < 2; si++) {
         uint32_t ql = shapes[si][0], ml = shapes[si][1], kl = ql + ml;
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
         txlm_gpu_tensor rk, rw, rr;
         txlm_buf_create(&ctx->vk, (size_t)ql * hd * 4, TXLM_BUF_DEVICE, &qb, &e);
         txlm_buf_create(&ctx->vk, (size_t)kl * 2 * hd * 4, TXLM_BUF_DEVICE, &kvb, &e);
-        txlm_attn_shape sh = {ql, ml, H, dh, kl - 1, 1, ml, 0};
+        txlm_attn_shape sh = {ql, ml, H, dh, kl - 1, 1, ml, 0, 0};
         size_t scratch = (size_t)H * ql * kl * 4, split = (size_t)txlm_attn_split_bytes(&sh);
         txlm_buf_create(&ctx->vk, scratch > split ? scratch : split, TXLM_BUF_DEVICE, &sb, &e);
         txlm_buf_create(&ctx->vk, (size_t)ql * hd * 4, TXLM_BUF_DEVICE, &ob, &e);

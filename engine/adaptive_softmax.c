@@ -27,7 +27,7 @@ void txlm_out_head(txlm_session *s, uint32_t r0, uint32_t rows, txlm_arg dst, ui
     const txlm_model *m = s->m;
     const txlm_out_cluster *cl = &m->out[0];
     uint32_t n = cl->end - cl->begin, head_n = n + m->h.n_cutoffs;
-    txlm_arg zc = cluster_input(s, 0, rows_of(&s->z, r0, m->h.d_model), rows);
+    txlm_arg zc = cluster_input(s, 0, rows_of(&s->z, r0, m->dev.d), rows);
     txlm_arg head = rows_of(&s->head, 0, txlm_logit_ld(head_n)), head_lp = rows_of(&s->head_lp, 0, txlm_logit_ld(head_n));
     txlm_arg cluster_logits = head;
     cluster_logits.off += n;
@@ -60,7 +60,7 @@ static void tail(txlm_session *s, uint32_t c, txlm_arg z, uint32_t rows, txlm_ar
 void txlm_out_tail(txlm_session *s, uint32_t c, uint32_t r0, uint32_t rows, txlm_arg dst, int add_head,
                    const txlm_arg *pick)
 {
-    tail(s, c, rows_of(&s->z, r0, s->m->h.d_model), rows, dst, add_head, pick, NULL);
+    tail(s, c, rows_of(&s->z, r0, s->m->dev.d), rows, dst, add_head, pick, NULL);
 }
 
 /* Scoring, tail clusters: each is computed for the rows whose targets fall
@@ -71,7 +71,7 @@ static int picked_tails(txlm_session *s, uint32_t r0, uint32_t rows, const txlm_
                         txlm_err *err)
 {
     const txlm_model *m = s->m;
-    uint32_t d = m->h.d_model, at = 0;
+    uint32_t d = m->dev.d, at = 0;
     int32_t *map = malloc((size_t)rows * sizeof *map);
     VkBufferCopy *copy = malloc((size_t)rows * sizeof *copy);
     if (!map || !copy) {

@@ -26,12 +26,12 @@ static void grow_position_keys(txlm_session *s, uint32_t need_rows)
 {
     const txlm_hparams *h = &s->m->h;
     if (need_rows <= s->rk_rows) return;
-    uint32_t hd = h->n_head * h->d_head, first = s->rk_rows, n = need_rows - first;
+    uint32_t hd = h->n_head * s->m->dev.dh, first = s->rk_rows, n = need_rows - first;
     /* TXLM_LIN_BLOCK: a restored session recomputes these rows in other
      * batches and must get the same bits (the single-row kernels may add
      * in another order). */
     for (uint32_t l = 0; l < h->n_layer; l++)
-        txlm_op_linear(&s->ops, rows_of(&s->pos.buf, first, h->d_model), s->m->layers[l].r_net, 0, hd, NULL, 0, NULL,
+        txlm_op_linear(&s->ops, rows_of(&s->pos.buf, first, s->m->dev.d), s->m->layers[l].r_net, 0, hd, NULL, 0, NULL,
                        rows_of(&s->rk[l].buf, first, hd), n, TXLM_LIN_BLOCK, 1.0f);
     s->rk_rows = need_rows;
 }
@@ -41,8 +41,8 @@ static void grow_position_keys(txlm_session *s, uint32_t need_rows)
 static void embed(txlm_session *s, const int32_t *tokens, uint32_t qlen, txlm_arg x)
 {
     const txlm_model *m = s->m;
-    uint32_t d = m->h.d_model;
-    float scale = sqrtf((float)d);
+    uint32_t d = m->dev.d;
+    float scale = sqrtf((float)m->h.d_model);
     txlm_view ids = txlm_view_of(&s->ids);
 
     txlm_rec_fill_zero(&s->rec, x.view.buf, (VkDeviceSize)x.off * 4, (VkDeviceSize)qlen * d * 4);
@@ -69,9 +69,10 @@ static void embed(txlm_session *s, const int32_t *tokens, uint32_t qlen, txlm_ar
 static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg hin, txlm_arg out)
 {
     const txlm_hparams *h = &s->m->h;
+    const txlm_dims *dv = &s->m->dev;
     const txlm_layer *L = &s->m->layers[n];
     txlm_ops *o = &s->ops;
-    uint32_t d = h->d_model, hd = h->n_head * h->d_head, mlen = s->mlen, klen = mlen + qlen;
+    uint32_t d = dv->d, hd = h->n_head * dv->dh, mlen = s->mlen, klen = mlen + qlen;
     float eps = h->layer_norm_epsilon;
 
     txlm_arg q = rows_of(&s->q, 0, hd);
@@ -83,12 +84,12 @@ static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg hin, txlm
     txlm_arg c = hin;
     if (h->pre_lnorm) {
         c = rows_of(&s->xn, 0, d);
-        txlm_op_layernorm(o, hin, NULL, L->attn_ln_g, L->attn_ln_b, c, qlen, d, eps);
+        txlm_op_layernorm(o, hin, NULL, L->attn_ln_g, L->attn_ln_b, c, qlen, h->d_model, d, eps);
     }
     txlm_op_linear(o, c, L->qkv, 0, hd, NULL, 0, NULL, q, qlen, 0, 1.0f);
     txlm_op_linear(o, c, L->qkv, hd, 2 * hd, NULL, 0, NULL, kv_new, qlen, 0, 1.0f);
     txlm_attn_shape shape = {
-        .qlen = qlen, .mlen = mlen, .H = h->n_head, .dh = h->d_head,
+        .qlen = qlen, .mlen = mlen, .H = h->n_head, .dh = dv->dh, .dh_real = h->d_head,
         .clamp_max = s->max_dist, .same_length = s->same_length, .mem_len = s->mem_len, .kv_row0 = s->kv_base,
     };
     txlm_view kv = txlm_view_of(&s->kv[n]), rk = txlm_view_of(&s->rk[n].buf);
@@ -102,19 +103,19 @@ static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg hin, txlm
             txlm_op_attention_terms(o, &shape, q.view, kv, rk, 0, L->r_w_bias, L->r_r_bias, txlm_view_of(&s->cap_terms[n]));
     }
     txlm_op_linear(o, attn, L->o_net, 0, d, NULL, 0, &hin, a, qlen, TXLM_LIN_RESIDUAL, 1.0f);
-    if (!h->pre_lnorm) txlm_op_layernorm(o, a, NULL, L->attn_ln_g, L->attn_ln_b, a, qlen, d, eps);
+    if (!h->pre_lnorm) txlm_op_layernorm(o, a, NULL, L->attn_ln_g, L->attn_ln_b, a, qlen, h->d_model, d, eps);
 
     /* position-wise feed-forward */
-    txlm_arg ffh = rows_of(&s->ffh, 0, h->d_inner);
+    txlm_arg ffh = rows_of(&s->ffh, 0, dv->di);
     if (h->pre_lnorm) {
         txlm_arg x = rows_of(&s->ffin, 0, d);
-        txlm_op_layernorm(o, a, NULL, L->ff_ln_g, L->ff_ln_b, x, qlen, d, eps);
-        txlm_op_linear(o, x, L->ff_w1, 0, h->d_inner, L->ff_b1, 0, NULL, ffh, qlen, TXLM_LIN_RELU, 1.0f);
+        txlm_op_layernorm(o, a, NULL, L->ff_ln_g, L->ff_ln_b, x, qlen, h->d_model, d, eps);
+        txlm_op_linear(o, x, L->ff_w1, 0, dv->di, L->ff_b1, 0, NULL, ffh, qlen, TXLM_LIN_RELU, 1.0f);
         txlm_op_linear(o, ffh, L->ff_w2, 0, d, L->ff_b2, 0, &a, out, qlen, TXLM_LIN_RESIDUAL, 1.0f);
     } else {
-        txlm_op_linear(o, a, L->ff_w1, 0, h->d_inner, L->ff_b1, 0, NULL, ffh, qlen, TXLM_LIN_RELU, 1.0f);
+        txlm_op_linear(o, a, L->ff_w1, 0, dv->di, L->ff_b1, 0, NULL, ffh, qlen, TXLM_LIN_RELU, 1.0f);
         txlm_op_linear(o, ffh, L->ff_w2, 0, d, L->ff_b2, 0, &a, out, qlen, TXLM_LIN_RESIDUAL, 1.0f);
-        txlm_op_layernorm(o, out, NULL, L->ff_ln_g, L->ff_ln_b, out, qlen, d, eps);
+        txlm_op_layernorm(o, out, NULL, L->ff_ln_g, L->ff_ln_b, out, qlen, h->d_model, d, eps);
     }
 }
 
@@ -137,7 +138,7 @@ static void make_room(txlm_session *s, uint32_t qlen)
 {
     const txlm_hparams *h = &s->m->h;
     if (s->kv_base + s->mlen + qlen <= s->kv_rows) return;
-    VkDeviceSize row = (VkDeviceSize)2 * h->n_head * h->d_head * 4, keep = s->mlen * row, from = s->kv_base * row;
+    VkDeviceSize row = (VkDeviceSize)2 * h->n_head * s->m->dev.dh * 4, keep = s->mlen * row, from = s->kv_base * row;
     for (uint32_t n = 0; n < h->n_layer && keep; n++) {
         txlm_rec_copy(&s->rec, s->kv[n].buf, from, s->slide.buf, 0, keep);
         txlm_rec_barrier(&s->rec);
@@ -172,7 +173,7 @@ static int collect_output(txlm_session *s, const txlm_out_req *req, uint32_t r0,
 int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const txlm_out_req *req, txlm_err *err)
 {
     const txlm_hparams *h = &s->m->h;
-    uint32_t d = h->d_model;
+    uint32_t d = s->m->dev.d;
     static const txlm_out_req none = {0};
     if (!req) req = &none;
     if (qlen == 0 || qlen > s->max_seg)

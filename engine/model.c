@@ -10,6 +10,7 @@
 #include <xxhash.h>
 
 #include "model_load.h"
+#include "model_pad.h"
 #include "quantize.h"
 #include "txlm_file.h"
 
@@ -207,7 +208,16 @@ static int check_fits(txlm_model *m, const txlm_file *f, txlm_err *err)
         if (t->dims[0] > UINT32_MAX || t->dims[t->rank - 1] > UINT32_MAX)
             return txlm_fail(err, TXLM_ERR_LIMIT, "tensor '%s' has a dimension above 2^32 - 1", t->name);
         /* Each buffer is rounded up to 16 bytes; nbytes <= 2^43 (file caps), so the sum cannot wrap. */
-        need += (t->nbytes + 15) & ~(uint64_t)15;
+        uint64_t bytes = t->nbytes;
+        txlm_pad pad[2];
+        txlm_pad_of(&m->h, &m->dev, t->name, pad);
+        if (pad[0].n || pad[1].n) { /* widened f32 or f16 */
+            uint64_t rows = t->rank == 1 ? 1 : t->dims[0], cols = t->dims[t->rank - 1];
+            if (pad[0].n) rows = rows / pad[0].n * pad[0].to;
+            if (pad[1].n) cols = cols / pad[1].n * pad[1].to;
+            bytes = rows * cols * (t->dtype == TXLM_DT_F16 ? 2 : 4);
+        }
+        need += (bytes + 15) & ~(uint64_t)15;
     }
     uint64_t local = 0, any = 0;
     for (uint32_t i = 0; i < vk->mem_props.memoryHeapCount; i++) {
@@ -238,7 +248,9 @@ static int upload_all(txlm_model *m, const txlm_file *f, const txlm_load_progres
     if (!m->tensors) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     for (uint32_t i = 0; i < m->n_tensors; i++) {
         const txlm_tensor_info *t = txlm_file_tensor(f, i);
-        rc = txlm_tensor_upload(&m->ctx->vk, f, t, &m->tensors[i], err);
+        txlm_pad pad[2];
+        txlm_pad_of(&m->h, &m->dev, t->name, pad);
+        rc = txlm_tensor_upload(&m->ctx->vk, f, t, pad, &m->tensors[i], err);
         if (rc) return rc;
         done += t->nbytes;
         if (pr && pr->fn && pr->fn(pr->user, total ? (double)done / (double)total : 1.0))
@@ -261,6 +273,7 @@ int txlm_model_open(txlm_context *ctx, const char *path, unsigned open_flags, co
     }
     m->ctx = ctx;
     m->h = *txlm_file_hparams(f);
+    txlm_dims_choose(&m->h, f, &m->dev);
     /* What a saved session state is bound to: the same weights, by hash. */
     XXH3_state_t *hs = XXH3_createState();
     if (hs) {

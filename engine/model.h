@@ -11,6 +11,14 @@
 #include "tensor.h"
 #include "txlm.h"
 
+/* Widths of the device layout (model_pad.c): d_model, d_head and d_inner,
+ * or those rounded up with zero padding so that the fast kernels apply.
+ * Weights, activations and the memory use these; the hyper-parameters
+ * (scales, LayerNorm statistics, saved states) keep the real ones. */
+typedef struct txlm_dims {
+    uint32_t d, dh, di;
+} txlm_dims;
+
 typedef struct txlm_layer {
     const txlm_gpu_tensor *qkv;        /* [3*H*dh, d] */
     const txlm_gpu_tensor *r_net;      /* [H*dh, d] */
@@ -42,6 +50,7 @@ typedef struct txlm_out_cluster {
 struct txlm_model {
     txlm_context *ctx;
     txlm_hparams h;
+    txlm_dims dev;                      /* device widths */
     uint64_t id;                        /* identity: hash of hyper-parameters, tensor names and tensor hashes */
     txlm_gpu_tensor *tensors;           /* everything uploaded, in file order */
     uint32_t n_tensors;

@@ -128,12 +128,13 @@ void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tenso
 }
 
 void txlm_op_layernorm(txlm_ops *o, txlm_arg x, const txlm_arg *r, const txlm_gpu_tensor *g, const txlm_gpu_tensor *b,
-                       txlm_arg y, uint32_t rows, uint32_t d, float eps)
+                       txlm_arg y, uint32_t rows, uint32_t d, uint32_t d_out, float eps)
 {
     struct {
         uint32_t rows, d, x_off, ldx, r_off, ldr, y_off, ldy, residual;
         float eps;
-    } p = {rows, d, x.off, x.ld, r ? r->off : 0, r ? r->ld : 0, y.off, y.ld, r != NULL, eps};
+        uint32_t d_out;
+    } p = {rows, d, x.off, x.ld, r ? r->off : 0, r ? r->ld : 0, y.off, y.ld, r != NULL, eps, d_out};
     txlm_view views[5] = {x.view, r ? r->view : o->dummy, txlm_tensor_view(g), txlm_tensor_view(b), y.view};
     txlm_rec_dispatch(o->rec, TXLM_K_LAYERNORM, views, &p, sizeof p, rows, 1, 1);
     txlm_rec_barrier(o->rec);
@@ -148,7 +149,8 @@ struct attn_push {
 static struct attn_push attn_push_of(const txlm_attn_shape *s, uint32_t rk_off)
 {
     return (struct attn_push){s->qlen, s->mlen, s->mlen + s->qlen, s->H, s->dh, rk_off, s->clamp_max, s->same_length,
-                              s->mem_len, (float)(1.0 / sqrt((double)s->dh)), s->kv_row0 * 2 * s->H * s->dh};
+                              s->mem_len, (float)(1.0 / sqrt((double)(s->dh_real ? s->dh_real : s->dh))),
+                              s->kv_row0 * 2 * s->H * s->dh};
 }
 
 void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,

@@ -40,15 +40,17 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
 void txlm_op_linear_t(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *p, txlm_arg y, uint32_t M);
 /* For tokens with id in [id_lo, id_lo + E->rows): Y[i] = alpha * E[id - id_lo]. */
 void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tensor *e, int32_t id_lo, txlm_arg y, float alpha);
-/* Y = LN(X (+ R)) over rows of d. R may be NULL. */
+/* Y = LN(X (+ R)) over the first d columns of each row; columns [d, d_out)
+ * of Y are set to zero (the padding of model_pad.c). R may be NULL. */
 void txlm_op_layernorm(txlm_ops *o, txlm_arg x, const txlm_arg *r, const txlm_gpu_tensor *g, const txlm_gpu_tensor *b,
-                       txlm_arg y, uint32_t rows, uint32_t d, float eps);
+                       txlm_arg y, uint32_t rows, uint32_t d, uint32_t d_out, float eps);
 
 typedef struct txlm_attn_shape {
     uint32_t qlen, mlen, H, dh;
     uint32_t clamp_max;     /* largest distance row in the rk table */
     uint32_t same_length, mem_len;
     uint32_t kv_row0;       /* row of kv holding the first memory row */
+    uint32_t dh_real;       /* the model's d_head when dh is padded (scores scale by it); 0: dh */
 } txlm_attn_shape;
 
 /* Relative attention, output heads into O [qlen, H*dh]. q [qlen, H*dh]

@@ -24,20 +24,20 @@ static int alloc_buf(txlm_session *s, txlm_buf *b, uint64_t elems, txlm_buf_kind
  * inv_freq = 1 / 10000^(2k/d), row p = [sin(p * inv_freq), cos(p * inv_freq)]. */
 static int upload_positions(txlm_session *s, txlm_err *err)
 {
-    uint32_t d = s->m->h.d_model, rows = s->max_dist + 1;
-    int rc = txlm_tensor_alloc(&s->m->ctx->vk, rows, d, TXLM_DT_F32, TXLM_BUF_DEVICE, &s->pos, err);
+    uint32_t d = s->m->h.d_model, ld = s->m->dev.d, rows = s->max_dist + 1;
+    int rc = txlm_tensor_alloc(&s->m->ctx->vk, rows, ld, TXLM_DT_F32, TXLM_BUF_DEVICE, &s->pos, err);
     if (rc) return rc;
-    float *t = malloc((size_t)rows * d * sizeof *t);
+    float *t = calloc((size_t)rows * ld, sizeof *t); /* padding columns: zeros */
     if (!t) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     for (uint32_t k = 0; k < d / 2; k++) {
         float inv_freq = 1.0f / powf(10000.0f, (float)(2 * k) / (float)d);
         for (uint32_t p = 0; p < rows; p++) {
             float arg = (float)p * inv_freq;
-            t[(size_t)p * d + k] = sinf(arg);
-            t[(size_t)p * d + d / 2 + k] = cosf(arg);
+            t[(size_t)p * ld + k] = sinf(arg);
+            t[(size_t)p * ld + d / 2 + k] = cosf(arg);
         }
     }
-    rc = txlm_buf_upload(&s->m->ctx->vk, &s->pos.buf, 0, t, (VkDeviceSize)rows * d * 4, err);
+    rc = txlm_buf_upload(&s->m->ctx->vk, &s->pos.buf, 0, t, (VkDeviceSize)rows * ld * 4, err);
     free(t);
     return rc;
 }
@@ -46,7 +46,8 @@ static int alloc_all(txlm_session *s, txlm_err *err)
 {
     const txlm_hparams *h = &s->m->h;
     txlm_vk *vk = &s->m->ctx->vk;
-    uint64_t M = s->mem_len, S = s->max_seg, K = M + S, d = h->d_model, hd = (uint64_t)h->n_head * h->d_head;
+    const txlm_dims *dv = &s->m->dev;
+    uint64_t M = s->mem_len, S = s->max_seg, K = M + S, d = dv->d, hd = (uint64_t)h->n_head * dv->dh;
     uint32_t max_dim = 0, max_cluster = 0;
     for (uint32_t c = 0; c < txlm_n_clusters(h); c++) {
         uint32_t dim = txlm_cluster_dim(h, c), n = txlm_cluster_end(h, c) - txlm_cluster_begin(h, c);
@@ -76,13 +77,13 @@ static int alloc_all(txlm_session *s, txlm_err *err)
     ALLOC(xn, S * d, TXLM_BUF_DEVICE);
     ALLOC(q, S * hd, TXLM_BUF_DEVICE);
     /* the scores, or the partial sums of the split attention for up to 4 queries */
-    txlm_attn_shape few = {.qlen = S < 4 ? (uint32_t)S : 4, .mlen = (uint32_t)M, .H = h->n_head, .dh = h->d_head};
+    txlm_attn_shape few = {.qlen = S < 4 ? (uint32_t)S : 4, .mlen = (uint32_t)M, .H = h->n_head, .dh = dv->dh};
     uint64_t split = txlm_attn_split_bytes(&few) / 4;
     ALLOC(scores, h->n_head * S * K > split ? h->n_head * S * K : split, TXLM_BUF_DEVICE);
     ALLOC(attn, S * hd, TXLM_BUF_DEVICE);
     ALLOC(a, S * d, TXLM_BUF_DEVICE);
     ALLOC(ffin, S * d, TXLM_BUF_DEVICE);
-    ALLOC(ffh, S * h->d_inner, TXLM_BUF_DEVICE);
+    ALLOC(ffh, S * dv->di, TXLM_BUF_DEVICE);
     ALLOC(emb_tmp, S * max_dim, TXLM_BUF_DEVICE);
     ALLOC(zsel, (uint64_t)s->out_rows * d, TXLM_BUF_DEVICE);
     ALLOC(zp, (uint64_t)s->out_rows * max_dim, TXLM_BUF_DEVICE);

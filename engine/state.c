@@ -37,6 +37,22 @@ static size_t payload_floats(const txlm_hparams *h, uint32_t mlen, uint32_t has_
     return (size_t)h->n_layer * mlen * 2 * h->n_head * h->d_head + (has_z ? h->d_model : 0);
 }
 
+/* A saved state holds the model's real widths; a padded device layout
+ * (model_pad.c) has each head's keys and values, and z, in wider runs.
+ * These copy n runs of `real` floats between the two, zeroing the padding. */
+static void unpad(float *dst, const float *src, size_t n, uint32_t real, uint32_t padded)
+{
+    for (size_t i = 0; i < n; i++) memmove(dst + i * real, src + i * padded, real * sizeof *dst);
+}
+
+static void pad_out(float *dst, const float *src, size_t n, uint32_t real, uint32_t padded)
+{
+    for (size_t i = n; i-- > 0;) {
+        memmove(dst + i * padded, src + i * real, real * sizeof *dst);
+        memset(dst + i * padded + real, 0, (padded - real) * sizeof *dst);
+    }
+}
+
 size_t txlm_state_size(const txlm_session *s)
 {
     const txlm_hparams *h = &s->m->h;
@@ -56,17 +72,28 @@ int txlm_state_save(txlm_session *s, void *buf, size_t cap, size_t *written, txl
     uint8_t *p = buf;
     memcpy(p, &hd, sizeof hd);
     p += sizeof hd;
-    VkDeviceSize kv_row = (VkDeviceSize)2 * h->n_head * h->d_head * 4, rows = s->mlen * kv_row,
-                 row = (VkDeviceSize)h->d_model * 4;
-    for (uint32_t n = 0; n < h->n_layer; n++, p += rows) {
-        int rc = txlm_buf_download(vk, &s->kv[n], s->kv_base * kv_row, p, rows, err);
-        if (rc) return rc;
+    const txlm_dims *dv = &s->m->dev;
+    VkDeviceSize kv_row = (VkDeviceSize)2 * h->n_head * dv->dh * 4, rows = s->mlen * kv_row, row = (VkDeviceSize)dv->d * 4;
+    /* padded rows are read whole, then compacted in place */
+    float *tmp = NULL;
+    if ((dv->dh != h->d_head && rows) || (dv->d != h->d_model && hd.has_z)) {
+        tmp = malloc(rows > row ? rows : row);
+        if (!tmp) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     }
-    if (hd.has_z) {
-        int rc = txlm_buf_download(vk, &s->z, (VkDeviceSize)(s->z_rows - 1) * row, p, row, err);
-        if (rc) return rc;
-        p += row;
+    int rc = 0;
+    for (uint32_t n = 0; n < h->n_layer && !rc; n++) {
+        rc = txlm_buf_download(vk, &s->kv[n], s->kv_base * kv_row, dv->dh != h->d_head ? (void *)tmp : p, rows, err);
+        if (!rc && dv->dh != h->d_head) unpad((float *)p, tmp, (size_t)s->mlen * 2 * h->n_head, h->d_head, dv->dh);
+        p += (size_t)s->mlen * 2 * h->n_head * h->d_head * 4;
     }
+    if (!rc && hd.has_z) {
+        rc = txlm_buf_download(vk, &s->z, (VkDeviceSize)(s->z_rows - 1) * row, dv->d != h->d_model ? (void *)tmp : p, row,
+                               err);
+        if (!rc && dv->d != h->d_model) memcpy(p, tmp, (size_t)h->d_model * 4);
+        p += (size_t)h->d_model * 4;
+    }
+    free(tmp);
+    if (rc) return rc;
     uint64_t sum = XXH3_64bits(buf, (size_t)(p - (uint8_t *)buf));
     memcpy(p, &sum, 8);
     *written = need;
@@ -95,17 +122,27 @@ int txlm_state_load(txlm_session *s, const void *buf, size_t size, txlm_err *err
     if (size != sizeof hd + payload_floats(h, hd.mlen, hd.has_z) * 4 + 8)
         return txlm_fail(err, TXLM_ERR_FORMAT, "session state: size %zu does not match its header", size);
     const uint8_t *p = (const uint8_t *)buf + sizeof hd;
-    VkDeviceSize rows = (VkDeviceSize)hd.mlen * 2 * h->n_head * h->d_head * 4, row = (VkDeviceSize)h->d_model * 4;
-    for (uint32_t n = 0; n < h->n_layer; n++, p += rows) {
-        int rc = txlm_buf_upload(vk, &s->kv[n], 0, p, rows, err);
-        if (rc) return rc;
+    const txlm_dims *dv = &s->m->dev;
+    size_t runs = (size_t)hd.mlen * 2 * h->n_head;
+    VkDeviceSize rows = runs * h->d_head * 4, dev_rows = runs * dv->dh * 4, row = (VkDeviceSize)dv->d * 4;
+    float *tmp = NULL;
+    if ((dv->dh != h->d_head && rows) || (dv->d != h->d_model && hd.has_z)) {
+        tmp = malloc(dev_rows > row ? dev_rows : row);
+        if (!tmp) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    int rc = 0;
+    for (uint32_t n = 0; n < h->n_layer && !rc; n++, p += rows) {
+        if (dv->dh != h->d_head) pad_out(tmp, memcpy(tmp, p, rows), runs, h->d_head, dv->dh);
+        rc = txlm_buf_upload(vk, &s->kv[n], 0, dv->dh != h->d_head ? (const void *)tmp : p, dev_rows, err);
     }
     s->z_rows = 0;
-    if (hd.has_z) {
-        int rc = txlm_buf_upload(vk, &s->z, 0, p, row, err);
-        if (rc) return rc;
-        s->z_rows = 1;
+    if (!rc && hd.has_z) {
+        if (dv->d != h->d_model) pad_out(tmp, memcpy(tmp, p, (size_t)h->d_model * 4), 1, h->d_model, dv->d);
+        rc = txlm_buf_upload(vk, &s->z, 0, dv->d != h->d_model ? (const void *)tmp : p, row, err);
+        if (!rc) s->z_rows = 1;
     }
+    free(tmp);
+    if (rc) return rc;
     s->mlen = hd.mlen;
     s->kv_base = 0;
     s->rng = hd.rng;

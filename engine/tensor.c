@@ -99,12 +99,66 @@ int txlm_tensor_write(txlm_vk *vk, txlm_gpu_tensor *t, const void *data, txlm_er
     return rc;
 }
 
-int txlm_tensor_upload(txlm_vk *vk, const txlm_file *f, const txlm_tensor_info *t, txlm_gpu_tensor *out, txlm_err *err)
+static uint32_t padded(txlm_pad p, uint32_t n) { return p.n ? n / p.n * p.to : n; }
+
+/* Device element i of a padded axis: its source index, or -1 for padding. */
+static int64_t source_of(txlm_pad p, uint32_t i)
+{
+    if (!p.n) return i;
+    return i % p.to < p.n ? (int64_t)(i / p.to) * p.n + i % p.to : -1;
+}
+
+/* Writes a padded copy of an f32 or f16 tensor: plain row-major on the
+ * device (its chunks are contiguous), straight into mapped memory. */
+static int write_padded(txlm_vk *vk, txlm_gpu_tensor *t, const void *data, uint32_t src_cols, const txlm_pad pad[2],
+                        txlm_err *err)
+{
+    size_t es = t->dtype == TXLM_DT_F16 ? 2 : 4;
+    uint8_t *dev = t->buf.map ? t->buf.map : malloc(t->buf.size);
+    if (!dev) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    const uint8_t *src = data;
+    for (uint32_t r = 0; r < t->rows; r++) {
+        uint8_t *row = dev + (size_t)r * t->cols * es;
+        int64_t sr = source_of(pad[0], r);
+        if (sr < 0) {
+            memset(row, 0, (size_t)t->cols * es);
+            continue;
+        }
+        for (uint32_t c = 0; c < t->cols;) {
+            int64_t sc = source_of(pad[1], c);
+            /* a run of real values is copied at once */
+            uint32_t run = pad[1].n ? (sc < 0 ? pad[1].to - c % pad[1].to : pad[1].n - c % pad[1].to) : t->cols;
+            if (sc < 0)
+                memset(row + (size_t)c * es, 0, (size_t)run * es);
+            else
+                memcpy(row + (size_t)c * es, src + ((size_t)sr * src_cols + (size_t)sc) * es, (size_t)run * es);
+            c += run;
+        }
+    }
+    size_t used = (size_t)t->rows * t->cols * es;
+    memset(dev + used, 0, t->buf.size - used);
+    if (t->buf.map) return txlm_buf_flush(vk, &t->buf, err);
+    int rc = txlm_buf_upload(vk, &t->buf, 0, dev, t->buf.size, err);
+    free(dev);
+    return rc;
+}
+
+int txlm_tensor_upload(txlm_vk *vk, const txlm_file *f, const txlm_tensor_info *t, const txlm_pad pad[2],
+                       txlm_gpu_tensor *out, txlm_err *err)
 {
     uint32_t rows = t->rank == 1 ? 1 : (uint32_t)t->dims[0];
     uint32_t cols = (uint32_t)t->dims[t->rank - 1];
-    int rc = txlm_tensor_alloc(vk, rows, cols, t->dtype, TXLM_BUF_DEVICE, out, err);
-    if (!rc) rc = txlm_tensor_write(vk, out, txlm_file_data(f, t), err);
+    int pads = pad && (pad[0].n || pad[1].n);
+    int rc = 0;
+    if (pads && ((pad[0].n && (rows % pad[0].n || pad[0].to < pad[0].n)) ||
+                 (pad[1].n && (cols % pad[1].n || pad[1].to < pad[1].n))))
+        rc = txlm_fail(err, TXLM_ERR_FORMAT, "%u rows of %u do not match the model's hyper-parameters", rows, cols);
+    else if (pads && t->dtype != TXLM_DT_F32 && t->dtype != TXLM_DT_F16)
+        rc = txlm_fail(err, TXLM_ERR_UNSUPPORTED, "internal: a %s tensor cannot be widened", txlm_dtype_get(t->dtype)->name);
+    if (!rc) rc = txlm_tensor_alloc(vk, pads ? padded(pad[0], rows) : rows, pads ? padded(pad[1], cols) : cols, t->dtype,
+                                    TXLM_BUF_DEVICE, out, err);
+    if (!rc) rc = pads ? write_padded(vk, out, txlm_file_data(f, t), cols, pad, err)
+                       : txlm_tensor_write(vk, out, txlm_file_data(f, t), err);
     if (rc) {
         txlm_tensor_free(vk, out);
         return txlm_fail_prefix(err, "tensor %s: ", t->name);

@@ -16,8 +16,16 @@ typedef struct txlm_gpu_tensor {
     uint32_t chunk_rows;    /* rows per binding */
 } txlm_gpu_tensor;
 
-/* Uploads a 1-D or 2-D tensor from a mapped .txlm file. */
-int txlm_tensor_upload(txlm_vk *vk, const txlm_file *f, const txlm_tensor_info *t, txlm_gpu_tensor *out, txlm_err *err);
+/* How one axis of a tensor grows on the device: every run of n values is
+ * stored as `to` values, the last to - n of them zeros (n = 0: as is). */
+typedef struct txlm_pad {
+    uint32_t n, to;
+} txlm_pad;
+
+/* Uploads a 1-D or 2-D tensor from a mapped .txlm file; pad (NULL: none)
+ * widens its rows and columns (f32 and f16 only; a 1-D tensor is one row). */
+int txlm_tensor_upload(txlm_vk *vk, const txlm_file *f, const txlm_tensor_info *t, const txlm_pad pad[2],
+                       txlm_gpu_tensor *out, txlm_err *err);
 /* Allocates an uninitialised rows x cols tensor of a dtype. */
 int txlm_tensor_alloc(txlm_vk *vk, uint32_t rows, uint32_t cols, uint32_t dtype, txlm_buf_kind kind,
                       txlm_gpu_tensor *out, txlm_err *err);

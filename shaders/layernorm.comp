@@ -2,9 +2,10 @@
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
-// Y = LayerNorm(X (+ R)) per row, biased variance, two passes for accuracy.
-// Y may be the same buffer as X or R: each invocation writes only the
-// columns it alone has read.
+// Y = LayerNorm(X (+ R)) per row over its first d columns, biased
+// variance, two passes for accuracy; columns d..d_out-1 (a padded model's
+// padding) get zeros. Y may be the same buffer as X or R: each invocation
+// writes only the columns it alone has read.
 
 layout(local_size_x = 64) in;
 
@@ -21,6 +22,7 @@ layout(push_constant) uniform Push {
     uint y_off, ldy;
     uint residual;
     float eps;
+    uint d_out;
 } p;
 
 shared float red[64];
@@ -65,4 +67,5 @@ void main()
 
     for (uint c = t; c < p.d; c += 64u)
         Y[p.y_off + row * p.ldy + c] = (row_in(row, c) - mean) * rstd * G[c] + Bias[c];
+    for (uint c = p.d + t; c < p.d_out; c += 64u) Y[p.y_off + row * p.ldy + c] = 0.0;
 }

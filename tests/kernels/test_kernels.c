@@ -306,24 +306,36 @@ static void test_gather(uint32_t n, uint32_t rows, uint32_t dim, int32_t id_lo, 
     case_done();
 }
 
-static void test_layernorm(uint32_t rows, uint32_t d, int residual, int in_place)
+/* ld > d: rows of a padded model, whose padding columns hold zeros on
+ * input and must be written as zeros (the output starts as garbage). */
+static void test_layernorm(uint32_t rows, uint32_t d, uint32_t ld, int residual, int in_place)
 {
-    float *x = rand_vec((size_t)rows * d, 2), *r = rand_vec((size_t)rows * d, 1);
-    float *g = rand_vec(d, 1), *b = rand_vec(d, 1), *want = malloc((size_t)rows * d * 4);
-    for (uint32_t i = 0; i < rows * d; i++) x[i] += 0.5f; /* a non-zero mean */
-    ref_layernorm(x, residual ? r : NULL, g, b, rows, d, 1e-5f, want);
-    txlm_buf xb = host_buf(x, (size_t)rows * d), rb = host_buf(r, (size_t)rows * d), yb = host_buf(NULL, (size_t)rows * d);
+    size_t n = (size_t)rows * ld;
+    float *x = rand_vec(n, 2), *r = rand_vec(n, 1), *y0 = rand_vec(n, 3);
+    float *g = rand_vec(d, 1), *b = rand_vec(d, 1), *want = calloc(n, 4);
+    float *xd = malloc((size_t)rows * d * 4), *rd = malloc((size_t)rows * d * 4), *wd = malloc((size_t)rows * d * 4);
+    for (uint32_t i = 0; i < rows; i++)
+        for (uint32_t c = 0; c < ld; c++) {
+            if (c >= d) x[i * ld + c] = r[i * ld + c] = 0.0f;
+            else x[i * ld + c] += 0.5f; /* a non-zero mean */
+        }
+    for (uint32_t i = 0; i < rows; i++)
+        memcpy(xd + i * d, x + i * ld, d * 4), memcpy(rd + i * d, r + i * ld, d * 4);
+    ref_layernorm(xd, residual ? rd : NULL, g, b, rows, d, 1e-5f, wd);
+    for (uint32_t i = 0; i < rows; i++) memcpy(want + i * ld, wd + i * d, d * 4);
+    txlm_buf xb = host_buf(x, n), rb = host_buf(r, n), yb = host_buf(y0, n);
     txlm_gpu_tensor gt = weight(g, 1, d, 0), bt = weight(b, 1, d, 0);
-    txlm_arg xa = txlm_arg_of(&xb, 0, d), ra = txlm_arg_of(&rb, 0, d);
-    txlm_arg ya = in_place ? xa : txlm_arg_of(&yb, 0, d);
+    txlm_arg xa = txlm_arg_of(&xb, 0, ld), ra = txlm_arg_of(&rb, 0, ld);
+    txlm_arg ya = in_place ? xa : txlm_arg_of(&yb, 0, ld);
     begin();
-    txlm_op_layernorm(&ops, xa, residual ? &ra : NULL, &gt, &bt, ya, rows, d, 1e-5f);
+    txlm_op_layernorm(&ops, xa, residual ? &ra : NULL, &gt, &bt, ya, rows, d, ld, 1e-5f);
     run();
-    double diff = max_abs_diff(in_place ? xb.map : yb.map, want, (size_t)rows * d);
-    CHECK(diff < 1e-4, "layernorm rows=%u d=%u residual=%d in_place=%d: max diff %g", rows, d, residual, in_place, diff);
+    double diff = max_abs_diff(in_place ? xb.map : yb.map, want, n);
+    CHECK(diff < 1e-4, "layernorm rows=%u d=%u ld=%u residual=%d in_place=%d: max diff %g", rows, d, ld, residual,
+          in_place, diff);
     txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &rb), txlm_buf_destroy(&ctx->vk, &yb);
     txlm_tensor_free(&ctx->vk, &gt), txlm_tensor_free(&ctx->vk, &bt);
-    free(x), free(r), free(g), free(b), free(want);
+    free(x), free(r), free(y0), free(g), free(b), free(want), free(xd), free(rd), free(wd);
     case_done();
 }
 
@@ -352,7 +364,7 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
     ref_rel_attention(q, k, v, rk, rwb, rrb, qlen, mlen, H, dh, same_length, mem_len, want_p, want_t, want_o);
 
     txlm_buf qb = host_buf(q, (size_t)qlen * hd), kvb = host_buf(kv, (size_t)(kv_row0 + klen) * 2 * hd);
-    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len, kv_row0};
+    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len, kv_row0, 0};
     size_t split = (size_t)txlm_attn_split_bytes(&s) / 4;
     txlm_buf sb = host_buf(NULL, plane > split ? plane : split), ob = host_buf(NULL, (size_t)qlen * hd), tb = host_buf(NULL, 4 * plane);
     txlm_buf rkb = host_buf(rkd, rk_off + (size_t)(max_dist + 1) * hd);
@@ -627,11 +639,13 @@ int main(void)
     test_gather(3, 7, 32, 0, 0, TXLM_DT_Q4_0);
     test_gather(15, 33, 64, 9, 0, TXLM_DT_Q4_0);
 
-    test_layernorm(1, 48, 0, 0);
-    test_layernorm(5, 65, 1, 0);
-    test_layernorm(3, 1024, 1, 1);
-    test_layernorm(7, 33, 0, 1);
-    test_layernorm(2, 8, 1, 0);
+    test_layernorm(1, 48, 48, 0, 0);
+    test_layernorm(5, 65, 65, 1, 0);
+    test_layernorm(3, 1024, 1024, 1, 1);
+    test_layernorm(7, 33, 33, 0, 1);
+    test_layernorm(2, 8, 8, 1, 0);
+    test_layernorm(5, 410, 416, 1, 0); /* padded rows (model_pad.c) */
+    test_layernorm(3, 37, 48, 0, 1);
 
     /* qlen, mlen, H, dh, same_length, mem_len, clamp, rk offset, first memory row in kv */
     test_attention(1, 0, 1, 8, 0, 4, -1, 0, 0);      /* one head, one token, no memory */

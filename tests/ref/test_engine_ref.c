@@ -5,6 +5,10 @@
  * one head of 128, head size 8, and a model whose embedding (160 MiB)
  * exceeds one storage-buffer binding (128 MiB on lavapipe), so it is
  * split across bindings both for the gather and for the tied output layer.
+ * Models whose widths the engine pads (model_pad.c) check that it did, and
+ * every case saves its session's state after the segments and continues it
+ * in a model loaded with the other layout (padded / not), against the
+ * reference.
  *
  * usage: test_engine_ref WORK_DIR CASE */
 #include <math.h>
@@ -17,6 +21,7 @@
 #include <txlm.h>
 
 #include "context.h"
+#include "model.h"
 #include "pack.h"
 #include "ref_model.h"
 #include "synthetic.h"
@@ -29,6 +34,7 @@ typedef struct test_case {
     uint64_t min_largest; /* bytes the largest tensor must exceed */
     int32_t clamp_len;    /* session overrides, as in txlm_session_options (0, -1: the model's) */
     int same_length;
+    uint32_t dev[3];      /* device widths d, dh, d_inner the engine must choose ({0}: the model's) */
 } test_case;
 
 static const test_case cases[] = {
@@ -36,36 +42,50 @@ static const test_case cases[] = {
     {"big_embedding",
      "{\"n_token\": 40000, \"d_model\": 1024, \"n_head\": 2, \"d_head\": 16, \"d_inner\": 64, \"n_layer\": 1,"
      " \"mem_len\": 4}",
-     TXLM_DT_F32, {5, 3}, 128ull << 20, 0, -1},
+     TXLM_DT_F32, {5, 3}, 128ull << 20, 0, -1, {0}},
     {"preln_q8_0_dh8",
      "{\"n_token\": 700, \"d_model\": 64, \"d_embed\": 128, \"n_head\": 5, \"d_head\": 8, \"d_inner\": 96, \"n_layer\": 2,"
      " \"div_val\": 2, \"cutoffs\": [100, 400], \"pre_lnorm\": true, \"untie_r\": false, \"same_length\": true,"
      " \"clamp_len\": 6, \"mem_len\": 9}",
-     TXLM_DT_Q8_0, {7, 1, 6, 9}, 0, 0, -1},
+     TXLM_DT_Q8_0, {7, 1, 6, 9}, 0, 0, -1, {0}},
     {"div1_f16_one_head_128",
      "{\"n_token\": 500, \"d_model\": 64, \"d_embed\": 32, \"n_head\": 1, \"d_head\": 128, \"d_inner\": 128,"
      " \"n_layer\": 2, \"cutoffs\": [60, 200], \"tie_projs\": [true, false, true], \"mem_len\": 5}",
-     TXLM_DT_F16, {6, 6, 2}, 0, 0, -1},
+     TXLM_DT_F16, {6, 6, 2}, 0, 0, -1, {0}},
     {"q4_0_untied",
      "{\"n_token\": 300, \"d_model\": 96, \"n_head\": 3, \"d_head\": 32, \"d_inner\": 160, \"n_layer\": 2,"
      " \"tie_weight\": false, \"same_length\": true, \"mem_len\": 20, \"clamp_len\": 15}",
-     TXLM_DT_Q4_0, {9, 5, 13}, 0, 0, -1},
+     TXLM_DT_Q4_0, {9, 5, 13}, 0, 0, -1, {0}},
     /* the same model with the session overriding clamp_len and same_length */
     {"q4_0_session_options",
      "{\"n_token\": 300, \"d_model\": 96, \"n_head\": 3, \"d_head\": 32, \"d_inner\": 160, \"n_layer\": 2,"
      " \"tie_weight\": false, \"same_length\": true, \"mem_len\": 20, \"clamp_len\": 15}",
-     TXLM_DT_Q4_0, {9, 5, 13}, 0, 4, 0},
-    /* nothing a multiple of 8 or 4: the plain kernels and three-pass attention throughout */
+     TXLM_DT_Q4_0, {9, 5, 13}, 0, 4, 0, {0}},
+    /* nothing a multiple of 8 or 4; with projections d_model stays 36, heads
+     * are padded to 16 and d_inner to 64 (TXLM_NO_PAD: the plain kernels and
+     * three-pass attention throughout) */
     {"odd_dims",
      "{\"n_token\": 97, \"d_model\": 36, \"n_head\": 3, \"d_head\": 7, \"d_inner\": 50, \"n_layer\": 3,"
      " \"div_val\": 3, \"cutoffs\": [20, 50], \"tie_projs\": [false, true, false], \"mem_len\": 3, \"clamp_len\": 5}",
-     TXLM_DT_F32, {5, 7, 1, 6}, 0, 0, -1},
+     TXLM_DT_F32, {5, 7, 1, 6}, 0, 0, -1, {36, 16, 64}},
     /* no memory with same_length masks every key of every query: the
      * reference's softmax over all-lowest scores is uniform over the keys */
     {"same_length_no_memory",
      "{\"n_token\": 120, \"d_model\": 32, \"n_head\": 2, \"d_head\": 16, \"d_inner\": 64, \"n_layer\": 2,"
      " \"same_length\": true, \"mem_len\": 0}",
-     TXLM_DT_F32, {6, 3, 1}, 0, 0, -1},
+     TXLM_DT_F32, {6, 3, 1}, 0, 0, -1, {0}},
+    /* the base shape's oddities, small: d_model, d_head and d_inner all padded
+     * (410/41/2100 -> 416/48/2112 there), post-norm, f32 */
+    {"padded_direct",
+     "{\"n_token\": 150, \"d_model\": 38, \"n_head\": 3, \"d_head\": 7, \"d_inner\": 50, \"n_layer\": 2,"
+     " \"cutoffs\": [40, 90], \"mem_len\": 6, \"clamp_len\": 5}",
+     TXLM_DT_F32, {5, 7, 1, 6}, 0, 0, -1, {48, 16, 64}},
+    /* pre-norm, f16, untied output layer, shared r biases, same_length, 10 heads of 41 */
+    {"padded_preln_f16",
+     "{\"n_token\": 90, \"d_model\": 42, \"n_head\": 10, \"d_head\": 41, \"d_inner\": 70, \"n_layer\": 2,"
+     " \"cutoffs\": [30], \"pre_lnorm\": true, \"tie_weight\": false, \"untie_r\": false, \"same_length\": true,"
+     " \"mem_len\": 7}",
+     TXLM_DT_F16, {6, 1, 9, 2}, 0, 0, -1, {48, 48, 80}},
 };
 
 static int synth_pack(const test_case *c, const char *path, txlm_err *err)
@@ -130,6 +150,27 @@ static int run_case(const test_case *c, const char *work)
     txlm_status st = failed ? TXLM_OK : txlm_context_create(NULL, &ctx);
     if (!st && !failed) st = txlm_model_load(ctx, path, NULL, &m);
     if (!st && !failed) st = txlm_session_create(m, &so, &s);
+    /* the same file in the other layout, for the state to continue in */
+    txlm_model *m2 = NULL;
+    txlm_session *s2 = NULL;
+    if (!st && !failed) {
+        int padded = m->dev.d != m->h.d_model || m->dev.dh != m->h.d_head || m->dev.di != m->h.d_inner;
+        setenv("TXLM_NO_PAD", padded ? "1" : "0", 1);
+        st = txlm_model_load(ctx, path, NULL, &m2);
+        unsetenv("TXLM_NO_PAD");
+        if (!st) st = txlm_session_create(m2, &so, &s2);
+        uint32_t want[3] = {c->dev[0] ? c->dev[0] : m->h.d_model, c->dev[0] ? c->dev[1] : m->h.d_head,
+                            c->dev[0] ? c->dev[2] : m->h.d_inner};
+        if (!st && (m->dev.d != want[0] || m->dev.dh != want[1] || m->dev.di != want[2])) {
+            fprintf(stderr, "FAIL %s: device widths %u/%u/%u, expected %u/%u/%u\n", c->name, m->dev.d, m->dev.dh,
+                    m->dev.di, want[0], want[1], want[2]);
+            failed = 1;
+        }
+        if (!st && padded && (m2->dev.d != m->h.d_model || m2->dev.dh != m->h.d_head || m2->dev.di != m->h.d_inner)) {
+            fprintf(stderr, "FAIL %s: TXLM_NO_PAD did not change the layout\n", c->name);
+            failed = 1;
+        }
+    }
     unlink(path); /* a large temporary: gone whatever happens next */
     if (st) {
         fprintf(stderr, "FAIL %s: %s\n", c->name, txlm_last_error());
@@ -175,6 +216,27 @@ static int run_case(const test_case *c, const char *work)
         }
         free(want), free(got);
     }
+    /* the state, continued in the other layout */
+    if (!failed) {
+        size_t size = txlm_session_state_size(s), wrote = 0;
+        void *buf = malloc(size);
+        uint32_t n = 3;
+        int32_t tok[3] = {1, (int32_t)(V / 2), (int32_t)V - 1};
+        float *want = malloc((size_t)n * V * sizeof *want), *got = malloc((size_t)n * V * sizeof *got);
+        if ((st = txlm_session_save(s, buf, size, &wrote)) || (st = txlm_session_restore(s2, buf, wrote)) ||
+            (st = txlm_session_feed(s2, tok, n, got))) {
+            fprintf(stderr, "FAIL %s: state: %s\n", c->name, txlm_last_error());
+            failed = 1;
+        } else if (ref_forward(rs, tok, n, want, &err)) {
+            fprintf(stderr, "FAIL %s: reference: %s\n", c->name, err.msg);
+            failed = 1;
+        }
+        for (size_t i = 0; !failed && i < (size_t)n * V; i++) {
+            double d = fabs((double)got[i] - want[i]);
+            if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
+        }
+        free(buf), free(want), free(got);
+    }
     if (!failed && !(worst < 1e-3)) {
         fprintf(stderr, "FAIL %s: max |log-prob diff| %g over %u positions\n", c->name, worst, total);
         failed = 1;
@@ -187,7 +249,9 @@ static int run_case(const test_case *c, const char *work)
                c->name, largest / 1048576.0, (unsigned long long)ctx->vk.split_bytes, total, worst);
     }
     txlm_session_free(s);
+    txlm_session_free(s2);
     txlm_model_free(m);
+    txlm_model_free(m2);
     txlm_context_destroy(ctx);
     ref_session_free(rs);
     ref_model_free(rm);
