@@ -97,6 +97,24 @@ int main(int argc, char **argv)
                dev_copy > 0 ? 100 * wrate / dev_copy : 0.0);
         txlm_tensor_free(&ctx->vk, &t);
     }
+    /* LayerNorm of M rows of K (twice per layer in a segment) */
+    {
+        txlm_gpu_tensor g, b;
+        txlm_tensor_alloc(&ctx->vk, 1, K, TXLM_DT_F32, TXLM_BUF_DEVICE, &g, &e);
+        txlm_tensor_alloc(&ctx->vk, 1, K, TXLM_DT_F32, TXLM_BUF_DEVICE, &b, &e);
+        bench_fill(&ctx->vk, &g.buf, &e), bench_fill(&ctx->vk, &b.buf, &e);
+        double times[64];
+        for (uint32_t r = 0; r < reps && r < 64; r++) {
+            txlm_rec_begin(&rec, &e);
+            txlm_op_layernorm(&ops, txlm_arg_of(&x, 0, K), NULL, &g, &b, txlm_arg_of(&y, 0, K), M, K, K, 1e-5f);
+            double t0 = now();
+            if (txlm_rec_submit(&rec, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
+            times[r] = now() - t0;
+        }
+        qsort(times, reps, sizeof *times, cmp);
+        printf("layernorm %u rows of %u: %8.3f ms\n", M, K, times[reps / 2] * 1e3);
+        txlm_tensor_free(&ctx->vk, &g), txlm_tensor_free(&ctx->vk, &b);
+    }
     txlm_buf_destroy(&ctx->vk, &x), txlm_buf_destroy(&ctx->vk, &y);
 
     /* relative attention at the wt103 evaluation shape (or qlen 1 for generation) */

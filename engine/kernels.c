@@ -65,6 +65,14 @@
 #include "linear_tex8_f16.spv.h"
 #include "linear_tex8_q8_0.spv.h"
 #include "linear_tex8_q4_0.spv.h"
+#include "linear_texsg_f32.spv.h"
+#include "linear_texsg_f16.spv.h"
+#include "linear_texsg_q8_0.spv.h"
+#include "linear_texsg_q4_0.spv.h"
+#include "linear_texsg8_f32.spv.h"
+#include "linear_texsg8_f16.spv.h"
+#include "linear_texsg8_q8_0.spv.h"
+#include "linear_texsg8_q4_0.spv.h"
 
 static const struct {
     const char *name;
@@ -134,6 +142,14 @@ static const struct {
     KT(TXLM_K_LINEAR_TEX8_F16, linear_tex8_f16, 5),
     KT(TXLM_K_LINEAR_TEX8_Q8_0, linear_tex8_q8_0, 5),
     KT(TXLM_K_LINEAR_TEX8_Q4_0, linear_tex8_q4_0, 5),
+    KT(TXLM_K_LINEAR_TEXSG, linear_texsg_f32, 5),
+    KT(TXLM_K_LINEAR_TEXSG_F16, linear_texsg_f16, 5),
+    KT(TXLM_K_LINEAR_TEXSG_Q8_0, linear_texsg_q8_0, 5),
+    KT(TXLM_K_LINEAR_TEXSG_Q4_0, linear_texsg_q4_0, 5),
+    KT(TXLM_K_LINEAR_TEXSG8, linear_texsg8_f32, 5),
+    KT(TXLM_K_LINEAR_TEXSG8_F16, linear_texsg8_f16, 5),
+    KT(TXLM_K_LINEAR_TEXSG8_Q8_0, linear_texsg8_q8_0, 5),
+    KT(TXLM_K_LINEAR_TEXSG8_Q4_0, linear_texsg8_q4_0, 5),
     /* queries, keys|values, position keys and the biases read as texels */
     KA(TXLM_K_ATTN_SPLIT_TEX, attn_split_tex),
     KA(TXLM_K_ATTN_PAIR_TEX, attn_pair_tex),
@@ -210,6 +226,8 @@ int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
     if (table[id].texel_mask && !vk->texel_ok) return 0;
     /* a workgroup of 8 must fit in one subgroup for subgroupAdd to sum it */
     if (sg && !(vk->subgroup_arith && vk->subgroup_size >= 8)) return 0;
+    /* the shuffle kernels' workgroup of 8 is one subgroup of 8 */
+    if (id >= TXLM_K_LINEAR_TEXSG && id <= TXLM_K_LINEAR_TEXSG8_Q4_0 && !vk->subgroup_shuffle8) return 0;
     return 1;
 }
 

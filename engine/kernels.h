@@ -52,6 +52,9 @@ typedef enum txlm_kernel_id {
     TXLM_K_ATTN_SPLIT_TEX64, TXLM_K_ATTN_PAIR_TEX64, /* the same built for dh = 64 (loops unrolled) */
     TXLM_K_LOGSOFTMAX_TEX, /* logits read as texels (rows padded to 4) */
     TXLM_K_ATTN_SPLIT_SG64, /* few queries, dh = 64: lanes share a key (texel reads, subgroup sums) */
+    /* the texel matrix kernels with X's rows shared by subgroup shuffles (subgroups of 8) */
+    TXLM_K_LINEAR_TEXSG, TXLM_K_LINEAR_TEXSG_F16, TXLM_K_LINEAR_TEXSG_Q8_0, TXLM_K_LINEAR_TEXSG_Q4_0, /* 32x8 */
+    TXLM_K_LINEAR_TEXSG8, TXLM_K_LINEAR_TEXSG8_F16, TXLM_K_LINEAR_TEXSG8_Q8_0, TXLM_K_LINEAR_TEXSG8_Q4_0, /* 8x16 */
     TXLM_K_COUNT
 } txlm_kernel_id;
 

@@ -39,11 +39,19 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
     int in_place = (flags & TXLM_LIN_RESIDUAL) && r && r->view.buf == y.view.buf;
     int one_row = M == 1 && !o->no_gemv && !(flags & TXLM_LIN_BLOCK);
     if (texel_linear_ok(o, x, w) && (one_row || !in_place)) {
-        /* texel fetches (CPU devices): one row, 32x16 or 8x16 blocks */
-        txlm_kernel_id base = one_row ? TXLM_K_GEMV_TEX : M >= 24 ? TXLM_K_LINEAR_TEX : TXLM_K_LINEAR_TEX8;
+        /* texel fetches (CPU devices): one row; blocks of 32x8 and 8x16
+         * with X shared by subgroup shuffles, else 32x16 and 8x16 */
+        int sg = !o->no_shuffle && txlm_kernel_usable(vk, TXLM_K_LINEAR_TEXSG);
+        txlm_kernel_id base = one_row  ? TXLM_K_GEMV_TEX
+                              : M >= 24 ? (sg ? TXLM_K_LINEAR_TEXSG : TXLM_K_LINEAR_TEX)
+                                        : (sg ? TXLM_K_LINEAR_TEXSG8 : TXLM_K_LINEAR_TEX8);
         kernel = txlm_kernel_for_dtype(base, w->dtype);
-        per_n = base == TXLM_K_GEMV_TEX ? 8 * gemv_tex_rows(w->dtype) : 16 * 8;
-        per_m = base == TXLM_K_GEMV_TEX ? 1 : base == TXLM_K_LINEAR_TEX ? 32 * 2 : 8 * 2;
+        per_n = base == TXLM_K_GEMV_TEX ? 8 * gemv_tex_rows(w->dtype) : base == TXLM_K_LINEAR_TEXSG ? 8 * 8 : 16 * 8;
+        per_m = base == TXLM_K_GEMV_TEX       ? 1
+                : base == TXLM_K_LINEAR_TEX   ? 32 * 2
+                : base == TXLM_K_LINEAR_TEX8  ? 8 * 2
+                : base == TXLM_K_LINEAR_TEXSG ? 32
+                                              : 8;
     } else {
         /* 8x8 register blocks with wide loads when the shapes line up */
         int tiled = w->cols % 8 == 0 && x.off % 8 == 0 && x.ld % 8 == 0;

@@ -123,11 +123,14 @@ static int have_int64, have_subgroup, have_texel;
 static int set_mode(int mode)
 {
     /* texel kernels: only the matrix/single-row switch applies to them */
+    /* texel kernels: the matrix/single-row switch, and MODE_NO_SUBGROUP
+     * for the matrix kernels without subgroup shuffles */
     if (mode & MODE_TEXEL) {
-        if (!have_texel || (mode & (MODE_NARROW | MODE_NO_SUBGROUP | MODE_NO_GEMV_Q8))) return 0;
+        if (!have_texel || (mode & (MODE_NARROW | MODE_NO_GEMV_Q8))) return 0;
         ctx->vk.texel = 1;
         ops.no_gemv = (mode & MODE_NO_GEMV) != 0;
         ops.no_gemv_q8 = 0;
+        ops.no_shuffle = (mode & MODE_NO_SUBGROUP) != 0;
         return 1;
     }
     ctx->vk.texel = 0;
@@ -147,6 +150,7 @@ static void reset_mode(void)
     ctx->vk.texel = 0;
     ops.no_gemv = 0;
     ops.no_gemv_q8 = 0;
+    ops.no_shuffle = 0;
 }
 
 static void begin(void)
@@ -243,8 +247,9 @@ static void test_linear_at(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, i
                            uint32_t dtype, uint32_t x_off, uint32_t x_pad)
 {
     for (int mode = 0; mode < N_MODES; mode++) {
-        /* subgroup sums and the gemv switch only matter for single rows */
-        int redundant_sg = (mode & MODE_NO_SUBGROUP) && have_subgroup;
+        /* subgroup sums and the gemv switch only matter for single rows,
+         * subgroup shuffles for the texel matrix kernels */
+        int redundant_sg = (mode & MODE_NO_SUBGROUP) && have_subgroup && !((mode & MODE_TEXEL) && (M != 1 || (mode & MODE_NO_GEMV)));
         if (M != 1 && ((mode & MODE_NO_GEMV) || redundant_sg)) continue;
         if ((mode & MODE_NO_GEMV) && redundant_sg) continue;
         if ((mode & MODE_NO_GEMV_Q8) && (M != 1 || dtype != TXLM_DT_Q8_0 || (mode & (MODE_NO_GEMV | MODE_NARROW))))
