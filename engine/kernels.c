@@ -73,6 +73,7 @@
 #include "linear_texsg8_f16.spv.h"
 #include "linear_texsg8_q8_0.spv.h"
 #include "linear_texsg8_q4_0.spv.h"
+#include "attn_pair_texsg64.spv.h"
 
 static const struct {
     const char *name;
@@ -150,6 +151,7 @@ static const struct {
     KT(TXLM_K_LINEAR_TEXSG8_F16, linear_texsg8_f16, 5),
     KT(TXLM_K_LINEAR_TEXSG8_Q8_0, linear_texsg8_q8_0, 5),
     KT(TXLM_K_LINEAR_TEXSG8_Q4_0, linear_texsg8_q4_0, 5),
+    KA(TXLM_K_ATTN_PAIR_TEXSG64, attn_pair_texsg64),
     /* queries, keys|values, position keys and the biases read as texels */
     KA(TXLM_K_ATTN_SPLIT_TEX, attn_split_tex),
     KA(TXLM_K_ATTN_PAIR_TEX, attn_pair_tex),
@@ -227,7 +229,7 @@ int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
     /* a workgroup of 8 must fit in one subgroup for subgroupAdd to sum it */
     if (sg && !(vk->subgroup_arith && vk->subgroup_size >= 8)) return 0;
     /* the shuffle kernels' workgroup of 8 is one subgroup of 8 */
-    if (id >= TXLM_K_LINEAR_TEXSG && id <= TXLM_K_LINEAR_TEXSG8_Q4_0 && !vk->subgroup_shuffle8) return 0;
+    if (id >= TXLM_K_LINEAR_TEXSG && id <= TXLM_K_ATTN_PAIR_TEXSG64 && !vk->subgroup_shuffle8) return 0;
     return 1;
 }
 

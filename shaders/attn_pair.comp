@@ -16,6 +16,21 @@ layout(local_size_x = 8) in;
 
 #include "attn_io.glsl"
 
+// SHUFFLE (dh/4 a multiple of 8; a workgroup of 8 is one subgroup): the 8
+// lanes are 16 consecutive queries of one head and read the same key and
+// value rows; instead of each lane fetching all of a row (on CPU drivers a
+// gather per vec4 even at identical addresses), lane l fetches its vec4s
+// l, l+8, ... and the others take them by shuffle. All lanes then walk the
+// same keys (the union of their ranges), masking what their queries may
+// not see.
+#ifndef SHUFFLE
+#define SHUFFLE 0
+#endif
+#if SHUFFLE
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
+
 // DH4 (set per SPIR-V variant): dh/4 known at build time, so the loops
 // over a head's elements unroll and the per-query arrays stay in
 // registers; without it they are indexed at run time, which CPU drivers
@@ -32,6 +47,9 @@ layout(local_size_x = 8) in;
 #define ARR 64
 #define EACH
 #endif
+#if SHUFFLE && (DH4 == 0 || DH4 % 8 != 0)
+#error SHUFFLE needs dh/4 a multiple of 8
+#endif
 layout(std430, binding = 5) writeonly buffer Ob { vec4 O[]; };    // [qlen, H*dh]
 
 layout(push_constant) uniform Push {
@@ -45,11 +63,27 @@ layout(push_constant) uniform Push {
     uint kv_off;
 } p;
 
+// keys query i may see: [lo, mlen + i] (same_length raises lo)
+uint first_key(uint i)
+{
+    if (p.same_length == 0u) return 0u;
+    int mask_len = int(p.klen) - int(p.mem_len);
+    int shift = mask_len > 0 ? int(p.qlen) - mask_len : int(p.qlen);
+    return uint(max(int(i) - shift + 1, 0));
+}
+
 void main()
 {
     uint i0 = gl_GlobalInvocationID.x * 2u;
     uint h = gl_GlobalInvocationID.y;
+#if SHUFFLE
+    // lanes past the last query fetch for the others, then store nothing
+    bool valid = i0 < p.qlen;
+    i0 = min(i0, p.qlen - 1u);
+    uint lane = gl_SubgroupInvocationID;
+#else
     if (i0 >= p.qlen || h >= p.H) return;
+#endif
     uint n4 = DH4 != 0 ? uint(DH4) : p.dh / 4u, hd4 = p.H * n4;
     bool two = i0 + 1u < p.qlen;
     uint i1 = two ? i0 + 1u : i0;
@@ -68,26 +102,39 @@ void main()
 
     // keys each query may see: causal upper bound, same_length lower bound
     uint hi0 = p.mlen + i0, hi1 = p.mlen + i1;
-    uint lo0 = 0u, lo1 = 0u;
-    if (p.same_length != 0u) {
-        int mask_len = int(p.klen) - int(p.mem_len);
-        int shift = mask_len > 0 ? int(p.qlen) - mask_len : int(p.qlen);
-        lo0 = uint(max(int(i0) - shift + 1, 0));
-        lo1 = uint(max(int(i1) - shift + 1, 0));
-    }
+    uint lo0 = first_key(i0), lo1 = first_key(i1);
+#if SHUFFLE
+    // every lane walks the keys of the workgroup's 16 queries
+    uint q_first = gl_WorkGroupID.x * 16u;
+    uint j_lo = first_key(q_first), j_hi = p.mlen + min(q_first + 15u, p.qlen - 1u);
+#else
+    uint j_lo = lo0, j_hi = hi1;
+#endif
 
     // the position row of query i1 at the first key
-    uint rb1 = (p.rk_off >> 2) + min(hi1 - lo0, p.clamp_max) * hd4 + h * n4;
+    uint rb1 = (p.rk_off >> 2) + min(hi1 - j_lo, p.clamp_max) * hd4 + h * n4;
     EACH for (uint e = 0u; e < N4; e++) prev[e] = ld_rk(rb1 + e);
 
     float m0 = TXLM_MASKED, l0 = 0.0, m1 = TXLM_MASKED, l1 = 0.0;
-    for (uint j = lo0; j <= hi1; j++) {
+    for (uint j = j_lo; j <= j_hi; j++) {
         uint kb = (p.kv_off >> 2) + j * 2u * hd4 + h * n4;
-        bool in0 = j <= hi0, in1 = j >= lo1;
-        uint rb0 = (p.rk_off >> 2) + min(in0 ? hi0 - j : 0u, p.clamp_max) * hd4 + h * n4;
+        bool in0 = j <= hi0 && j >= lo0, in1 = j <= hi1 && j >= lo1;
+        // query i0's row, kept for i1 at the next key even where i0 is masked
+        uint rb0 = (p.rk_off >> 2) + min(j <= hi0 ? hi0 - j : 0u, p.clamp_max) * hd4 + h * n4;
         float s0 = 0.0, s1 = 0.0;
+#if SHUFFLE
+        vec4 kf[N4 / 8], vf[N4 / 8];
+        EACH for (uint f = 0u; f < N4 / 8; f++) {
+            kf[f] = ld_kv(kb + lane + 8u * f);
+            vf[f] = ld_kv(kb + hd4 + lane + 8u * f);
+        }
+#endif
         EACH for (uint e = 0u; e < N4; e++) {
+#if SHUFFLE
+            vec4 k = subgroupShuffle(kf[e / 8u], e % 8u), r = ld_rk(rb0 + e);
+#else
             vec4 k = ld_kv(kb + e), r = ld_rk(rb0 + e);
+#endif
             s0 += dot(qw0[e], k) + dot(qr0[e], r);
             s1 += dot(qw1[e], k) + dot(qr1[e], prev[e]);
             prev[e] = r;
@@ -102,11 +149,18 @@ void main()
         m0 = n0;
         m1 = n1;
         EACH for (uint e = 0u; e < N4; e++) {
+#if SHUFFLE
+            vec4 v = subgroupShuffle(vf[e / 8u], e % 8u);
+#else
             vec4 v = ld_kv(kb + hd4 + e);
+#endif
             acc0[e] = acc0[e] * c0 + w0 * v;
             acc1[e] = acc1[e] * c1 + w1 * v;
         }
     }
+#if SHUFFLE
+    if (!valid) return;
+#endif
     float inv0 = 1.0 / l0, inv1 = 1.0 / l1;
     EACH for (uint e = 0u; e < N4; e++) {
         O[i0 * hd4 + h * n4 + e] = acc0[e] * inv0;

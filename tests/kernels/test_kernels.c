@@ -410,17 +410,21 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
     int texel_default = ctx->vk.texel;
     for (int mode = 0; mode < 7; mode++) {
         /* modes 3-5: the same choices reading through texel buffers; mode 6:
-         * texel, default choice, without the lane-per-element split kernel */
+         * texel, default choice, without the subgroup kernels (the
+         * lane-per-element split, the shuffling paired one) */
         int texel = mode >= 3, choice = mode == 6 ? 0 : mode % 3, no_sg = mode == 6;
         if (texel && !have_texel) continue;
         int h64 = dh == 64; /* texel variants built for dh = 64 */
         int sg64 = h64 && !no_sg && txlm_kernel_usable(&ctx->vk, TXLM_K_ATTN_SPLIT_SG64);
-        if (no_sg && !(h64 && qlen <= 4)) continue;
+        int pair_sg = h64 && !no_sg && txlm_kernel_usable(&ctx->vk, TXLM_K_ATTN_PAIR_TEXSG64);
+        if (no_sg && !h64) continue;
         ctx->vk.texel = texel;
-        ops.no_attn_sg = no_sg;
+        ops.no_attn_sg = ops.no_shuffle = no_sg;
         const txlm_kernel_id watch[3] = {
             texel ? (sg64 ? TXLM_K_ATTN_SPLIT_SG64 : h64 ? TXLM_K_ATTN_SPLIT_TEX64 : TXLM_K_ATTN_SPLIT_TEX) : TXLM_K_ATTN_SPLIT,
-            texel ? (h64 ? TXLM_K_ATTN_PAIR_TEX64 : TXLM_K_ATTN_PAIR_TEX) : TXLM_K_ATTN_PAIR, TXLM_K_ATTN_FUSED};
+            texel ? (pair_sg ? TXLM_K_ATTN_PAIR_TEXSG64 : h64 ? TXLM_K_ATTN_PAIR_TEX64 : TXLM_K_ATTN_PAIR_TEX)
+                  : TXLM_K_ATTN_PAIR,
+            TXLM_K_ATTN_FUSED};
         static const char *names[4] = {"split", "paired", "fused", "three-pass"};
         uint32_t before[3];
         for (int k = 0; k < 3; k++) before[k] = rec.kernel_uses[watch[k]];
@@ -430,7 +434,7 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
         begin();
         txlm_op_attention(&ops, &s, qv, kvv, rkv, rk_off, &rwt, &rrt, NULL, probs, ov);
         run();
-        ops.no_paired_attention = ops.no_fused_attention = ops.no_attn_sg = 0;
+        ops.no_paired_attention = ops.no_fused_attention = ops.no_attn_sg = ops.no_shuffle = 0;
         ctx->vk.texel = texel_default;
         int used = 3;
         for (int k = 0; k < 3; k++)
