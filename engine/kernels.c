@@ -74,6 +74,7 @@
 #include "linear_texsg8_q8_0.spv.h"
 #include "linear_texsg8_q4_0.spv.h"
 #include "attn_pair_texsg64.spv.h"
+#include "layernorm_tex.spv.h"
 
 static const struct {
     const char *name;
@@ -152,6 +153,7 @@ static const struct {
     KT(TXLM_K_LINEAR_TEXSG8_Q8_0, linear_texsg8_q8_0, 5),
     KT(TXLM_K_LINEAR_TEXSG8_Q4_0, linear_texsg8_q4_0, 5),
     KA(TXLM_K_ATTN_PAIR_TEXSG64, attn_pair_texsg64),
+    KM(TXLM_K_LAYERNORM_TEX, layernorm_tex, 5, 0xf),
     /* queries, keys|values, position keys and the biases read as texels */
     KA(TXLM_K_ATTN_SPLIT_TEX, attn_split_tex),
     KA(TXLM_K_ATTN_PAIR_TEX, attn_pair_tex),
@@ -222,12 +224,14 @@ int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
                id == TXLM_K_GEMV_Q8_SG;
     int sg = (id >= TXLM_K_GEMV_SG && id <= TXLM_K_GEMV_SG_Q4_0) ||
              (id >= TXLM_K_GEMV_WIDE_SG && id <= TXLM_K_GEMV_WIDE_SG_Q4_0) || id == TXLM_K_GEMV_Q8_SG ||
-             id == TXLM_K_ATTN_SPLIT_SG64;
+             id == TXLM_K_ATTN_SPLIT_SG64 || id == TXLM_K_LAYERNORM_TEX;
     if (wide && !vk->int64) return 0;
     /* built whenever the format allows, so tests can run them on any device */
     if (table[id].texel_mask && !vk->texel_ok) return 0;
     /* a workgroup of 8 must fit in one subgroup for subgroupAdd to sum it */
     if (sg && !(vk->subgroup_arith && vk->subgroup_size >= 8)) return 0;
+    /* a workgroup of 8 that must be exactly one subgroup */
+    if (id == TXLM_K_LAYERNORM_TEX && vk->subgroup_size != 8) return 0;
     /* the shuffle kernels' workgroup of 8 is one subgroup of 8 */
     if (id >= TXLM_K_LINEAR_TEXSG && id <= TXLM_K_ATTN_PAIR_TEXSG64 && !vk->subgroup_shuffle8) return 0;
     return 1;

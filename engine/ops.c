@@ -144,7 +144,12 @@ void txlm_op_layernorm(txlm_ops *o, txlm_arg x, const txlm_arg *r, const txlm_gp
         uint32_t d_out;
     } p = {rows, d, x.off, x.ld, r ? r->off : 0, r ? r->ld : 0, y.off, y.ld, r != NULL, eps, d_out};
     txlm_view views[5] = {x.view, r ? r->view : o->dummy, txlm_tensor_view(g), txlm_tensor_view(b), y.view};
-    txlm_rec_dispatch(o->rec, TXLM_K_LAYERNORM, views, &p, sizeof p, rows, 1, 1);
+    /* texel reads and subgroup sums where the layout allows (CPU devices) */
+    int tex = o->rec->vk->texel && !o->no_shuffle && txlm_kernel_usable(o->rec->vk, TXLM_K_LAYERNORM_TEX) &&
+              (x.off | x.ld | y.off | y.ld | d_out | (r ? r->off | r->ld : 0) | g->cols | b->cols) % 4 == 0 &&
+              g->cols >= d && b->cols >= d;
+    for (int i = 0; i < 5 && tex; i++) tex = txlm_rec_texel_fits(o->rec, views[i]);
+    txlm_rec_dispatch(o->rec, tex ? TXLM_K_LAYERNORM_TEX : TXLM_K_LAYERNORM, views, &p, sizeof p, rows, 1, 1);
     txlm_rec_barrier(o->rec);
 }
 

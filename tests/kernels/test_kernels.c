@@ -317,7 +317,9 @@ static void test_layernorm(uint32_t rows, uint32_t d, uint32_t ld, int residual,
 {
     size_t n = (size_t)rows * ld;
     float *x = rand_vec(n, 2), *r = rand_vec(n, 1), *y0 = rand_vec(n, 3);
-    float *g = rand_vec(d, 1), *b = rand_vec(d, 1), *want = calloc(n, 4);
+    /* LayerNorm weights are padded with zeros as the model pads them */
+    float *g = rand_vec(ld, 1), *b = rand_vec(ld, 1), *want = calloc(n, 4);
+    for (uint32_t c = d; c < ld; c++) g[c] = b[c] = 0.0f;
     float *xd = malloc((size_t)rows * d * 4), *rd = malloc((size_t)rows * d * 4), *wd = malloc((size_t)rows * d * 4);
     for (uint32_t i = 0; i < rows; i++)
         for (uint32_t c = 0; c < ld; c++) {
@@ -329,19 +331,25 @@ static void test_layernorm(uint32_t rows, uint32_t d, uint32_t ld, int residual,
     ref_layernorm(xd, residual ? rd : NULL, g, b, rows, d, 1e-5f, wd);
     for (uint32_t i = 0; i < rows; i++) memcpy(want + i * ld, wd + i * d, d * 4);
     txlm_buf xb = host_buf(x, n), rb = host_buf(r, n), yb = host_buf(y0, n);
-    txlm_gpu_tensor gt = weight(g, 1, d, 0), bt = weight(b, 1, d, 0);
+    txlm_gpu_tensor gt = weight(g, 1, ld, 0), bt = weight(b, 1, ld, 0);
     txlm_arg xa = txlm_arg_of(&xb, 0, ld), ra = txlm_arg_of(&rb, 0, ld);
     txlm_arg ya = in_place ? xa : txlm_arg_of(&yb, 0, ld);
-    begin();
-    txlm_op_layernorm(&ops, xa, residual ? &ra : NULL, &gt, &bt, ya, rows, d, ld, 1e-5f);
-    run();
-    double diff = max_abs_diff(in_place ? xb.map : yb.map, want, n);
-    CHECK(diff < 1e-4, "layernorm rows=%u d=%u ld=%u residual=%d in_place=%d: max diff %g", rows, d, ld, residual,
-          in_place, diff);
+    /* the plain kernel, then (CPU devices) the texel one with subgroup sums */
+    for (int texel = 0; texel <= have_texel; texel++) {
+        memcpy(xb.map, x, n * 4), memcpy(yb.map, y0, n * 4);
+        ctx->vk.texel = texel;
+        begin();
+        txlm_op_layernorm(&ops, xa, residual ? &ra : NULL, &gt, &bt, ya, rows, d, ld, 1e-5f);
+        run();
+        reset_mode();
+        double diff = max_abs_diff(in_place ? xb.map : yb.map, want, n);
+        CHECK(diff < 1e-4, "layernorm rows=%u d=%u ld=%u residual=%d in_place=%d texel=%d: max diff %g", rows, d, ld,
+              residual, in_place, texel, diff);
+        case_done();
+    }
     txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &rb), txlm_buf_destroy(&ctx->vk, &yb);
     txlm_tensor_free(&ctx->vk, &gt), txlm_tensor_free(&ctx->vk, &bt);
     free(x), free(r), free(y0), free(g), free(b), free(want), free(xd), free(rd), free(wd);
-    case_done();
 }
 
 /* The GPU takes position keys by distance (rk_dist[p], p = 0..max_dist),
