@@ -75,6 +75,7 @@
 #include "linear_texsg8_q4_0.spv.h"
 #include "attn_pair_texsg64.spv.h"
 #include "layernorm_tex.spv.h"
+#include "attn_pair_tex48.spv.h"
 
 static const struct {
     const char *name;
@@ -154,6 +155,7 @@ static const struct {
     KT(TXLM_K_LINEAR_TEXSG8_Q4_0, linear_texsg8_q4_0, 5),
     KA(TXLM_K_ATTN_PAIR_TEXSG64, attn_pair_texsg64),
     KM(TXLM_K_LAYERNORM_TEX, layernorm_tex, 5, 0xf),
+    KA(TXLM_K_ATTN_PAIR_TEX48, attn_pair_tex48),
     /* queries, keys|values, position keys and the biases read as texels */
     KA(TXLM_K_ATTN_SPLIT_TEX, attn_split_tex),
     KA(TXLM_K_ATTN_PAIR_TEX, attn_pair_tex),

@@ -208,9 +208,11 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
         txlm_view v[6] = {q, kv, rk, rw, rr, out};
         int pair = !o->no_paired_attention && !all_masked_rows;
         int sg = s->dh == 64 && !o->no_shuffle && txlm_kernel_usable(o->rec->vk, TXLM_K_ATTN_PAIR_TEXSG64);
-        txlm_kernel_id paired = !tex ? TXLM_K_ATTN_PAIR
-                                : sg ? TXLM_K_ATTN_PAIR_TEXSG64
-                                     : (s->dh == 64 ? TXLM_K_ATTN_PAIR_TEX64 : TXLM_K_ATTN_PAIR_TEX);
+        txlm_kernel_id paired = !tex            ? TXLM_K_ATTN_PAIR
+                                : sg            ? TXLM_K_ATTN_PAIR_TEXSG64
+                                : s->dh == 64   ? TXLM_K_ATTN_PAIR_TEX64
+                                : s->dh == 48   ? TXLM_K_ATTN_PAIR_TEX48
+                                                : TXLM_K_ATTN_PAIR_TEX;
         txlm_rec_dispatch(o->rec, pair ? paired : TXLM_K_ATTN_FUSED, v, &ps, sizeof ps,
                           div_up(s->qlen, pair ? 16 : 8), s->H, 1);
         txlm_rec_barrier(o->rec);
