@@ -1,10 +1,11 @@
 /* Kernel throughput on the current device, for choosing variants.
- * usage: bench_kernels [M N K [reps]] — measures the copy bandwidth (host
- * memcpy and a device buffer copy, 256 MiB), then times Y = X W^T for
+ * usage: bench_kernels [M N K [reps [H dh]]] — measures the copy bandwidth
+ * (host memcpy and a device buffer copy, 256 MiB), then times Y = X W^T for
  * f32/f16/q8_0/q4_0 weights and prints GFLOP/s, weight GB/s and that as a
  * fraction of the device copy's rate (median of reps): with M = 1 (the
  * GEMV of generation) reading the weights is all the work, so the copy
- * rate is its ceiling. */
+ * rate is its ceiling. Then LayerNorm of M rows of K, and attention of
+ * H heads of dh (default 16 x 64) for 128 queries and for one, memory 640. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
