@@ -34,6 +34,7 @@ layout(push_constant) uniform Push {
 } p;
 
 #define PER (DH4 / 8u)
+#define CHUNK 8u
 
 void main()
 {
@@ -58,16 +59,31 @@ void main()
         qr[e] = q + ld_rr(e0 + e);
         acc[e] = vec4(0.0);
     }
-    for (uint j = j0; j <= j1; j++) {
-        uint kb = (p.kv_off >> 2) + j * 2u * hd4 + e0;
-        uint rb = (p.rk_off >> 2) + min(p.mlen + i - j, p.clamp_max) * hd4 + e0;
-        float s = 0.0;
-        [[unroll]] for (uint e = 0u; e < PER; e++) s += dot(qw[e], ld_kv(kb + e)) + dot(qr[e], ld_rk(rb + e));
-        s = subgroupAdd(s) * p.scale;
-        float m_new = max(m, s);
-        float corr = exp(m - m_new), w = exp(s - m_new);
-        l = l * corr + w;
-        [[unroll]] for (uint e = 0u; e < PER; e++) acc[e] = acc[e] * corr + w * ld_kv(kb + hd4 + e);
+    // CHUNK keys a step: their scores are independent, so their fetches,
+    // sums and exps overlap, and the running maximum and the rescale of
+    // the accumulators (a chain of dependent latencies per step) are paid
+    // once per chunk rather than per key. Keys past j1 are masked.
+    for (uint j = j0; j <= j1; j += CHUNK) {
+        float s[CHUNK];
+        float mx = TXLM_MASKED;
+        [[unroll]] for (uint c = 0u; c < CHUNK; c++) {
+            uint jc = min(j + c, j1);
+            uint kb = (p.kv_off >> 2) + jc * 2u * hd4 + e0;
+            uint rb = (p.rk_off >> 2) + min(p.mlen + i - jc, p.clamp_max) * hd4 + e0;
+            float d = 0.0;
+            [[unroll]] for (uint e = 0u; e < PER; e++) d += dot(qw[e], ld_kv(kb + e)) + dot(qr[e], ld_rk(rb + e));
+            s[c] = j + c <= j1 ? subgroupAdd(d) * p.scale : TXLM_MASKED;
+            mx = max(mx, s[c]);
+        }
+        float m_new = max(m, mx), corr = exp(m - m_new);
+        l *= corr;
+        [[unroll]] for (uint e = 0u; e < PER; e++) acc[e] *= corr;
+        [[unroll]] for (uint c = 0u; c < CHUNK; c++) {
+            uint kb = (p.kv_off >> 2) + min(j + c, j1) * 2u * hd4 + e0;
+            float w = j + c <= j1 ? exp(s[c] - m_new) : 0.0;
+            l += w;
+            [[unroll]] for (uint e = 0u; e < PER; e++) acc[e] += w * ld_kv(kb + hd4 + e);
+        }
         m = m_new;
     }
     uint pb = ((h * p.qlen + i) * nparts + part) * (DH4 + 1u);
