@@ -76,6 +76,7 @@
 #include "attn_pair_texsg64.spv.h"
 #include "layernorm_tex.spv.h"
 #include "attn_pair_tex48.spv.h"
+#include "attn_split_tex48.spv.h"
 
 static const struct {
     const char *name;
@@ -156,6 +157,7 @@ static const struct {
     KA(TXLM_K_ATTN_PAIR_TEXSG64, attn_pair_texsg64),
     KM(TXLM_K_LAYERNORM_TEX, layernorm_tex, 5, 0xf),
     KA(TXLM_K_ATTN_PAIR_TEX48, attn_pair_tex48),
+    KA(TXLM_K_ATTN_SPLIT_TEX48, attn_split_tex48),
     /* queries, keys|values, position keys and the biases read as texels */
     KA(TXLM_K_ATTN_SPLIT_TEX, attn_split_tex),
     KA(TXLM_K_ATTN_PAIR_TEX, attn_pair_tex),

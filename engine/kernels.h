@@ -57,7 +57,7 @@ typedef enum txlm_kernel_id {
     TXLM_K_LINEAR_TEXSG8, TXLM_K_LINEAR_TEXSG8_F16, TXLM_K_LINEAR_TEXSG8_Q8_0, TXLM_K_LINEAR_TEXSG8_Q4_0, /* 8x16 */
     TXLM_K_ATTN_PAIR_TEXSG64, /* paired attention, dh = 64, key and value rows shared by shuffles */
     TXLM_K_LAYERNORM_TEX, /* a row per subgroup of 8, texel reads, subgroupAdd */
-    TXLM_K_ATTN_PAIR_TEX48, /* paired attention built for dh = 48 (the padded base shape) */
+    TXLM_K_ATTN_PAIR_TEX48, TXLM_K_ATTN_SPLIT_TEX48, /* built for dh = 48 (the padded base shape) */
     TXLM_K_COUNT
 } txlm_kernel_id;
 

@@ -190,7 +190,11 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
             nparts = div_up(klen, TXLM_ATTN_RUN_SG);
             txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SPLIT_SG64, v, &ps, sizeof ps, nparts, s->H, s->qlen);
         } else {
-            txlm_rec_dispatch(o->rec, tex ? (s->dh == 64 ? TXLM_K_ATTN_SPLIT_TEX64 : TXLM_K_ATTN_SPLIT_TEX) : TXLM_K_ATTN_SPLIT,
+            txlm_kernel_id split = !tex ? TXLM_K_ATTN_SPLIT
+                                   : s->dh == 64 ? TXLM_K_ATTN_SPLIT_TEX64
+                                   : s->dh == 48 ? TXLM_K_ATTN_SPLIT_TEX48
+                                                 : TXLM_K_ATTN_SPLIT_TEX;
+            txlm_rec_dispatch(o->rec, split,
                               v, &ps, sizeof ps, div_up(nparts, 8), s->H, s->qlen);
         }
         txlm_rec_barrier(o->rec);

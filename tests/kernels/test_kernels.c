@@ -429,7 +429,11 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
         ctx->vk.texel = texel;
         ops.no_attn_sg = ops.no_shuffle = no_sg;
         const txlm_kernel_id watch[3] = {
-            texel ? (sg64 ? TXLM_K_ATTN_SPLIT_SG64 : h64 ? TXLM_K_ATTN_SPLIT_TEX64 : TXLM_K_ATTN_SPLIT_TEX) : TXLM_K_ATTN_SPLIT,
+            texel ? (sg64 ? TXLM_K_ATTN_SPLIT_SG64
+                     : h64 ? TXLM_K_ATTN_SPLIT_TEX64
+                     : dh == 48 ? TXLM_K_ATTN_SPLIT_TEX48
+                                : TXLM_K_ATTN_SPLIT_TEX)
+                  : TXLM_K_ATTN_SPLIT,
             texel ? (pair_sg ? TXLM_K_ATTN_PAIR_TEXSG64
                      : h64   ? TXLM_K_ATTN_PAIR_TEX64
                      : dh == 48 ? TXLM_K_ATTN_PAIR_TEX48
@@ -701,6 +705,9 @@ int main(void)
     test_attention(23, 40, 2, 48, 1, 40, 30, 0, 0);
     test_attention(9, 20, 3, 48, 0, 20, -1, 0, 0);
     test_attention(17, 5, 1, 48, 1, 8, 4, 0, 2);
+    test_attention(1, 40, 2, 48, 1, 40, 30, 0, 0);
+    test_attention(3, 20, 3, 48, 0, 20, -1, 0, 3);
+    test_attention(1, 70, 1, 48, 0, 70, 9, 0, 0);
     test_attention(6, 0, 2, 16, 1, 0, -1, 0, 0);     /* same_length without memory: every key masked */
     test_attention(3, 0, 1, 8, 1, 0, 5, 0, 0);
     test_attention(20, 0, 2, 16, 1, 0, -1, 0, 0);    /* the same with enough queries for the paired kernel */
