@@ -74,14 +74,14 @@ int txlm_state_save(txlm_session *s, void *buf, size_t cap, size_t *written, txl
     p += sizeof hd;
     const txlm_dims *dv = &s->m->dev;
     VkDeviceSize kv_row = (VkDeviceSize)2 * h->n_head * dv->dh * 4, rows = s->mlen * kv_row, row = (VkDeviceSize)dv->d * 4;
-    /* padded rows are read whole, then compacted in place */
+    /* padded rows are read whole into tmp, then compacted into the state */
     float *tmp = NULL;
     if ((dv->dh != h->d_head && rows) || (dv->d != h->d_model && hd.has_z)) {
         tmp = malloc(rows > row ? rows : row);
         if (!tmp) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     }
     int rc = 0;
-    for (uint32_t n = 0; n < h->n_layer && !rc; n++) {
+    for (uint32_t n = 0; n < h->n_layer && !rc && rows; n++) {
         rc = txlm_buf_download(vk, &s->kv[n], s->kv_base * kv_row, dv->dh != h->d_head ? (void *)tmp : p, rows, err);
         if (!rc && dv->dh != h->d_head) unpad((float *)p, tmp, (size_t)s->mlen * 2 * h->n_head, h->d_head, dv->dh);
         p += (size_t)s->mlen * 2 * h->n_head * h->d_head * 4;
@@ -131,7 +131,7 @@ int txlm_state_load(txlm_session *s, const void *buf, size_t size, txlm_err *err
         if (!tmp) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     }
     int rc = 0;
-    for (uint32_t n = 0; n < h->n_layer && !rc; n++, p += rows) {
+    for (uint32_t n = 0; n < h->n_layer && !rc && rows; n++, p += rows) {
         if (dv->dh != h->d_head) pad_out(tmp, memcpy(tmp, p, rows), runs, h->d_head, dv->dh);
         rc = txlm_buf_upload(vk, &s->kv[n], 0, dv->dh != h->d_head ? (const void *)tmp : p, dev_rows, err);
     }

@@ -172,6 +172,16 @@ static int run_case(const test_case *c, const char *work)
         }
     }
     unlink(path); /* a large temporary: gone whatever happens next */
+    /* a state with no memory yet moves between the layouts too */
+    if (!st && !failed) {
+        size_t size = txlm_session_state_size(s), wrote = 0;
+        void *buf = malloc(size);
+        if ((st = txlm_session_save(s, buf, size, &wrote)) || (st = txlm_session_restore(s2, buf, wrote))) {
+            fprintf(stderr, "FAIL %s: empty state: %s\n", c->name, txlm_last_error());
+            failed = 1;
+        }
+        free(buf);
+    }
     if (st) {
         fprintf(stderr, "FAIL %s: %s\n", c->name, txlm_last_error());
         failed = 1;
