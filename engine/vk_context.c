@@ -1,5 +1,6 @@
 #include "vk_context.h"
 
+#include "fp_flush.h"
 #include "san_pin.h"
 
 #include <stdio.h>
@@ -395,7 +396,13 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
     const char *full = getenv("TXLM_FAULT_ALLOC_FAIL");
     if (full && *full) vk->fail_alloc_at = strtoull(full, NULL, 10);
 
+    /* fp_flush.h: the worker threads of a CPU device start in vkCreateDevice */
+    txlm_fp_env fpenv = {0};
+    const char *keep = getenv("TXLM_KEEP_SUBNORMALS"); /* 1: leave them (comparisons, tests) */
+    if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !(keep && *keep && strcmp(keep, "0") != 0))
+        vk->flush_subnormals = txlm_fp_flush_begin(&fpenv);
     rc = create_device(vk, err);
+    txlm_fp_flush_end(&fpenv);
     if (rc) goto fail;
     return 0;
 fail:

@@ -36,6 +36,7 @@ typedef struct txlm_vk {
      * into one gather, 2.5-3.6x faster for the same kernel
      * (docs/performance.md). Tests switch it off to cover the other kernels. */
     int texel;
+    int flush_subnormals;            /* a CPU device's shader threads flush subnormals (fp_flush.h) */
     int texel_ok;                    /* RGBA32_UINT uniform texel buffers supported: texel kernels built */
     VkDeviceSize texel_align;        /* minTexelBufferOffsetAlignment */
     uint32_t max_texel_elems;        /* maxTexelBufferElements (16-byte texels) */
