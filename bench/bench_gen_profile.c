@@ -62,8 +62,8 @@ int main(int argc, char **argv)
     txlm_gpu_tensor head = weight(HEAD, D, dt);
     txlm_gpu_tensor proj = weight(D, D, TXLM_DT_F32), tiny = weight(8, 8, TXLM_DT_F32);
     txlm_gpu_tensor g = weight(1, D, TXLM_DT_F32), b = weight(1, D, TXLM_DT_F32);
-    txlm_gpu_tensor rw = weight(H, DH, TXLM_DT_F32), rr = weight(H, DH, TXLM_DT_F32), rk = weight(MEM + 1, H * DH, TXLM_DT_F32);
-    txlm_gpu_tensor kv = weight(MEM + 1, 2 * H * DH, TXLM_DT_F32);
+    txlm_gpu_tensor rw = weight(H, DH, TXLM_DT_F32), rr = weight(H, DH, TXLM_DT_F32), rk = weight(LAYERS * (MEM + 1), H * DH, TXLM_DT_F32);
+    txlm_gpu_tensor kv = weight(LAYERS * (MEM + 1), 2 * H * DH, TXLM_DT_F32); /* each layer its own memory, as in a real token */
     txlm_attn_shape sh = {1, MEM, H, DH, MEM, 1, MEM, 0, 0};
     txlm_buf x, y, scratch;
     txlm_buf_create(&ctx->vk, (size_t)DI * 4, TXLM_BUF_DEVICE, &x, &e);
@@ -89,8 +89,9 @@ int main(int argc, char **argv)
                 case 0: txlm_op_linear(&ops, xa, &wq, l * H * DH, H * DH, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
                 case 1: txlm_op_linear(&ops, xa, &wkv, l * 2 * H * DH, 2 * H * DH, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
                 case 2:
-                    txlm_op_attention(&ops, &sh, txlm_view_of(&x), txlm_tensor_view(&kv), txlm_tensor_view(&rk), 0, &rw,
-                                      &rr, NULL, txlm_view_of(&scratch), txlm_view_of(&y));
+                    sh.kv_row0 = l * (MEM + 1);
+                    txlm_op_attention(&ops, &sh, txlm_view_of(&x), txlm_tensor_view(&kv), txlm_tensor_view(&rk),
+                                      l * (MEM + 1) * H * DH, &rw, &rr, NULL, txlm_view_of(&scratch), txlm_view_of(&y));
                     break;
                 case 3: txlm_op_linear(&ops, xa, &wo, l * D, D, NULL, 0, &ya, ya, 1, TXLM_LIN_RESIDUAL, 1.0f); break;
                 case 4: txlm_op_layernorm(&ops, xa, NULL, &g, &b, ya, 1, D, D, 1e-5f); break;
