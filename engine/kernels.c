@@ -234,6 +234,8 @@ int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
     if (table[id].texel_mask && !vk->texel_ok) return 0;
     /* a workgroup of 8 must fit in one subgroup for subgroupAdd to sum it */
     if (sg && !(vk->subgroup_arith && vk->subgroup_size >= 8)) return 0;
+    /* its lanes of one head sum their parts by xor shuffles */
+    if (id == TXLM_K_ATTN_SPLIT_SG64 && !vk->subgroup_shuffle) return 0;
     /* a workgroup of 8 that must be exactly one subgroup */
     if (id == TXLM_K_LAYERNORM_TEX && vk->subgroup_size != 8) return 0;
     /* the shuffle kernels' workgroup of 8 is one subgroup of 8 */

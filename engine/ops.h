@@ -67,6 +67,8 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
 #define TXLM_ATTN_RUN 16u
 /* Keys per run of the lane-per-element split (shaders/attn_split_sg.comp). */
 #define TXLM_ATTN_RUN_SG 64u
+/* Heads per workgroup of that kernel (HG there). */
+#define TXLM_ATTN_SG_HEADS 4u
 /* Scratch bytes the split attention needs for shape s (with at most 4
  * queries it is used when the scratch view holds this much). */
 uint64_t txlm_attn_split_bytes(const txlm_attn_shape *s);

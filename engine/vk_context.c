@@ -369,8 +369,9 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
     vk->subgroup_size = sub.subgroupSize;
     vk->subgroup_arith = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                          (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
-    vk->subgroup_shuffle8 = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-                            (sub.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) && sub.subgroupSize == 8;
+    vk->subgroup_shuffle = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                           (sub.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
+    vk->subgroup_shuffle8 = vk->subgroup_shuffle && sub.subgroupSize == 8;
     vk->max_storage_range = vk->props.limits.maxStorageBufferRange;
     vk->split_bytes = vk->max_storage_range;
     const char *split = getenv("TXLM_MAX_BINDING_BYTES");

@@ -21,6 +21,7 @@ typedef struct txlm_vk {
     VkPhysicalDeviceMemoryProperties mem_props;
     uint32_t subgroup_size;
     int subgroup_arith;              /* subgroupAdd usable in compute */
+    int subgroup_shuffle;            /* subgroupShuffle(Xor) usable in compute */
     int subgroup_shuffle8;           /* subgroupShuffle usable in compute, subgroups of 8 lanes */
     int int64;                       /* shaderInt64 enabled: 256-bit loads in the matmul kernels */
     VkDeviceSize max_storage_range;  /* bytes one storage-buffer binding may cover */

@@ -697,6 +697,8 @@ int main(void)
     test_attention(9, 30, 2, 16, 1, 24, 5, 0, 0);
     /* dh = 64 (its own texel variants): few and many queries, clamped, memory at an offset */
     test_attention(1, 50, 3, 64, 0, 50, -1, 0, 0);
+    /* one query over several runs of keys, heads in groups of 4 with a partial last group */
+    test_attention(1, 150, 9, 64, 1, 140, 60, 0, 5);
     test_attention(3, 17, 2, 64, 1, 10, 7, 0, 2);
     test_attention(2, 45, 4, 64, 1, 30, 20, 0, 3);
     test_attention(9, 20, 2, 64, 0, 20, -1, 0, 0);
