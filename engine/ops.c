@@ -188,7 +188,7 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
         uint32_t nparts = div_up(klen, TXLM_ATTN_RUN);
         if (tex && s->dh == 64 && !o->no_attn_sg && txlm_kernel_usable(o->rec->vk, TXLM_K_ATTN_SPLIT_SG64)) {
             nparts = div_up(klen, TXLM_ATTN_RUN_SG);
-            txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SPLIT_SG64, v, &ps, sizeof ps, nparts, div_up(s->H, TXLM_ATTN_SG_HEADS), s->qlen);
+            txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SPLIT_SG64, v, &ps, sizeof ps, div_up(s->H, TXLM_ATTN_SG_HEADS), nparts, s->qlen);
         } else {
             txlm_kernel_id split = !tex ? TXLM_K_ATTN_SPLIT
                                    : s->dh == 64 ? TXLM_K_ATTN_SPLIT_TEX64

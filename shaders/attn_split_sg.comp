@@ -13,8 +13,10 @@
 // are contiguous (HG x 256 bytes for dh = 64), so the lanes walk memory in
 // spans the CPU's prefetchers follow: with one head a workgroup (spans of
 // 256 bytes, rows 8 KiB apart) every key was a miss, and 640 keys x 16
-// heads took 1.65 ms a layer against 1.0 ms with HG = 4. A score is summed
-// over its head's lanes by xor shuffles. Built for dh = 4 * DH4 with
+// heads took 1.65 ms a layer against 1.0 ms with HG = 4. The head groups
+// are the grid's x, so the workgroups that share a key row's 4 KiB of
+// keys run one after another while those bytes are in cache: 0.74-0.78 ms.
+// A score is summed over its head's lanes by xor shuffles. Built for dh = 4 * DH4 with
 // texel reads; needs the 8 lanes in one subgroup.
 
 layout(local_size_x = 8) in;
@@ -62,8 +64,8 @@ float head_sum(float d)
 
 void main()
 {
-    uint part = gl_WorkGroupID.x, i = gl_WorkGroupID.z, lane = gl_LocalInvocationID.x, t = lane % LPH;
-    uint hg = gl_WorkGroupID.y * uint(HG) + lane / LPH, h = min(hg, p.H - 1u);
+    uint part = gl_WorkGroupID.y, i = gl_WorkGroupID.z, lane = gl_LocalInvocationID.x, t = lane % LPH;
+    uint hg = gl_WorkGroupID.x * uint(HG) + lane / LPH, h = min(hg, p.H - 1u);
     uint nparts = (p.klen + RUN - 1u) / RUN;
     if (part >= nparts || i >= p.qlen) return;
     uint hd4 = p.H * DH4, e0 = h * DH4 + t * PER;
