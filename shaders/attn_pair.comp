@@ -114,6 +114,18 @@ void main()
     // the position row of query i1 at the first key
     uint rb1 = (p.rk_off >> 2) + min(hi1 - j_lo, p.clamp_max) * hd4 + h * n4;
     EACH for (uint e = 0u; e < N4; e++) prev[e] = ld_rk(rb1 + e);
+#if SHUFFLE
+    // Position rows move along the lanes: lane l's query i0 is 2 past lane
+    // l-1's, so at key j it needs the row lane l-1 needed at key j - 2.
+    // Each lane keeps its rows of the last two keys (prev, prev2); lane l
+    // takes prev2 of lane l-1 by shuffle, and only the row of lane 0 is
+    // new at each key: the 8 lanes fetch it together (2 of its 16 vec4
+    // each). 16 gathers a key become 2. prev2 starts at key j_lo - 2.
+    vec4 prev2[ARR];
+    uint rb2 = (p.rk_off >> 2) + min(hi1 + 1u - j_lo, p.clamp_max) * hd4 + h * n4;
+    EACH for (uint e = 0u; e < N4; e++) prev2[e] = ld_rk(rb2 + e);
+    uint hq = p.mlen + q_first, from = (lane + 7u) & 7u; // lane 0's i0 is q_first
+#endif
 
     float m0 = TXLM_MASKED, l0 = 0.0, m1 = TXLM_MASKED, l1 = 0.0;
     for (uint j = j_lo; j <= j_hi; j++) {
@@ -123,20 +135,27 @@ void main()
         uint rb0 = (p.rk_off >> 2) + min(j <= hi0 ? hi0 - j : 0u, p.clamp_max) * hd4 + h * n4;
         float s0 = 0.0, s1 = 0.0;
 #if SHUFFLE
-        vec4 kf[N4 / 8], vf[N4 / 8];
+        uint rbn = (p.rk_off >> 2) + min(j <= hq ? hq - j : 0u, p.clamp_max) * hd4 + h * n4;
+        vec4 kf[N4 / 8], vf[N4 / 8], rf[N4 / 8];
         EACH for (uint f = 0u; f < N4 / 8; f++) {
             kf[f] = ld_kv(kb + lane + 8u * f);
             vf[f] = ld_kv(kb + hd4 + lane + 8u * f);
+            rf[f] = ld_rk(rbn + lane + 8u * f);
         }
 #endif
         EACH for (uint e = 0u; e < N4; e++) {
 #if SHUFFLE
-            vec4 k = subgroupShuffle(kf[e / 8u], e % 8u), r = ld_rk(rb0 + e);
+            vec4 k = subgroupShuffle(kf[e / 8u], e % 8u);
+            vec4 r_new = subgroupShuffle(rf[e / 8u], e % 8u), r_moved = subgroupShuffle(prev2[e], from);
+            vec4 r = lane == 0u ? r_new : r_moved;
 #else
             vec4 k = ld_kv(kb + e), r = ld_rk(rb0 + e);
 #endif
             s0 += dot(qw0[e], k) + dot(qr0[e], r);
             s1 += dot(qw1[e], k) + dot(qr1[e], prev[e]);
+#if SHUFFLE
+            prev2[e] = prev[e];
+#endif
             prev[e] = r;
         }
         s0 = in0 ? s0 * p.scale : TXLM_MASKED;

@@ -703,6 +703,9 @@ int main(void)
     test_attention(2, 45, 4, 64, 1, 30, 20, 0, 3);
     test_attention(9, 20, 2, 64, 0, 20, -1, 0, 0);
     test_attention(31, 33, 1, 64, 1, 16, 40, 0, 4);
+    /* paired: position rows passed along the lanes, clamped, rk at an offset, a partial last workgroup */
+    test_attention(37, 50, 3, 64, 1, 45, 20, 8, 3);
+    test_attention(21, 12, 2, 64, 0, 12, -1, 4, 0);
     /* dh = 48 (the padded base shape) */
     test_attention(23, 40, 2, 48, 1, 40, 30, 0, 0);
     test_attention(9, 20, 3, 48, 0, 20, -1, 0, 0);
