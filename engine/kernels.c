@@ -77,6 +77,14 @@
 #include "layernorm_tex.spv.h"
 #include "attn_pair_tex48.spv.h"
 #include "attn_split_tex48.spv.h"
+#include "linear_smem_f32.spv.h"
+#include "linear_smem_f16.spv.h"
+#include "linear_smem_q8_0.spv.h"
+#include "linear_smem_q4_0.spv.h"
+#include "gemv_gpu_f32.spv.h"
+#include "gemv_gpu_f16.spv.h"
+#include "gemv_gpu_q8_0.spv.h"
+#include "gemv_gpu_q4_0.spv.h"
 
 static const struct {
     const char *name;
@@ -158,6 +166,14 @@ static const struct {
     KM(TXLM_K_LAYERNORM_TEX, layernorm_tex, 5, 0xf),
     KA(TXLM_K_ATTN_PAIR_TEX48, attn_pair_tex48),
     KA(TXLM_K_ATTN_SPLIT_TEX48, attn_split_tex48),
+    K(TXLM_K_LINEAR_SMEM, linear_smem_f32, 5),
+    K(TXLM_K_LINEAR_SMEM_F16, linear_smem_f16, 5),
+    K(TXLM_K_LINEAR_SMEM_Q8_0, linear_smem_q8_0, 5),
+    K(TXLM_K_LINEAR_SMEM_Q4_0, linear_smem_q4_0, 5),
+    K(TXLM_K_GEMV_GPU, gemv_gpu_f32, 5),
+    K(TXLM_K_GEMV_GPU_F16, gemv_gpu_f16, 5),
+    K(TXLM_K_GEMV_GPU_Q8_0, gemv_gpu_q8_0, 5),
+    K(TXLM_K_GEMV_GPU_Q4_0, gemv_gpu_q4_0, 5),
     /* queries, keys|values, position keys and the biases read as texels */
     KA(TXLM_K_ATTN_SPLIT_TEX, attn_split_tex),
     KA(TXLM_K_ATTN_PAIR_TEX, attn_pair_tex),
@@ -240,6 +256,12 @@ int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
     if (id == TXLM_K_LAYERNORM_TEX && vk->subgroup_size != 8) return 0;
     /* the shuffle kernels' workgroup of 8 is one subgroup of 8 */
     if (id >= TXLM_K_LINEAR_TEXSG && id <= TXLM_K_ATTN_PAIR_TEXSG64 && !vk->subgroup_shuffle8) return 0;
+    /* 16x16 invocations and 8 KiB of workgroup memory (the spec promises 128 and 16 KiB) */
+    const VkPhysicalDeviceLimits *lim = &vk->props.limits;
+    if (id >= TXLM_K_LINEAR_SMEM && id <= TXLM_K_LINEAR_SMEM_Q4_0 &&
+        (lim->maxComputeWorkGroupInvocations < 256 || lim->maxComputeWorkGroupSize[0] < 16 ||
+         lim->maxComputeWorkGroupSize[1] < 16 || lim->maxComputeSharedMemorySize < 8192))
+        return 0;
     return 1;
 }
 

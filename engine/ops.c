@@ -58,15 +58,27 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
         txlm_kernel_id base = !tiled ? TXLM_K_LINEAR : vk->int64 ? TXLM_K_LINEAR_WIDE : TXLM_K_LINEAR_TILED;
         per_n = tiled ? 8 * 8 : 4 * 8;
         per_m = tiled ? 8 * 2 : 4 * 8;
-        if (tiled && one_row) {
+        if (one_row && vk->gpu_kernels && txlm_kernel_usable(vk, TXLM_K_GEMV_GPU)) {
+            /* GPUs: 64 lanes walk K side by side for 4 rows (shaders/gemv_gpu.comp) */
+            base = TXLM_K_GEMV_GPU;
+            per_n = 4, per_m = 1;
+        } else if (tiled && one_row) {
             /* one row: a single pass over the weights, 32 rows per workgroup */
             int sg = txlm_kernel_usable(vk, TXLM_K_GEMV_SG);
             base = vk->int64 ? (sg ? TXLM_K_GEMV_WIDE_SG : TXLM_K_GEMV_WIDE) : (sg ? TXLM_K_GEMV_SG : TXLM_K_GEMV);
             per_n = 32, per_m = 1;
         }
+        /* several rows on GPUs: 64x64 tiles through workgroup memory; not
+         * for TXLM_LIN_BLOCK (position keys must not depend on the batch) */
+        if (!one_row && M >= 16 && !(flags & TXLM_LIN_BLOCK) && vk->gpu_kernels &&
+            txlm_kernel_usable(vk, TXLM_K_LINEAR_SMEM)) {
+            base = TXLM_K_LINEAR_SMEM;
+            per_n = 64, per_m = 64;
+        }
         kernel = txlm_kernel_for_dtype(base, w->dtype);
         /* q8_0 rows: a whole block per 256-bit load */
-        if (per_m == 1 && w->dtype == TXLM_DT_Q8_0 && vk->int64 && w->cols % 32 == 0 && !o->no_gemv_q8)
+        if (per_m == 1 && base != TXLM_K_GEMV_GPU && w->dtype == TXLM_DT_Q8_0 && vk->int64 && w->cols % 32 == 0 &&
+            !o->no_gemv_q8)
             kernel = txlm_kernel_usable(vk, TXLM_K_GEMV_Q8_SG) ? TXLM_K_GEMV_Q8_SG : TXLM_K_GEMV_Q8;
     }
     for (uint32_t c = 0; c < txlm_tensor_n_chunks(w); c++) {

@@ -390,6 +390,11 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
     vk->texel = vk->texel_ok && vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     const char *tx = getenv("TXLM_TEXEL"); /* 0 or 1: override the choice (comparisons on GPUs) */
     if (tx && *tx) vk->texel = vk->texel_ok && atoi(tx) != 0;
+    /* CPU drivers run a workgroup's invocations in turns: big workgroups
+     * and tiles staged in workgroup memory only add loads and barriers there */
+    vk->gpu_kernels = vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    const char *gk = getenv("TXLM_GPU_KERNELS"); /* 0 or 1: override (comparisons, tests) */
+    if (gk && *gk) vk->gpu_kernels = atoi(gk) != 0;
     vk->max_alloc = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : (VkDeviceSize)1 << 30;
     vk->memory_budget = opts ? opts->memory_budget : 0;
     const char *lose = getenv("TXLM_FAULT_DEVICE_LOST");

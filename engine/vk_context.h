@@ -37,6 +37,7 @@ typedef struct txlm_vk {
      * into one gather, 2.5-3.6x faster for the same kernel
      * (docs/performance.md). Tests switch it off to cover the other kernels. */
     int texel;
+    int gpu_kernels;                 /* kernels shaped for GPUs: big workgroups, workgroup-memory tiles (TXLM_GPU_KERNELS=0/1) */
     int flush_subnormals;            /* a CPU device's shader threads flush subnormals (fp_flush.h) */
     int texel_ok;                    /* RGBA32_UINT uniform texel buffers supported: texel kernels built */
     VkDeviceSize texel_align;        /* minTexelBufferOffsetAlignment */

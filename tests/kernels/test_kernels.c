@@ -11,6 +11,8 @@
  *                    Where the device prefers texel buffers (vk->texel: CPU devices) and K
  *                    is a multiple of 16, X offset and stride of 4: gemv_tex_* for one row,
  *                    linear_tex_* (32x16 blocks) from 24 rows, else linear_tex8_*.
+ *                    With vk->gpu_kernels (GPUs; MODE_GPU forces it): gemv_gpu_* for one
+ *                    row, linear_smem_* (64x64 workgroup-memory tiles) from 16 rows.
  *   txlm_op_linear_t  always linear_* (transposed weights), per dtype.
  *   txlm_op_gather    gather_* per dtype.
  *   txlm_op_attention with probabilities wanted, or qlen <= 4, or dh % 4, or a
@@ -117,14 +119,24 @@ static void case_done(void)
  * one by one: 64-bit loads (wide) or not, subgroup sums or shared memory
  * for single rows, the matrix kernel for single rows too, and the generic
  * single-row kernel for q8_0 rows. */
-enum { MODE_NARROW = 1, MODE_NO_SUBGROUP = 2, MODE_NO_GEMV = 4, MODE_NO_GEMV_Q8 = 8, MODE_TEXEL = 16, N_MODES = 32 };
-static int have_int64, have_subgroup, have_texel;
+enum { MODE_NARROW = 1, MODE_NO_SUBGROUP = 2, MODE_NO_GEMV = 4, MODE_NO_GEMV_Q8 = 8, MODE_TEXEL = 16, MODE_GPU = 32, N_MODES = 64 };
+static int have_int64, have_subgroup, have_texel, have_gpu_kernels;
 
 static int set_mode(int mode)
 {
     /* texel kernels: only the matrix/single-row switch applies to them */
     /* texel kernels: the matrix/single-row switch, and MODE_NO_SUBGROUP
      * for the matrix kernels without subgroup shuffles */
+    /* the kernels shaped for GPUs (their default, forced here on any device): alone */
+    ctx->vk.gpu_kernels = 0;
+    if (mode & MODE_GPU) {
+        if (mode != MODE_GPU || !txlm_kernel_usable(&ctx->vk, TXLM_K_LINEAR_SMEM)) return 0;
+        ctx->vk.texel = 0;
+        ctx->vk.gpu_kernels = 1;
+        ops.no_gemv = 0;
+        ops.no_gemv_q8 = 0;
+        return 1;
+    }
     if (mode & MODE_TEXEL) {
         if (!have_texel || (mode & (MODE_NARROW | MODE_NO_GEMV_Q8))) return 0;
         ctx->vk.texel = 1;
@@ -145,6 +157,7 @@ static int set_mode(int mode)
 
 static void reset_mode(void)
 {
+    ctx->vk.gpu_kernels = have_gpu_kernels;
     ctx->vk.int64 = have_int64;
     ctx->vk.subgroup_arith = have_subgroup;
     ctx->vk.texel = 0;
@@ -254,6 +267,7 @@ static void test_linear_at(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, i
         if ((mode & MODE_NO_GEMV) && redundant_sg) continue;
         if ((mode & MODE_NO_GEMV_Q8) && (M != 1 || dtype != TXLM_DT_Q8_0 || (mode & (MODE_NO_GEMV | MODE_NARROW))))
             continue;
+        if ((mode & MODE_GPU) && M > 1 && M < 16) continue; /* neither GPU kernel is chosen for these */
         if (set_mode(mode)) linear_case(M, N, K, flags, with_bias, max_range, dtype, x_off, x_pad, mode);
     }
     reset_mode();
@@ -572,6 +586,7 @@ int main(void)
     have_int64 = ctx->vk.int64;
     have_subgroup = ctx->vk.subgroup_arith;
     have_texel = ctx->vk.texel_ok;
+    have_gpu_kernels = ctx->vk.gpu_kernels;
 
     /* M, N, K, flags, bias, split bytes, dtype (, x offset, x row padding).
      * Each dtype: shapes for the plain kernel (K or X not 8-aligned), for the

@@ -80,6 +80,12 @@ static const test_case cases[] = {
      "{\"n_token\": 150, \"d_model\": 38, \"n_head\": 3, \"d_head\": 7, \"d_inner\": 50, \"n_layer\": 2,"
      " \"cutoffs\": [40, 90], \"mem_len\": 6, \"clamp_len\": 5}",
      TXLM_DT_F32, {5, 7, 1, 6}, 0, 0, -1, {48, 16, 64}},
+    /* segments of 16 rows and more (the block kernels, workgroup-memory tiles on GPUs) */
+    {"long_segments_q8_0",
+     "{\"n_token\": 400, \"d_model\": 64, \"d_embed\": 128, \"n_head\": 4, \"d_head\": 16, \"d_inner\": 96,"
+     " \"n_layer\": 2, \"div_val\": 2, \"cutoffs\": [100, 250], \"same_length\": true, \"mem_len\": 24,"
+     " \"clamp_len\": 30}",
+     TXLM_DT_Q8_0, {20, 17, 1, 33}, 0, 0, -1, {0}},
     /* pre-norm, f16, untied output layer, shared r biases, same_length, 10 heads of 41 */
     {"padded_preln_f16",
      "{\"n_token\": 90, \"d_model\": 42, \"n_head\": 10, \"d_head\": 41, \"d_inner\": 70, \"n_layer\": 2,"

@@ -1,0 +1,49 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#include "common.glsl"
+
+// y = alpha * (W · x + b) (+ReLU) (+r) for ONE row x (a generated token)
+// on GPUs: a workgroup of 64 invocations takes ROWS rows; its invocations
+// walk K side by side, 4 values each a step, so a step reads 1 KiB of a
+// row in one coalesced sweep, and the 64 partial sums of a row meet in
+// workgroup memory. The grid then has N / ROWS workgroups, thousands of
+// invocations to keep a GPU's memory busy, where gemv.comp's workgroups
+// of 8 (made for CPU drivers) fill a quarter of a 32-wide warp. Any K,
+// offsets and strides; W in any stored dtype (weights.glsl).
+
+layout(local_size_x = 64) in;
+
+layout(std430, binding = 0) readonly buffer Xb { float X[]; };
+#define W_BINDING 1
+#include "weights.glsl"
+#include "linear_out.glsl"
+
+#define ROWS 4u // TXLM_GEMV_GPU_ROWS
+shared float part[ROWS][64];
+
+void main()
+{
+    uint t = gl_LocalInvocationID.x, n0 = gl_WorkGroupID.x * ROWS;
+    uint wr[ROWS];
+    float acc[ROWS];
+    [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+        wr[r] = p.w_off + min(n0 + r, p.N - 1u) * p.w_ld;
+        acc[r] = 0.0;
+    }
+    for (uint k = t * 4u; k < p.K; k += 256u) {
+        [[unroll]] for (uint j = 0u; j < 4u; j++) {
+            if (k + j >= p.K) break;
+            float xv = X[p.x_off + k + j];
+            [[unroll]] for (uint r = 0u; r < ROWS; r++) acc[r] += xv * w_at(wr[r] + k + j);
+        }
+    }
+    [[unroll]] for (uint r = 0u; r < ROWS; r++) part[r][t] = acc[r];
+    barrier();
+    for (uint s = 32u; s > 0u; s >>= 1) {
+        if (t < s)
+            [[unroll]] for (uint r = 0u; r < ROWS; r++) part[r][t] += part[r][t + s];
+        barrier();
+    }
+    if (t < ROWS && n0 + t < p.N) store(0u, n0 + t, part[t][0]);
+}

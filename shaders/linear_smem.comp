@@ -1,0 +1,72 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#include "common.glsl"
+
+// Y = alpha * (X · W^T + b) (+ReLU) (+R) for GPUs: a workgroup of 16x16
+// invocations computes a 64x64 tile of Y, staging 16 values of K of X's
+// 64 rows and W's 64 rows in workgroup memory (8 KiB, half the minimum
+// every device offers) so each value is fetched from device memory once
+// per tile instead of once per invocation that uses it. Each invocation
+// keeps a 4x4 block in registers, its rows and columns 16 apart, so the
+// 16 invocations of a row of the workgroup read 16 consecutive floats of
+// workgroup memory (no bank conflicts). Loads are coalesced: consecutive
+// invocations read consecutive K. Any K, offsets and strides; W in any
+// stored dtype (weights.glsl). CPU drivers run a workgroup's invocations
+// in turns and pay for every barrier, so they use the texel kernels.
+// Needs maxComputeWorkGroupInvocations >= 256 (engine/kernels.c).
+
+layout(local_size_x = 16, local_size_y = 16) in;
+
+layout(std430, binding = 0) readonly buffer Xb { float X[]; };
+#define W_BINDING 1
+#include "weights.glsl"
+#include "linear_out.glsl"
+
+#define TILE 64u
+#define TK 16u
+
+shared float xs[TK][TILE];
+shared float ws[TK][TILE];
+
+void main()
+{
+    uint tx = gl_LocalInvocationID.x, ty = gl_LocalInvocationID.y, t = ty * 16u + tx;
+    uint n0 = gl_WorkGroupID.x * TILE, m0 = gl_WorkGroupID.y * TILE;
+
+    float acc[4][4];
+    [[unroll]] for (uint i = 0u; i < 4u; i++)
+        [[unroll]] for (uint j = 0u; j < 4u; j++) acc[i][j] = 0.0;
+
+    for (uint k0 = 0u; k0 < p.K; k0 += TK) {
+        // 1024 values of each tile, 4 an invocation: row t / 16 + 16 l, K
+        // index t % 16; rows past M or N repeat the last one (their
+        // results are not stored), K past the end reads as 0
+        [[unroll]] for (uint l = 0u; l < 4u; l++) {
+            uint r = t / TK + 16u * l, k = k0 + t % TK;
+            bool in_k = k < p.K;
+            uint kk = min(k, p.K - 1u);
+            float xv = X[p.x_off + min(m0 + r, p.M - 1u) * p.ldx + kk];
+            float wv = w_at(p.w_off + min(n0 + r, p.N - 1u) * p.w_ld + kk);
+            xs[t % TK][r] = in_k ? xv : 0.0;
+            ws[t % TK][r] = in_k ? wv : 0.0;
+        }
+        barrier();
+        [[unroll]] for (uint k = 0u; k < TK; k++) {
+            float xv[4], wv[4];
+            [[unroll]] for (uint i = 0u; i < 4u; i++) xv[i] = xs[k][ty + 16u * i];
+            [[unroll]] for (uint j = 0u; j < 4u; j++) wv[j] = ws[k][tx + 16u * j];
+            [[unroll]] for (uint i = 0u; i < 4u; i++)
+                [[unroll]] for (uint j = 0u; j < 4u; j++) acc[i][j] += xv[i] * wv[j];
+        }
+        barrier();
+    }
+
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        uint m = m0 + ty + 16u * i;
+        [[unroll]] for (uint j = 0u; j < 4u; j++) {
+            uint n = n0 + tx + 16u * j;
+            if (m < p.M && n < p.N) store(m, n, acc[i][j]);
+        }
+    }
+}
