@@ -1,6 +1,6 @@
 #include "fp_flush.h"
 
-#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64)
+#if defined(__x86_64__) || defined(_M_X64) || (defined(__i386__) && defined(__SSE__))
 #include <xmmintrin.h>
 #define MXCSR_FTZ 0x8000u /* results that would be subnormal become 0 */
 #define MXCSR_DAZ 0x0040u /* subnormal operands read as 0 */
