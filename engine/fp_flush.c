@@ -1,6 +1,6 @@
 #include "fp_flush.h"
 
-#if defined(__x86_64__) || defined(_M_X64) || (defined(__i386__) && defined(__SSE__))
+#if defined(__x86_64__) || defined(_M_X64) /* every x86-64 processor has DAZ; 32-bit x86 may lack it */
 #include <xmmintrin.h>
 #define MXCSR_FTZ 0x8000u /* results that would be subnormal become 0 */
 #define MXCSR_DAZ 0x0040u /* subnormal operands read as 0 */

@@ -11,7 +11,7 @@
  * implementation unless shaderDenormPreserveFloat32 is asked for (txlm
  * never does; lavapipe offers neither that nor a flush-to-zero float
  * control). So the device of a CPU implementation is created with
- * subnormals flushed to zero (x86: MXCSR FTZ and DAZ; AArch64: FPCR FZ),
+ * subnormals flushed to zero (x86-64: MXCSR FTZ and DAZ; AArch64: FPCR FZ),
  * and the caller's environment is restored right after. */
 #ifndef TXLM_FP_FLUSH_H
 #define TXLM_FP_FLUSH_H

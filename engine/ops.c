@@ -58,7 +58,9 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
         txlm_kernel_id base = !tiled ? TXLM_K_LINEAR : vk->int64 ? TXLM_K_LINEAR_WIDE : TXLM_K_LINEAR_TILED;
         per_n = tiled ? 8 * 8 : 4 * 8;
         per_m = tiled ? 8 * 2 : 4 * 8;
-        if (one_row && vk->gpu_kernels && txlm_kernel_usable(vk, TXLM_K_GEMV_GPU)) {
+        uint32_t most_rows = nrows < w->chunk_rows ? nrows : w->chunk_rows;
+        if (one_row && vk->gpu_kernels && txlm_kernel_usable(vk, TXLM_K_GEMV_GPU) &&
+            div_up(most_rows, 4) <= vk->props.limits.maxComputeWorkGroupCount[0]) {
             /* GPUs: 64 lanes walk K side by side for 4 rows (shaders/gemv_gpu.comp) */
             base = TXLM_K_GEMV_GPU;
             per_n = 4, per_m = 1;

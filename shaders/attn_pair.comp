@@ -77,10 +77,12 @@ void main()
     uint i0 = gl_GlobalInvocationID.x * 2u;
     uint h = gl_GlobalInvocationID.y;
 #if SHUFFLE
-    // lanes past the last query fetch for the others, then store nothing
+    // queries by subgroup lane, as the shuffles that pass rows along number
+    // them; lanes past the last query fetch for the others, store nothing
+    uint lane = gl_SubgroupInvocationID;
+    i0 = (gl_WorkGroupID.x * 8u + lane) * 2u;
     bool valid = i0 < p.qlen;
     i0 = min(i0, p.qlen - 1u);
-    uint lane = gl_SubgroupInvocationID;
 #else
     if (i0 >= p.qlen || h >= p.H) return;
 #endif

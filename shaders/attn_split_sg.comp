@@ -3,6 +3,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_basic : require
 #include "common.glsl"
 
 // Relative attention for a few queries (generation), as attn_split.comp
@@ -64,7 +65,8 @@ float head_sum(float d)
 
 void main()
 {
-    uint part = gl_WorkGroupID.y, i = gl_WorkGroupID.z, lane = gl_LocalInvocationID.x, t = lane % LPH;
+    // lanes are numbered as the shuffles number them
+    uint part = gl_WorkGroupID.y, i = gl_WorkGroupID.z, lane = gl_SubgroupInvocationID, t = lane % LPH;
     uint hg = gl_WorkGroupID.x * uint(HG) + lane / LPH, h = min(hg, p.H - 1u);
     uint nparts = (p.klen + RUN - 1u) / RUN;
     if (part >= nparts || i >= p.qlen) return;
