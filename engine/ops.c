@@ -20,6 +20,9 @@ static int texel_linear_ok(const txlm_ops *o, txlm_arg x, const txlm_gpu_tensor 
     return 1;
 }
 
+/* Rows per workgroup of gemv_gpu.comp (ROWS there). */
+#define GEMV_GPU_ROWS 4u
+
 /* Rows per invocation of gemv_tex.comp, whose ROWS says why. */
 static uint32_t gemv_tex_rows(uint32_t dtype)
 {
@@ -59,23 +62,21 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
         per_n = tiled ? 8 * 8 : 4 * 8;
         per_m = tiled ? 8 * 2 : 4 * 8;
         uint32_t most_rows = nrows < w->chunk_rows ? nrows : w->chunk_rows;
-        if (one_row && vk->gpu_kernels && txlm_kernel_usable(vk, TXLM_K_GEMV_GPU) &&
-            div_up(most_rows, 4) <= vk->props.limits.maxComputeWorkGroupCount[0]) {
-            /* GPUs: 64 lanes walk K side by side for 4 rows (shaders/gemv_gpu.comp) */
+        if (vk->gpu_kernels && one_row && txlm_kernel_usable(vk, TXLM_K_GEMV_GPU) &&
+            div_up(most_rows, GEMV_GPU_ROWS) <= vk->props.limits.maxComputeWorkGroupCount[0]) {
+            /* GPUs, one row: 64 lanes walk K side by side (shaders/gemv_gpu.comp) */
             base = TXLM_K_GEMV_GPU;
-            per_n = 4, per_m = 1;
+            per_n = GEMV_GPU_ROWS, per_m = 1;
+        } else if (vk->gpu_kernels && M >= 16 && !(flags & TXLM_LIN_BLOCK) && txlm_kernel_usable(vk, TXLM_K_LINEAR_SMEM)) {
+            /* GPUs, several rows: 64x64 tiles through workgroup memory; not
+             * for TXLM_LIN_BLOCK (position keys must not depend on the batch) */
+            base = TXLM_K_LINEAR_SMEM;
+            per_n = 64, per_m = 64;
         } else if (tiled && one_row) {
             /* one row: a single pass over the weights, 32 rows per workgroup */
             int sg = txlm_kernel_usable(vk, TXLM_K_GEMV_SG);
             base = vk->int64 ? (sg ? TXLM_K_GEMV_WIDE_SG : TXLM_K_GEMV_WIDE) : (sg ? TXLM_K_GEMV_SG : TXLM_K_GEMV);
             per_n = 32, per_m = 1;
-        }
-        /* several rows on GPUs: 64x64 tiles through workgroup memory; not
-         * for TXLM_LIN_BLOCK (position keys must not depend on the batch) */
-        if (!one_row && M >= 16 && !(flags & TXLM_LIN_BLOCK) && vk->gpu_kernels &&
-            txlm_kernel_usable(vk, TXLM_K_LINEAR_SMEM)) {
-            base = TXLM_K_LINEAR_SMEM;
-            per_n = 64, per_m = 64;
         }
         kernel = txlm_kernel_for_dtype(base, w->dtype);
         /* q8_0 rows: a whole block per 256-bit load */

@@ -334,12 +334,17 @@ static int create_device(txlm_vk *vk, txlm_err *err)
     return 0;
 }
 
+/* An on/off switch from the environment: set, non-empty and not "0". */
+static int env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
 int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
 {
     memset(vk, 0, sizeof *vk);
-    int validation = opts && opts->validation;
-    const char *env = getenv("TXLM_VALIDATION");
-    if (env && *env && strcmp(env, "0") != 0) validation = 1;
+    int validation = (opts && opts->validation) || env_on("TXLM_VALIDATION");
     int rc = load_vulkan(err);
     if (rc) return rc;
     rc = create_instance(vk, validation, err);
@@ -404,8 +409,8 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
 
     /* fp_flush.h: the worker threads of a CPU device start in vkCreateDevice */
     txlm_fp_env fpenv = {0};
-    const char *keep = getenv("TXLM_KEEP_SUBNORMALS"); /* 1: leave them (comparisons, tests) */
-    if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !(keep && *keep && strcmp(keep, "0") != 0))
+    /* TXLM_KEEP_SUBNORMALS=1 leaves them (comparisons, tests) */
+    if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !env_on("TXLM_KEEP_SUBNORMALS"))
         vk->flush_subnormals = txlm_fp_flush_begin(&fpenv);
     rc = create_device(vk, err);
     txlm_fp_flush_end(&fpenv);

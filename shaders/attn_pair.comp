@@ -133,8 +133,6 @@ void main()
     for (uint j = j_lo; j <= j_hi; j++) {
         uint kb = (p.kv_off >> 2) + j * 2u * hd4 + h * n4;
         bool in0 = j <= hi0 && j >= lo0, in1 = j <= hi1 && j >= lo1;
-        // query i0's row, kept for i1 at the next key even where i0 is masked
-        uint rb0 = (p.rk_off >> 2) + min(j <= hi0 ? hi0 - j : 0u, p.clamp_max) * hd4 + h * n4;
         float s0 = 0.0, s1 = 0.0;
 #if SHUFFLE
         uint rbn = (p.rk_off >> 2) + min(j <= hq ? hq - j : 0u, p.clamp_max) * hd4 + h * n4;
@@ -144,6 +142,9 @@ void main()
             vf[f] = ld_kv(kb + hd4 + lane + 8u * f);
             rf[f] = ld_rk(rbn + lane + 8u * f);
         }
+#else
+        // query i0's row, kept for i1 at the next key even where i0 is masked
+        uint rb0 = (p.rk_off >> 2) + min(j <= hi0 ? hi0 - j : 0u, p.clamp_max) * hd4 + h * n4;
 #endif
         EACH for (uint e = 0u; e < N4; e++) {
 #if SHUFFLE

@@ -17,8 +17,8 @@
 // heads took 1.65 ms a layer against 1.0 ms with HG = 4. The head groups
 // are the grid's x, so the workgroups that share a key row's 4 KiB of
 // keys run one after another while those bytes are in cache: 0.74-0.78 ms.
-// A score is summed over its head's lanes by xor shuffles. Built for dh = 4 * DH4 with
-// texel reads; needs the 8 lanes in one subgroup.
+// A score is summed over its head's lanes by xor shuffles. Built for
+// dh = 4 * DH4 with texel reads; needs the 8 lanes in one subgroup.
 
 layout(local_size_x = 8) in;
 

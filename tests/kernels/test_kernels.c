@@ -124,9 +124,6 @@ static int have_int64, have_subgroup, have_texel, have_gpu_kernels;
 
 static int set_mode(int mode)
 {
-    /* texel kernels: only the matrix/single-row switch applies to them */
-    /* texel kernels: the matrix/single-row switch, and MODE_NO_SUBGROUP
-     * for the matrix kernels without subgroup shuffles */
     /* the kernels shaped for GPUs (their default, forced here on any device): alone */
     ctx->vk.gpu_kernels = 0;
     if (mode & MODE_GPU) {
@@ -137,6 +134,8 @@ static int set_mode(int mode)
         ops.no_gemv_q8 = 0;
         return 1;
     }
+    /* texel kernels: the matrix/single-row switch, and MODE_NO_SUBGROUP
+     * for the matrix kernels without subgroup shuffles */
     if (mode & MODE_TEXEL) {
         if (!have_texel || (mode & (MODE_NARROW | MODE_NO_GEMV_Q8))) return 0;
         ctx->vk.texel = 1;
