@@ -59,7 +59,7 @@ int main(int argc, char **argv)
     txlm_rec rec;
     txlm_rec_init(&rec, &ctx->vk, &ctx->kernels, 16, &e);
     txlm_ops ops = {.rec = &rec, .dummy = txlm_view_of(&ctx->dummy), .no_gemv = getenv("NO_GEMV") != NULL,
-                    .no_fused_attention = getenv("NO_FUSED") != NULL, .no_gemv_q8 = getenv("NO_GEMV_Q8") != NULL,
+                    .no_fused_attention = getenv("NO_FUSED") != NULL, .no_gemv_q8 = getenv("NO_GEMV_Q8") != NULL, .no_touch = getenv("NO_TOUCH") != NULL,
                     .no_paired_attention = getenv("NO_PAIR") != NULL};
     float *w = malloc((size_t)N * K * 4);
     bench_pattern(w, (size_t)N * K);

@@ -85,6 +85,7 @@
 #include "gemv_gpu_f16.spv.h"
 #include "gemv_gpu_q8_0.spv.h"
 #include "gemv_gpu_q4_0.spv.h"
+#include "gemv_tex_q8_0_long.spv.h"
 
 static const struct {
     const char *name;
@@ -174,6 +175,7 @@ static const struct {
     K(TXLM_K_GEMV_GPU_F16, gemv_gpu_f16, 5),
     K(TXLM_K_GEMV_GPU_Q8_0, gemv_gpu_q8_0, 5),
     K(TXLM_K_GEMV_GPU_Q4_0, gemv_gpu_q4_0, 5),
+    KT(TXLM_K_GEMV_TEX_Q8_0_LONG, gemv_tex_q8_0_long, 5),
     /* queries, keys|values, position keys and the biases read as texels */
     KA(TXLM_K_ATTN_SPLIT_TEX, attn_split_tex),
     KA(TXLM_K_ATTN_PAIR_TEX, attn_pair_tex),

@@ -60,6 +60,7 @@ typedef enum txlm_kernel_id {
     TXLM_K_ATTN_PAIR_TEX48, TXLM_K_ATTN_SPLIT_TEX48, /* built for dh = 48 (the padded base shape) */
     TXLM_K_LINEAR_SMEM, TXLM_K_LINEAR_SMEM_F16, TXLM_K_LINEAR_SMEM_Q8_0, TXLM_K_LINEAR_SMEM_Q4_0, /* GPUs: 64x64 tiles */
     TXLM_K_GEMV_GPU, TXLM_K_GEMV_GPU_F16, TXLM_K_GEMV_GPU_Q8_0, TXLM_K_GEMV_GPU_Q4_0, /* GPUs: one row, 64 lanes a row group */
+    TXLM_K_GEMV_TEX_Q8_0_LONG, /* one row of q8_0 texels, rows of 4 superblocks and more: the next one touched ahead */
     TXLM_K_COUNT
 } txlm_kernel_id;
 

@@ -49,6 +49,7 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
                               : M >= 24 ? (sg ? TXLM_K_LINEAR_TEXSG : TXLM_K_LINEAR_TEX)
                                         : (sg ? TXLM_K_LINEAR_TEXSG8 : TXLM_K_LINEAR_TEX8);
         kernel = txlm_kernel_for_dtype(base, w->dtype);
+        if (kernel == TXLM_K_GEMV_TEX_Q8_0 && w->cols >= 4 * 512 && !o->no_touch) kernel = TXLM_K_GEMV_TEX_Q8_0_LONG;
         per_n = base == TXLM_K_GEMV_TEX ? 8 * gemv_tex_rows(w->dtype) : base == TXLM_K_LINEAR_TEXSG ? 8 * 8 : 16 * 8;
         per_m = base == TXLM_K_GEMV_TEX       ? 1
                 : base == TXLM_K_LINEAR_TEX   ? 32 * 2

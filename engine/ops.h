@@ -26,6 +26,7 @@ typedef struct txlm_ops {
     int no_gemv_q8;    /* benchmarks and tests: q8_0 rows through the generic single-row kernel */
     int no_attn_sg;    /* tests: the lane-per-run split attention even where the lane-per-element one runs */
     int no_shuffle;    /* tests: the texel matrix kernels that fetch X in every lane, where the shuffle ones run */
+    int no_touch;      /* tests: long q8_0 rows through the single-row kernel that does not touch ahead */
 } txlm_ops;
 
 /* TXLM_LIN_BLOCK: the matrix kernel even for one row, so a row's bits do

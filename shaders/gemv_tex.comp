@@ -17,6 +17,10 @@ layout(local_size_x = 8) in;
 // Rows per invocation, best measured per dtype on lavapipe: the fewer
 // weight bytes per row, the more rows share each fetch of x
 // (gemv_tex_rows() in engine/ops.c sizes the grid to match).
+#ifndef TOUCH
+#define TOUCH 0
+#endif
+
 #if W_TYPE == 3
 #define ROWS 16u
 #elif W_TYPE == 4
@@ -40,6 +44,9 @@ float q8_block(vec4 x[8], uint q)
 void main()
 {
     uint t = gl_LocalInvocationID.x, n0 = gl_WorkGroupID.x * (8u * ROWS);
+#if TOUCH
+    uint touch = 0u;
+#endif
     uint wr[ROWS];
     float acc[ROWS];
     [[unroll]] for (uint r = 0u; r < ROWS; r++) {
@@ -53,6 +60,22 @@ void main()
     uint k = 0u;
     if (((p.w_ld | p.w_off) & 511u) == 0u) {
         for (; k + 512u <= p.K; k += 512u) {
+#if TOUCH
+            // Long rows (engine/ops.c picks this variant from 4
+            // superblocks, ff2's 4096 columns): the next superblock of
+            // each row is touched, a fetch per 64 bytes, before this one's
+            // arithmetic, so its misses overlap it. A step reads 544 bytes
+            // of each of 128 rows several KiB apart, which the CPU's
+            // prefetchers do not follow: ff2 ran 1.2-1.3 ms from memory
+            // against 0.58 from cache, 0.67-0.72 touched (a fetch per 128
+            // bytes: 1.07). Rows of 2 superblocks, which a workgroup reads
+            // as one span, ran 5-10% slower touched. The sum is stored only
+            // where N == 0, which never runs, to keep the loads.
+            if (k + 1024u <= p.K) [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+                int q = int(q_word(wr[r] + k + 512u) >> 2);
+                [[unroll]] for (int c = 0; c < int(Q_SB_WORDS / 4u); c += 4) touch += texelFetch(Wt, q + c).x;
+            }
+#endif
             uvec4 sc[ROWS][2];
             [[unroll]] for (uint r = 0u; r < ROWS; r++) {
                 int q = int((q_word(wr[r] + k) + Q_SB_VALUE_WORDS) >> 2);
@@ -94,4 +117,7 @@ void main()
         uint n = n0 + 8u * r + t;
         if (n < p.N) store(0u, n, acc[r]);
     }
+#if TOUCH
+    if (p.N == 0u) store(0u, 0u, float(touch));
+#endif
 }

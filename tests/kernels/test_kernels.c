@@ -9,7 +9,8 @@
  *                     no_gemv; otherwise the plain linear_* kernel. One variant per
  *                     weight dtype (f32, f16, q8_0, q4_0).
  *                    Where the device prefers texel buffers (vk->texel: CPU devices) and K
- *                    is a multiple of 16, X offset and stride of 4: gemv_tex_* for one row,
+ *                    is a multiple of 16, X offset and stride of 4: gemv_tex_* for one row
+ *                    (q8_0 rows of 2048 and more: gemv_tex_q8_0_long),
  *                    linear_tex_* (32x16 blocks) from 24 rows, else linear_tex8_*.
  *                    With vk->gpu_kernels (GPUs; MODE_GPU forces it): gemv_gpu_* for one
  *                    row, linear_smem_* (64x64 workgroup-memory tiles) from 16 rows.
@@ -647,6 +648,11 @@ int main(void)
         test_linear_at(1, 29, 800, RL, 1, 0, dt, 4, 0);
         test_linear(1, 29, 800, 0, 1, 25 * sb / 2, dt);
         test_linear(34, 29, 800, RS, 1, 25 * sb / 2, dt);
+        /* long rows (gemv_tex_q8_0_long touches the next superblock):
+         * 4 superblocks, 5 and a block, and split by rows */
+        test_linear(1, 45, 2048, RL, 1, 0, dt);
+        test_linear(1, 70, 2592, RS, 1, 0, dt);
+        test_linear(1, 20, 3072, 0, 1, 3 * (3072 / 32 * row32) * 2, dt);
     }
 
     /* M, N, K, dtype, split bytes (P is split along K) */
