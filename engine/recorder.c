@@ -36,6 +36,7 @@ int txlm_rec_init(txlm_rec *r, txlm_vk *vk, const txlm_kernels *ks, uint32_t max
         txlm_rec_destroy(r);
         return txlm_vk_fail(err, res, "creating a command recorder");
     }
+    r->prof = txlm_rec_profile_create(vk);
     return 0;
 }
 
@@ -51,6 +52,7 @@ void txlm_rec_destroy(txlm_rec *r)
     VkDevice d = r->vk->device;
     drop_texel_views(r);
     arrfree(r->texel_views);
+    txlm_rec_profile_destroy(r->prof, r->ks);
     if (r->dpool) vkDestroyDescriptorPool(d, r->dpool, NULL);
     if (r->fence) vkDestroyFence(d, r->fence, NULL);
     if (r->pool) vkDestroyCommandPool(d, r->pool, NULL);
@@ -66,6 +68,7 @@ int txlm_rec_begin(txlm_rec *r, txlm_err *err)
                                    .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
     if (res == VK_SUCCESS) res = vkBeginCommandBuffer(r->cmd, &bi);
     if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "beginning a command buffer");
+    txlm_rec_profile_begin(r->prof, r->cmd);
     r->sets_used = 0;
     r->dispatches = 0;
     r->recording = 1;
@@ -158,6 +161,7 @@ void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, c
     vkCmdBindDescriptorSets(r->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0, NULL);
     vkCmdPushConstants(r->cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, TXLM_PUSH_BYTES, pc);
     vkCmdDispatch(r->cmd, gx, gy, gz);
+    txlm_rec_profile_mark(r->prof, r->cmd, id);
     r->dispatches++;
     r->kernel_uses[id]++;
 }
@@ -179,18 +183,21 @@ void txlm_rec_copy(txlm_rec *r, VkBuffer src, VkDeviceSize src_off, VkBuffer dst
     if (r->failed || size == 0) return;
     VkBufferCopy c = {.srcOffset = src_off, .dstOffset = dst_off, .size = size};
     vkCmdCopyBuffer(r->cmd, src, dst, 1, &c);
+    txlm_rec_profile_mark(r->prof, r->cmd, TXLM_K_COUNT);
 }
 
 void txlm_rec_copy_regions(txlm_rec *r, VkBuffer src, VkBuffer dst, const VkBufferCopy *regions, uint32_t n)
 {
     if (r->failed || n == 0) return;
     vkCmdCopyBuffer(r->cmd, src, dst, n, regions);
+    txlm_rec_profile_mark(r->prof, r->cmd, TXLM_K_COUNT);
 }
 
 void txlm_rec_fill_zero(txlm_rec *r, VkBuffer buf, VkDeviceSize off, VkDeviceSize size)
 {
     if (r->failed || size == 0) return;
     vkCmdFillBuffer(r->cmd, buf, off, size, 0);
+    txlm_rec_profile_mark(r->prof, r->cmd, TXLM_K_COUNT);
 }
 
 int txlm_rec_submit(txlm_rec *r, txlm_err *err)
@@ -205,5 +212,6 @@ int txlm_rec_submit(txlm_rec *r, txlm_err *err)
     if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "vkEndCommandBuffer");
     res = txlm_vk_submit_wait(r->vk, r->cmd, r->fence);
     if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "running a segment on the device");
+    txlm_rec_profile_collect(r->prof);
     return 0;
 }

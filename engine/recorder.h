@@ -5,6 +5,7 @@
 #define TXLM_RECORDER_H
 
 #include "kernels.h"
+#include "rec_profile.h"
 #include "vk_buffer.h"
 
 /* A byte range of a buffer bound to one shader binding. */
@@ -37,6 +38,7 @@ typedef struct txlm_rec {
     int recording;
     int failed;        /* a recording error happened; submit reports it */
     txlm_err first_err;
+    txlm_rec_profile *prof; /* TXLM_PROFILE: device time per kernel (rec_profile.h); else NULL */
 } txlm_rec;
 
 int txlm_rec_init(txlm_rec *r, txlm_vk *vk, const txlm_kernels *ks, uint32_t max_sets, txlm_err *err);

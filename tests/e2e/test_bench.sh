@@ -25,6 +25,27 @@ PY
 # the table form names each workload
 "$txlm" bench -m "$tmp/model.txlm" --workloads eval,gen --mem-len 6 --tgt-len 4 --tokens 4 --reps 1 > "$tmp/out.txt"
 grep -q "eval (tgt 4, mem 6)" "$tmp/out.txt" && grep -q "generation (mem 6)" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: table"; exit 1; }
+# TXLM_PROFILE=1: each recorder prints device time by kernel; the rows
+# add up to the whole and name the kernels a segment and a token run
+TXLM_PROFILE=1 "$txlm" bench -m "$tmp/model.txlm" --workloads gen --mem-len 6 --tgt-len 4 --gen-tokens 3 --reps 1 \
+    > /dev/null 2> "$tmp/prof.txt"
+python3 - "$tmp/prof.txt" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+tables = text.split("device time by kernel, ")[1:]
+assert tables, "no profile printed:\n" + text
+names = set()
+for t in tables:
+    rows = [l.split() for l in t.splitlines()[2:] if l.strip()]
+    assert rows, t
+    share = sum(float(r[-1].rstrip("%")) for r in rows)
+    assert abs(share - 100) < 1, f"shares add up to {share}:\n{t}"
+    for r in rows:
+        calls, total, each = int(r[-4]), float(r[-3]), float(r[-2])
+        assert calls > 0 and total >= 0 and abs(total - calls * each) <= 0.006 + calls * 5e-5 + 1e-3 * total, r  # printed rounded
+    names |= {" ".join(r[:-4]) for r in rows}
+assert any(n.startswith("attn") for n in names) and any("gemv" in n or "linear" in n for n in names), names
+PY
 fails() {
     if "$txlm" bench "$@" > /dev/null 2> "$tmp/err"; then echo "FAIL: accepted: $*"; exit 1; fi
     grep -q "^txlm: " "$tmp/err" || { echo "FAIL: no message for: $*"; exit 1; }
