@@ -15,6 +15,7 @@ struct txlm_rec_profile {
     double ms[TXLM_K_COUNT + 1];      /* totals since create */
     uint64_t calls[TXLM_K_COUNT + 1];
     uint64_t submits;
+    uint64_t mask; /* the queue's valid timestamp bits: differences wrap there */
 };
 
 txlm_rec_profile *txlm_rec_profile_create(txlm_vk *vk)
@@ -30,6 +31,8 @@ txlm_rec_profile *txlm_rec_profile_create(txlm_vk *vk)
     txlm_rec_profile *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->vk = vk;
+    uint32_t bits = q[vk->queue_family].timestampValidBits;
+    p->mask = bits >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1;
     VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP,
                                 .queryCount = CAP};
     if (vkCreateQueryPool(vk->device, &qi, NULL, &p->pool) != VK_SUCCESS) {
@@ -63,7 +66,7 @@ void txlm_rec_profile_collect(txlm_rec_profile *p)
         return;
     double period_ms = p->vk->props.limits.timestampPeriod * 1e-6;
     for (uint32_t i = 1; i < p->n; i++) {
-        p->ms[p->who[i]] += (double)(t[i] - t[i - 1]) * period_ms;
+        p->ms[p->who[i]] += (double)((t[i] - t[i - 1]) & p->mask) * period_ms;
         p->calls[p->who[i]]++;
     }
     p->submits++;
