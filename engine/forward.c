@@ -102,8 +102,10 @@ static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg hin, txlm
         if (s->capture > 1)
             txlm_op_attention_terms(o, &shape, q.view, kv, rk, 0, L->r_w_bias, L->r_r_bias, txlm_view_of(&s->cap_terms[n]));
     }
-    txlm_op_linear(o, attn, L->o_net, 0, d, NULL, 0, &hin, a, qlen, TXLM_LIN_RESIDUAL, 1.0f);
-    if (!h->pre_lnorm) txlm_op_layernorm(o, a, NULL, L->attn_ln_g, L->attn_ln_b, a, qlen, h->d_model, d, eps);
+    if (h->pre_lnorm)
+        txlm_op_linear(o, attn, L->o_net, 0, d, NULL, 0, &hin, a, qlen, TXLM_LIN_RESIDUAL, 1.0f);
+    else
+        txlm_op_linear_ln(o, attn, L->o_net, d, NULL, &hin, a, qlen, L->attn_ln_g, L->attn_ln_b, h->d_model, eps);
 
     /* position-wise feed-forward */
     txlm_arg ffh = rows_of(&s->ffh, 0, dv->di);
@@ -114,8 +116,7 @@ static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg hin, txlm
         txlm_op_linear(o, ffh, L->ff_w2, 0, d, L->ff_b2, 0, &a, out, qlen, TXLM_LIN_RESIDUAL, 1.0f);
     } else {
         txlm_op_linear(o, a, L->ff_w1, 0, dv->di, L->ff_b1, 0, NULL, ffh, qlen, TXLM_LIN_RELU, 1.0f);
-        txlm_op_linear(o, ffh, L->ff_w2, 0, d, L->ff_b2, 0, &a, out, qlen, TXLM_LIN_RESIDUAL, 1.0f);
-        txlm_op_layernorm(o, out, NULL, L->ff_ln_g, L->ff_ln_b, out, qlen, h->d_model, d, eps);
+        txlm_op_linear_ln(o, ffh, L->ff_w2, d, L->ff_b2, &a, out, qlen, L->ff_ln_g, L->ff_ln_b, h->d_model, eps);
     }
 }
 
@@ -194,6 +195,10 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
 
     uint32_t klen = s->mlen + qlen;
     uint32_t longest = klen - 1 < s->max_dist ? klen - 1 : s->max_dist;
+    /* txlm_op_linear_ln's count of finished workgroups starts at 0 (each
+     * dispatch leaves it there; this covers a segment cut short) */
+    txlm_rec_fill_zero(&s->rec, s->ln_done.buf, 0, s->ln_done.size);
+    txlm_rec_barrier(&s->rec);
     grow_position_keys(s, longest + 1);
     make_room(s, qlen);
     embed(s, tokens, qlen, rows_of(&s->h[0], 0, d));

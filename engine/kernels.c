@@ -86,6 +86,11 @@
 #include "gemv_gpu_q8_0.spv.h"
 #include "gemv_gpu_q4_0.spv.h"
 #include "gemv_tex_q8_0_long.spv.h"
+#include "gemv_tex_ln_f32.spv.h"
+#include "gemv_tex_ln_f16.spv.h"
+#include "gemv_tex_ln_q8_0.spv.h"
+#include "gemv_tex_ln_q4_0.spv.h"
+#include "gemv_tex_q8_0_long_ln.spv.h"
 
 static const struct {
     const char *name;
@@ -176,6 +181,11 @@ static const struct {
     K(TXLM_K_GEMV_GPU_Q8_0, gemv_gpu_q8_0, 5),
     K(TXLM_K_GEMV_GPU_Q4_0, gemv_gpu_q4_0, 5),
     KT(TXLM_K_GEMV_TEX_Q8_0_LONG, gemv_tex_q8_0_long, 5),
+    KT(TXLM_K_GEMV_TEX_LN, gemv_tex_ln_f32, 8),
+    KT(TXLM_K_GEMV_TEX_LN_F16, gemv_tex_ln_f16, 8),
+    KT(TXLM_K_GEMV_TEX_LN_Q8_0, gemv_tex_ln_q8_0, 8),
+    KT(TXLM_K_GEMV_TEX_LN_Q4_0, gemv_tex_ln_q4_0, 8),
+    KT(TXLM_K_GEMV_TEX_Q8_0_LONG_LN, gemv_tex_q8_0_long_ln, 8),
     /* queries, keys|values, position keys and the biases read as texels */
     KA(TXLM_K_ATTN_SPLIT_TEX, attn_split_tex),
     KA(TXLM_K_ATTN_PAIR_TEX, attn_pair_tex),
@@ -246,7 +256,8 @@ int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
                id == TXLM_K_GEMV_Q8_SG;
     int sg = (id >= TXLM_K_GEMV_SG && id <= TXLM_K_GEMV_SG_Q4_0) ||
              (id >= TXLM_K_GEMV_WIDE_SG && id <= TXLM_K_GEMV_WIDE_SG_Q4_0) || id == TXLM_K_GEMV_Q8_SG ||
-             id == TXLM_K_ATTN_SPLIT_SG64 || id == TXLM_K_LAYERNORM_TEX;
+             id == TXLM_K_ATTN_SPLIT_SG64 || id == TXLM_K_LAYERNORM_TEX ||
+             (id >= TXLM_K_GEMV_TEX_LN && id <= TXLM_K_GEMV_TEX_Q8_0_LONG_LN);
     if (wide && !vk->int64) return 0;
     /* built whenever the format allows, so tests can run them on any device */
     if (table[id].texel_mask && !vk->texel_ok) return 0;
@@ -255,7 +266,9 @@ int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
     /* its lanes of one head sum their parts by xor shuffles */
     if (id == TXLM_K_ATTN_SPLIT_SG64 && !vk->subgroup_shuffle) return 0;
     /* a workgroup of 8 that must be exactly one subgroup */
-    if (id == TXLM_K_LAYERNORM_TEX && vk->subgroup_size != 8) return 0;
+    if ((id == TXLM_K_LAYERNORM_TEX || (id >= TXLM_K_GEMV_TEX_LN && id <= TXLM_K_GEMV_TEX_Q8_0_LONG_LN)) &&
+        vk->subgroup_size != 8)
+        return 0;
     /* the shuffle kernels' workgroup of 8 is one subgroup of 8 */
     if (id >= TXLM_K_LINEAR_TEXSG && id <= TXLM_K_ATTN_PAIR_TEXSG64 && !vk->subgroup_shuffle8) return 0;
     /* 16x16 invocations and 8 KiB of workgroup memory (the spec promises 128 and 16 KiB) */

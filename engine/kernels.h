@@ -61,10 +61,13 @@ typedef enum txlm_kernel_id {
     TXLM_K_LINEAR_SMEM, TXLM_K_LINEAR_SMEM_F16, TXLM_K_LINEAR_SMEM_Q8_0, TXLM_K_LINEAR_SMEM_Q4_0, /* GPUs: 64x64 tiles */
     TXLM_K_GEMV_GPU, TXLM_K_GEMV_GPU_F16, TXLM_K_GEMV_GPU_Q8_0, TXLM_K_GEMV_GPU_Q4_0, /* GPUs: one row, 64 lanes a row group */
     TXLM_K_GEMV_TEX_Q8_0_LONG, /* one row of q8_0 texels, rows of 4 superblocks and more: the next one touched ahead */
+    /* the one-row texel kernels with the post-norm LayerNorm fused (txlm_op_linear_ln) */
+    TXLM_K_GEMV_TEX_LN, TXLM_K_GEMV_TEX_LN_F16, TXLM_K_GEMV_TEX_LN_Q8_0, TXLM_K_GEMV_TEX_LN_Q4_0,
+    TXLM_K_GEMV_TEX_Q8_0_LONG_LN,
     TXLM_K_COUNT
 } txlm_kernel_id;
 
-#define TXLM_MAX_BINDINGS 6
+#define TXLM_MAX_BINDINGS 8
 #define TXLM_PUSH_BYTES 128
 
 typedef struct txlm_kernel {

@@ -7,6 +7,8 @@ static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 struct linear_push {
     uint32_t M, N, K, x_off, ldx, w_off, w_ld, y_off, ldy, b_off, r_off, ldr, flags;
     float alpha;
+    uint32_t ln_d, ln_d_out; /* the LN kernels (txlm_op_linear_ln) */
+    float ln_eps;
 };
 
 /* The texel kernels read X from element x.off in steps of 4 and W in
@@ -108,6 +110,39 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
          * buffers, so each chunk is ordered after the previous one */
         txlm_rec_barrier(o->rec);
     }
+}
+
+void txlm_op_linear_ln(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t nrows, const txlm_gpu_tensor *bias,
+                       const txlm_arg *r, txlm_arg y, uint32_t M, const txlm_gpu_tensor *g, const txlm_gpu_tensor *b,
+                       uint32_t d, float eps)
+{
+    txlm_kernel_id k = txlm_kernel_for_dtype(TXLM_K_GEMV_TEX_LN, w->dtype);
+    if (k == TXLM_K_GEMV_TEX_LN_Q8_0 && w->cols >= 4 * 512 && !o->no_touch) k = TXLM_K_GEMV_TEX_Q8_0_LONG_LN;
+    /* the LN kernels read gamma and beta as vec4 and write whole vec4 of Y */
+    int fused = M == 1 && o->ln_done.buf && !o->no_gemv && !o->no_fused_ln && texel_linear_ok(o, x, w) &&
+                txlm_tensor_n_chunks(w) == 1 && nrows <= w->rows && txlm_kernel_usable(o->rec->vk, k) &&
+                (y.off | nrows | g->cols | b->cols) % 4 == 0 && g->cols >= d && b->cols >= d && d <= nrows;
+    if (!fused) {
+        txlm_op_linear(o, x, w, 0, nrows, bias, 0, r, y, M, r ? TXLM_LIN_RESIDUAL : 0, 1.0f);
+        txlm_op_layernorm(o, y, NULL, g, b, y, M, d, nrows, eps);
+        return;
+    }
+    uint32_t c0;
+    txlm_view wv = txlm_tensor_chunk(w, 0, &c0);
+    struct linear_push p = {
+        .M = 1, .N = nrows, .K = w->cols,
+        .x_off = x.off, .ldx = x.ld,
+        .w_off = 0, .w_ld = w->cols,
+        .y_off = y.off, .ldy = y.ld,
+        .r_off = r ? r->off : 0, .ldr = r ? r->ld : 0,
+        .flags = (r ? TXLM_LIN_RESIDUAL : 0u) | (bias ? 1u : 0u),
+        .alpha = 1.0f,
+        .ln_d = d, .ln_d_out = nrows, .ln_eps = eps,
+    };
+    txlm_view views[8] = {x.view, wv, bias ? txlm_tensor_view(bias) : o->dummy, r ? r->view : o->dummy, y.view,
+                          txlm_tensor_view(g), txlm_tensor_view(b), o->ln_done};
+    txlm_rec_dispatch(o->rec, k, views, &p, sizeof p, div_up(nrows, 8 * gemv_tex_rows(w->dtype)), 1, 1);
+    txlm_rec_barrier(o->rec);
 }
 
 void txlm_op_linear_t(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *pj, txlm_arg y, uint32_t M)

@@ -27,6 +27,8 @@ typedef struct txlm_ops {
     int no_attn_sg;    /* tests: the lane-per-run split attention even where the lane-per-element one runs */
     int no_shuffle;    /* tests: the texel matrix kernels that fetch X in every lane, where the shuffle ones run */
     int no_touch;      /* tests: long q8_0 rows through the single-row kernel that does not touch ahead */
+    int no_fused_ln;   /* tests: txlm_op_linear_ln as a product and a LayerNorm dispatch */
+    txlm_view ln_done; /* a uint that is 0 between dispatches, for txlm_op_linear_ln (no buffer: never fused) */
 } txlm_ops;
 
 /* TXLM_LIN_BLOCK: the matrix kernel even for one row, so a row's bits do
@@ -44,6 +46,14 @@ void txlm_op_linear_t(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *p, txlm_ar
 void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tensor *e, int32_t id_lo, txlm_arg y, float alpha);
 /* Y = LN(X (+ R)) over the first d columns of each row; columns [d, d_out)
  * of Y are set to zero (the padding of model_pad.c). R may be NULL. */
+/* Y[M, nrows] = LayerNorm(X · W[0 : nrows]^T + bias (+R)) over the first d
+ * columns (zeros after them): a post-norm block's product and LayerNorm.
+ * One row on texel devices is one dispatch (the last workgroup normalises);
+ * otherwise txlm_op_linear then txlm_op_layernorm in place. */
+void txlm_op_linear_ln(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t nrows, const txlm_gpu_tensor *bias,
+                       const txlm_arg *r, txlm_arg y, uint32_t M, const txlm_gpu_tensor *g, const txlm_gpu_tensor *b,
+                       uint32_t d, float eps);
+
 void txlm_op_layernorm(txlm_ops *o, txlm_arg x, const txlm_arg *r, const txlm_gpu_tensor *g, const txlm_gpu_tensor *b,
                        txlm_arg y, uint32_t rows, uint32_t d, uint32_t d_out, float eps);
 

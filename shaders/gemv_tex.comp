@@ -11,8 +11,55 @@
 
 layout(local_size_x = 8) in;
 
+#ifndef LN
+#define LN 0
+#endif
 #include "tex.glsl"
 #include "linear_out.glsl"
+
+#if LN
+// Post-norm LayerNorm fused (engine/ops.c, txlm_op_linear_ln): the last
+// workgroup to store its rows normalises the whole row in place, as
+// layernorm.comp's TEXEL variant does (same sums in the same order), so a
+// layer's two one-row LayerNorm dispatches go. A workgroup is one
+// subgroup of 8 here.
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+layout(std430, binding = 5) readonly buffer Gb { vec4 G4[]; };
+layout(std430, binding = 6) readonly buffer Lb { vec4 LB4[]; };
+layout(std430, binding = 7) coherent buffer Cb { uint DONE[]; };  // [0]: workgroups finished, back to 0 after
+
+vec4 y4(uint t) { uint i = p.y_off + 4u * t; return vec4(Y[i], Y[i + 1u], Y[i + 2u], Y[i + 3u]); }
+vec4 real(uint t, vec4 v) { return mix(vec4(0.0), v, lessThan(uvec4(4u * t) + uvec4(0u, 1u, 2u, 3u), uvec4(p.ln_d))); }
+
+void layernorm_row()
+{
+    // every lane's stores reach memory before the count says so
+    memoryBarrierBuffer();
+    uint ticket = 0u;
+    if (subgroupElect()) ticket = atomicAdd(DONE[0], 1u) + 1u;
+    if (subgroupMax(ticket) != gl_NumWorkGroups.x) return;
+    memoryBarrierBuffer();
+    uint lane = gl_SubgroupInvocationID, n4 = (p.ln_d + 3u) / 4u, out4 = p.ln_d_out / 4u;
+    vec4 s = vec4(0.0);
+    for (uint t = lane; t < n4; t += 8u) s += real(t, y4(t));
+    float mean = subgroupAdd(s.x + s.y + s.z + s.w) / float(p.ln_d);
+    vec4 v = vec4(0.0);
+    for (uint t = lane; t < n4; t += 8u) {
+        vec4 x = real(t, y4(t) - mean);
+        v += x * x;
+    }
+    float rstd = 1.0 / sqrt(subgroupAdd(v.x + v.y + v.z + v.w) / float(p.ln_d) + p.ln_eps);
+    // each lane overwrites only the columns it alone has read
+    for (uint t = lane; t < out4; t += 8u) {
+        vec4 y = vec4(0.0);
+        if (t < n4) y = real(t, (y4(t) - mean) * rstd * G4[t] + LB4[t]);
+        uint i = p.y_off + 4u * t;
+        Y[i] = y.x, Y[i + 1u] = y.y, Y[i + 2u] = y.z, Y[i + 3u] = y.w;
+    }
+    if (subgroupElect()) DONE[0] = 0u;
+}
+#endif
 
 // Rows per invocation, best measured per dtype on lavapipe: the fewer
 // weight bytes per row, the more rows share each fetch of x
@@ -117,6 +164,9 @@ void main()
         uint n = n0 + 8u * r + t;
         if (n < p.N) store(0u, n, acc[r]);
     }
+#if LN
+    layernorm_row();
+#endif
 #if TOUCH
     if (p.N == 0u) store(0u, 0u, float(touch));
 #endif

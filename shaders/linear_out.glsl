@@ -5,7 +5,11 @@
 
 layout(std430, binding = 2) readonly buffer Bb { float B[]; };
 layout(std430, binding = 3) readonly buffer Rb { float R[]; };
+#if LN
+layout(std430, binding = 4) coherent buffer Yb { float Y[]; };  // read back by another workgroup (gemv_tex.comp)
+#else
 layout(std430, binding = 4) buffer Yb { float Y[]; };
+#endif
 
 const uint HAS_BIAS = 1u, RELU = 2u, RESIDUAL = 4u;
 
@@ -18,6 +22,8 @@ layout(push_constant) uniform Push {
     uint r_off, ldr;
     uint flags;
     float alpha;
+    uint ln_d, ln_d_out;  // LN kernels: LayerNorm over the first ln_d of ln_d_out columns
+    float ln_eps;
 } p;
 
 bool plain_store() { return (p.flags & (HAS_BIAS | RELU | RESIDUAL)) == 0u && p.alpha == 1.0; }

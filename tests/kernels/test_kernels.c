@@ -366,6 +366,55 @@ static void test_layernorm(uint32_t rows, uint32_t d, uint32_t ld, int residual,
     free(x), free(r), free(y0), free(g), free(b), free(want), free(xd), free(rd), free(wd);
 }
 
+/* A post-norm block's product and LayerNorm as one op: Y = LN(X W^T + b
+ * (+R)) over the first d of N columns, zeros after. On texel devices one
+ * dispatch (the last workgroup normalises the row); recorded twice in one
+ * command buffer, so the second relies on the first having put its count
+ * of finished workgroups back to 0. Then the two-dispatch fallback. */
+static void test_linear_ln(uint32_t N, uint32_t K, uint32_t d, uint32_t dtype, int with_bias, int residual)
+{
+    float *x = rand_vec(K, 1), *w = rand_vec((size_t)N * K, 0.5f), *bias = rand_vec(N, 0.5f), *r = rand_vec(N, 2);
+    float *g = rand_vec(N, 1), *b = rand_vec(N, 1), *want = calloc(N, 4), *pre = malloc((size_t)N * 4);
+    for (uint32_t c = d; c < N; c++) g[c] = b[c] = 0.0f; /* zero-padded as the model pads them */
+    txlm_gpu_tensor wt = weight_dt(w, N, K, dtype, 0), bt = weight(bias, 1, N, 0);
+    txlm_gpu_tensor gt = weight(g, 1, N, 0), lbt = weight(b, 1, N, 0);
+    ref_linear(x, w, with_bias ? bias : NULL, 1, N, K, 0, pre);
+    if (residual)
+        for (uint32_t n = 0; n < N; n++) pre[n] += r[n];
+    for (uint32_t n = d; n < N; n++) pre[n] = 0.0f; /* a padded model's padding columns are zero */
+    ref_layernorm(pre, NULL, g, b, 1, d, 1e-5f, want);
+    txlm_buf xb = host_buf(x, K), rb = host_buf(r, N), y1 = host_buf(NULL, N + 4), y2 = host_buf(NULL, N), done = host_buf(NULL, 1);
+    txlm_arg xa = txlm_arg_of(&xb, 0, K), ra = txlm_arg_of(&rb, 0, N);
+    for (int fused = have_texel && have_subgroup; fused >= 0; fused--) {
+        memset(y1.map, 0x7f, (N + 4) * 4), memset(y2.map, 0x7f, N * 4);
+        ctx->vk.texel = have_texel;
+        ops.ln_done = txlm_view_of(&done);
+        ops.no_fused_ln = !fused;
+        uint32_t before = rec.kernel_uses[TXLM_K_LAYERNORM_TEX] + rec.kernel_uses[TXLM_K_LAYERNORM];
+        begin();
+        txlm_op_linear_ln(&ops, xa, &wt, N, with_bias ? &bt : NULL, residual ? &ra : NULL, txlm_arg_of(&y1, 4, N), 1, &gt,
+                          &lbt, d, 1e-5f);
+        txlm_op_linear_ln(&ops, xa, &wt, N, with_bias ? &bt : NULL, residual ? &ra : NULL, txlm_arg_of(&y2, 0, N), 1, &gt,
+                          &lbt, d, 1e-5f);
+        run();
+        uint32_t ln_dispatches = rec.kernel_uses[TXLM_K_LAYERNORM_TEX] + rec.kernel_uses[TXLM_K_LAYERNORM] - before;
+        reset_mode();
+        ops.ln_done = (txlm_view){0};
+        ops.no_fused_ln = 0;
+        double d1 = max_abs_diff((float *)y1.map + 4, want, N), d2 = max_abs_diff(y2.map, want, N);
+        CHECK(d1 < 1e-3 && d2 < 1e-3, "linear_ln %s N=%u K=%u d=%u bias=%d residual=%d fused=%d: max diff %g, then %g",
+              dt_name(dtype), N, K, d, with_bias, residual, fused, d1, d2);
+        CHECK(((uint32_t *)done.map)[0] == 0, "linear_ln left its count at %u", ((uint32_t *)done.map)[0]);
+        CHECK(fused ? ln_dispatches == 0 : ln_dispatches == 2, "linear_ln fused=%d ran %u LayerNorm dispatches", fused,
+              ln_dispatches);
+        case_done();
+    }
+    txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &rb), txlm_buf_destroy(&ctx->vk, &y1);
+    txlm_buf_destroy(&ctx->vk, &y2), txlm_buf_destroy(&ctx->vk, &done);
+    txlm_tensor_free(&ctx->vk, &wt), txlm_tensor_free(&ctx->vk, &bt), txlm_tensor_free(&ctx->vk, &gt), txlm_tensor_free(&ctx->vk, &lbt);
+    free(x), free(w), free(bias), free(r), free(g), free(b), free(want), free(pre);
+}
+
 /* The GPU takes position keys by distance (rk_dist[p], p = 0..max_dist),
  * at element rk_off of their buffer; the reference takes them in R's order
  * (row j has pos klen-1-j, clamped). Runs the three-pass path with the
@@ -690,6 +739,17 @@ int main(void)
     test_layernorm(2, 8, 8, 1, 0);
     test_layernorm(5, 410, 416, 1, 0); /* padded rows (model_pad.c) */
     test_layernorm(3, 37, 48, 0, 1);
+
+    /* N, K, d: several workgroups, a padded row, one workgroup; long q8_0 rows */
+    static const uint32_t ln_dtypes[] = {TXLM_DT_F32, TXLM_DT_F16, TXLM_DT_Q8_0, TXLM_DT_Q4_0};
+    for (size_t i = 0; i < sizeof ln_dtypes / sizeof *ln_dtypes; i++) {
+        test_linear_ln(300, 64, 297, ln_dtypes[i], 1, 1);
+        test_linear_ln(36, 32, 36, ln_dtypes[i], 0, 1);
+        test_linear_ln(8, 64, 5, ln_dtypes[i], 1, 0);
+    }
+    test_linear_ln(132, 2048, 130, TXLM_DT_Q8_0, 1, 1);
+    test_linear_ln(64, 2560, 61, TXLM_DT_Q8_0, 0, 1);
+    test_linear_ln(20, 3072, 20, TXLM_DT_Q8_0, 1, 0);
 
     /* qlen, mlen, H, dh, same_length, mem_len, clamp, rk offset, first memory row in kv */
     test_attention(1, 0, 1, 8, 0, 4, -1, 0, 0);      /* one head, one token, no memory */
