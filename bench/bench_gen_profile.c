@@ -65,10 +65,15 @@ int main(int argc, char **argv)
     txlm_gpu_tensor rw = weight(H, DH, TXLM_DT_F32), rr = weight(H, DH, TXLM_DT_F32), rk = weight(LAYERS * (MEM + 1), H * DH, TXLM_DT_F32);
     txlm_gpu_tensor kv = weight(LAYERS * (MEM + 1), 2 * H * DH, TXLM_DT_F32); /* each layer its own memory, as in a real token */
     txlm_attn_shape sh = {1, MEM, H, DH, MEM, 1, MEM, 0, 0};
-    txlm_buf x, y, scratch;
+    txlm_buf x, y, scratch, sync;
     txlm_buf_create(&ctx->vk, (size_t)DI * 4, TXLM_BUF_DEVICE, &x, &e);
     txlm_buf_create(&ctx->vk, (size_t)HEAD * 4, TXLM_BUF_DEVICE, &y, &e);
     txlm_buf_create(&ctx->vk, txlm_attn_split_bytes(&sh), TXLM_BUF_DEVICE, &scratch, &e);
+    /* the counts with which the last workgroup finishes an op, zero as a session keeps them
+     * (TXLM_PROFILE_NO_SYNC=1: the separate merge dispatch instead) */
+    txlm_buf_create(&ctx->vk, TXLM_SYNC_WORDS * 4, TXLM_BUF_READBACK, &sync, &e);
+    memset(sync.map, 0, TXLM_SYNC_WORDS * 4);
+    if (!getenv("TXLM_PROFILE_NO_SYNC")) ops.sync = txlm_view_of(&sync);
     bench_fill(&ctx->vk, &x, &e);
     txlm_arg xa = txlm_arg_of(&x, 0, DI), ya = txlm_arg_of(&y, 0, HEAD);
 
@@ -118,7 +123,7 @@ int main(int argc, char **argv)
     printf("%-26s %6s %10s %12.2f  (%.1f tokens/s if nothing else ran)\n", "sum", "", "", total, 1e3 / total);
     txlm_gpu_tensor *ts[] = {&wq, &wkv, &wo, &w1, &w2, &head, &proj, &tiny, &g, &b, &rw, &rr, &rk, &kv};
     for (size_t i = 0; i < sizeof ts / sizeof *ts; i++) txlm_tensor_free(&ctx->vk, ts[i]);
-    txlm_buf_destroy(&ctx->vk, &x), txlm_buf_destroy(&ctx->vk, &y), txlm_buf_destroy(&ctx->vk, &scratch);
+    txlm_buf_destroy(&ctx->vk, &x), txlm_buf_destroy(&ctx->vk, &y), txlm_buf_destroy(&ctx->vk, &scratch), txlm_buf_destroy(&ctx->vk, &sync);
     txlm_rec_destroy(&rec);
     txlm_context_destroy(ctx);
     return 0;

@@ -195,9 +195,9 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
 
     uint32_t klen = s->mlen + qlen;
     uint32_t longest = klen - 1 < s->max_dist ? klen - 1 : s->max_dist;
-    /* txlm_op_linear_ln's count of finished workgroups starts at 0 (each
-     * dispatch leaves it there; this covers a segment cut short) */
-    txlm_rec_fill_zero(&s->rec, s->ln_done.buf, 0, s->ln_done.size);
+    /* the counts of finished workgroups (txlm_ops.sync) start at 0: each
+     * dispatch leaves them there; this covers a segment cut short */
+    txlm_rec_fill_zero(&s->rec, s->sync.buf, 0, s->sync.size);
     txlm_rec_barrier(&s->rec);
     grow_position_keys(s, longest + 1);
     make_room(s, qlen);

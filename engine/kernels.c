@@ -191,7 +191,7 @@ static const struct {
     KA(TXLM_K_ATTN_PAIR_TEX, attn_pair_tex),
     KA(TXLM_K_ATTN_SPLIT_TEX64, attn_split_tex64),
     KA(TXLM_K_ATTN_PAIR_TEX64, attn_pair_tex64),
-    KA(TXLM_K_ATTN_SPLIT_SG64, attn_split_sg64),
+    KM(TXLM_K_ATTN_SPLIT_SG64, attn_split_sg64, 8, 0x1f),
     KM(TXLM_K_LOGSOFTMAX_TEX, logsoftmax_tex, 5, 0x1),
 #undef KA
 #undef KT

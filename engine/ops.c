@@ -119,7 +119,7 @@ void txlm_op_linear_ln(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32
     txlm_kernel_id k = txlm_kernel_for_dtype(TXLM_K_GEMV_TEX_LN, w->dtype);
     if (k == TXLM_K_GEMV_TEX_LN_Q8_0 && w->cols >= 4 * 512 && !o->no_touch) k = TXLM_K_GEMV_TEX_Q8_0_LONG_LN;
     /* the LN kernels read gamma and beta as vec4 and write whole vec4 of Y */
-    int fused = M == 1 && o->ln_done.buf && !o->no_gemv && !o->no_fused_ln && texel_linear_ok(o, x, w) &&
+    int fused = M == 1 && o->sync.buf && !o->no_gemv && !o->no_fused_ln && texel_linear_ok(o, x, w) &&
                 txlm_tensor_n_chunks(w) == 1 && nrows <= w->rows && txlm_kernel_usable(o->rec->vk, k) &&
                 (y.off | nrows | g->cols | b->cols) % 4 == 0 && g->cols >= d && b->cols >= d && d <= nrows;
     if (!fused) {
@@ -140,7 +140,7 @@ void txlm_op_linear_ln(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32
         .ln_d = d, .ln_d_out = nrows, .ln_eps = eps,
     };
     txlm_view views[8] = {x.view, wv, bias ? txlm_tensor_view(bias) : o->dummy, r ? r->view : o->dummy, y.view,
-                          txlm_tensor_view(g), txlm_tensor_view(b), o->ln_done};
+                          txlm_tensor_view(g), txlm_tensor_view(b), o->sync};
     txlm_rec_dispatch(o->rec, k, views, &p, sizeof p, div_up(nrows, 8 * gemv_tex_rows(w->dtype)), 1, 1);
     txlm_rec_barrier(o->rec);
 }
@@ -208,13 +208,14 @@ struct attn_push {
     uint32_t qlen, mlen, klen, H, dh, rk_off, clamp_max, same_length, mem_len;
     float scale;
     uint32_t kv_off;
+    uint32_t merge; /* attn_split_sg: its last run merges (bindings 6 and 7) */
 };
 
 static struct attn_push attn_push_of(const txlm_attn_shape *s, uint32_t rk_off)
 {
     return (struct attn_push){s->qlen, s->mlen, s->mlen + s->qlen, s->H, s->dh, rk_off, s->clamp_max, s->same_length,
                               s->mem_len, (float)(1.0 / sqrt((double)(s->dh_real ? s->dh_real : s->dh))),
-                              s->kv_row0 * 2 * s->H * s->dh};
+                              s->kv_row0 * 2 * s->H * s->dh, 0};
 }
 
 void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,
@@ -235,11 +236,19 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
     /* A handful of queries (generation): the keys are split into runs so
      * that every lane has work, then the runs are merged. */
     if (vec_ok && !all_masked_rows && s->qlen <= 4 && txlm_attn_split_bytes(s) <= scratch.size) {
-        txlm_view v[6] = {q, kv, rk, rw, rr, scratch};
+        txlm_view v[8] = {q, kv, rk, rw, rr, scratch, o->dummy, o->dummy};
         uint32_t nparts = div_up(klen, TXLM_ATTN_RUN);
         if (tex && s->dh == 64 && !o->no_attn_sg && txlm_kernel_usable(o->rec->vk, TXLM_K_ATTN_SPLIT_SG64)) {
+            uint32_t groups = div_up(s->H, TXLM_ATTN_SG_HEADS);
             nparts = div_up(klen, TXLM_ATTN_RUN_SG);
-            txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SPLIT_SG64, v, &ps, sizeof ps, div_up(s->H, TXLM_ATTN_SG_HEADS), nparts, s->qlen);
+            /* the last run of each head group merges (attn_split_sg.comp) */
+            ps.merge = o->sync.buf && !o->no_fused_merge && 1 + groups * s->qlen <= TXLM_SYNC_WORDS;
+            if (ps.merge) v[6] = out, v[7] = o->sync;
+            txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SPLIT_SG64, v, &ps, sizeof ps, groups, nparts, s->qlen);
+            if (ps.merge) {
+                txlm_rec_barrier(o->rec);
+                return;
+            }
         } else {
             txlm_kernel_id split = !tex ? TXLM_K_ATTN_SPLIT
                                    : s->dh == 64 ? TXLM_K_ATTN_SPLIT_TEX64

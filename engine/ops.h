@@ -28,8 +28,14 @@ typedef struct txlm_ops {
     int no_shuffle;    /* tests: the texel matrix kernels that fetch X in every lane, where the shuffle ones run */
     int no_touch;      /* tests: long q8_0 rows through the single-row kernel that does not touch ahead */
     int no_fused_ln;   /* tests: txlm_op_linear_ln as a product and a LayerNorm dispatch */
-    txlm_view ln_done; /* a uint that is 0 between dispatches, for txlm_op_linear_ln (no buffer: never fused) */
+    int no_fused_merge; /* tests: the one-query attention's runs merged by their own dispatch */
+    txlm_view sync;    /* TXLM_SYNC_WORDS uints, 0 between dispatches: counts of finished workgroups for
+                        * the kernels whose last workgroup finishes the op (no buffer: never so) */
 } txlm_ops;
+
+/* Words of txlm_ops.sync: word 0 for txlm_op_linear_ln, then one per head
+ * group and query of the one-query attention. */
+#define TXLM_SYNC_WORDS 256u
 
 /* TXLM_LIN_BLOCK: the matrix kernel even for one row, so a row's bits do
  * not depend on how many rows were computed with it (position keys). */

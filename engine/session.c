@@ -110,7 +110,7 @@ static int alloc_all(txlm_session *s, txlm_err *err)
             rc = txlm_fail(err, TXLM_ERR_LIMIT, "position keys for %u distances exceed one binding; lower clamp_len or mem_len",
                            s->max_dist + 1);
     }
-    if (!rc) rc = alloc_buf(s, &s->ln_done, 4, TXLM_BUF_DEVICE, "LayerNorm sync", err);
+    if (!rc) rc = alloc_buf(s, &s->sync, TXLM_SYNC_WORDS, TXLM_BUF_DEVICE, "workgroup counts", err);
     if (!rc) rc = upload_positions(s, err);
     return rc;
 }
@@ -144,7 +144,7 @@ int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_sess
     }
     s->ops.rec = &s->rec;
     s->ops.dummy = txlm_view_of(&m->ctx->dummy);
-    s->ops.ln_done = txlm_view_of(&s->ln_done);
+    s->ops.sync = txlm_view_of(&s->sync);
     *out = s;
     return 0;
 }
@@ -154,7 +154,7 @@ void txlm_session_close(txlm_session *s)
     if (!s) return;
     txlm_vk *vk = &s->m->ctx->vk;
     txlm_rec_destroy(&s->rec);
-    txlm_buf *bufs[] = {&s->ids, &s->targets, &s->rowmap, &s->slide, &s->ln_done, &s->h[0], &s->h[1], &s->z, &s->xn, &s->q, &s->scores, &s->attn, &s->a, &s->ffin,
+    txlm_buf *bufs[] = {&s->ids, &s->targets, &s->rowmap, &s->slide, &s->sync, &s->h[0], &s->h[1], &s->z, &s->xn, &s->q, &s->scores, &s->attn, &s->a, &s->ffin,
                         &s->ffh, &s->emb_tmp, &s->zsel, &s->zp, &s->head, &s->head_lp, &s->tail, &s->out};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (bufs[i]->buf) txlm_buf_destroy(vk, bufs[i]);

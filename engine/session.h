@@ -33,7 +33,7 @@ struct txlm_session {
     txlm_buf *kv;            /* per layer: [kv_rows, 2*H*dh] keys | values, memory rows from kv_base, then this segment's */
     uint32_t kv_rows;        /* M + S + slack: rows move only once kv_base has used up the slack */
     txlm_buf slide;          /* [M, 2*H*dh] staging for the memory slide */
-    txlm_buf ln_done;        /* one uint: txlm_op_linear_ln's count of finished workgroups */
+    txlm_buf sync;           /* [TXLM_SYNC_WORDS] uint: counts of finished workgroups (ops.h) */
     txlm_buf h[2];           /* [S, d] layer inputs/outputs, alternating */
     txlm_buf z;              /* [S, d] last layer's output */
     txlm_buf xn;             /* [S, d] pre-norm LN(h) */

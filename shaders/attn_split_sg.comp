@@ -26,7 +26,13 @@ layout(local_size_x = 8) in;
 #define TEXEL 1
 #include "attn_io.glsl"
 
-layout(std430, binding = 5) writeonly buffer Pb { vec4 PART[]; };
+layout(std430, binding = 5) coherent buffer Pb { vec4 PART[]; };  // read back by the merging workgroup
+// With p.merge, the last run of a head group and query to finish merges
+// them all (what attn_merge.comp does, in its order) into O; DONE counts
+// the finished runs, one word per head group and query after word 0
+// (engine/ops.h, TXLM_SYNC_WORDS), and is put back to 0.
+layout(std430, binding = 6) writeonly buffer Ob { vec4 O[]; };   // [qlen, H*dh]
+layout(std430, binding = 7) coherent buffer Cb { uint DONE[]; };
 
 layout(push_constant) uniform Push {
     uint qlen, mlen, klen;
@@ -37,6 +43,7 @@ layout(push_constant) uniform Push {
     uint mem_len;
     float scale;
     uint kv_off;
+    uint merge;
 } p;
 
 #define HG 4       // TXLM_ATTN_SG_HEADS: heads a workgroup (1, 2, 4 or 8)
@@ -134,4 +141,26 @@ void main()
     if (hg >= p.H) return;
     if (t == 0u) PART[pb] = vec4(m, l, touch, 0.0);  // z: unread by the merge
     [[unroll]] for (uint e = 0u; e < PER; e++) PART[pb + 1u + t * PER + e] = acc[e];
+    if (p.merge == 0u) return;
+
+    // one dispatch a layer fewer: lavapipe spends 0.03-0.1 ms waking its
+    // threads for each, the merge's work is ~1 µs
+    memoryBarrierBuffer();
+    uint slot = 1u + gl_WorkGroupID.x + gl_NumWorkGroups.x * i, ticket = 0u;
+    if (subgroupElect()) ticket = atomicAdd(DONE[slot], 1u) + 1u;
+    if (subgroupMax(ticket) != nparts) return;
+    memoryBarrierBuffer();
+    uint stride = DH4 + 1u, base = (h * p.qlen + i) * nparts * stride;
+    float M = TXLM_MASKED;
+    for (uint r = 0u; r < nparts; r++) M = max(M, PART[base + r * stride].x);
+    float lsum = 0.0;
+    [[unroll]] for (uint e = 0u; e < PER; e++) acc[e] = vec4(0.0);
+    for (uint r = 0u; r < nparts; r++) {
+        vec4 ml = PART[base + r * stride];
+        float w = exp(ml.x - M);
+        lsum += w * ml.y;
+        [[unroll]] for (uint e = 0u; e < PER; e++) acc[e] += w * PART[base + r * stride + 1u + t * PER + e];
+    }
+    [[unroll]] for (uint e = 0u; e < PER; e++) O[i * hd4 + e0 + e] = acc[e] / lsum;
+    if (subgroupElect()) DONE[slot] = 0u;
 }

@@ -27,7 +27,7 @@ layout(local_size_x = 8) in;
 #extension GL_KHR_shader_subgroup_arithmetic : require
 layout(std430, binding = 5) readonly buffer Gb { vec4 G4[]; };
 layout(std430, binding = 6) readonly buffer Lb { vec4 LB4[]; };
-layout(std430, binding = 7) coherent buffer Cb { uint DONE[]; };  // [0]: workgroups finished, back to 0 after
+layout(std430, binding = 7) coherent buffer Cb { uint DONE[]; };  // [0]: workgroups finished, back to 0 after (TXLM_SYNC_WORDS)
 
 vec4 y4(uint t) { uint i = p.y_off + 4u * t; return vec4(Y[i], Y[i + 1u], Y[i + 2u], Y[i + 3u]); }
 vec4 real(uint t, vec4 v) { return mix(vec4(0.0), v, lessThan(uvec4(4u * t) + uvec4(0u, 1u, 2u, 3u), uvec4(p.ln_d))); }

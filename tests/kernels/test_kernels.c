@@ -383,12 +383,12 @@ static void test_linear_ln(uint32_t N, uint32_t K, uint32_t d, uint32_t dtype, i
         for (uint32_t n = 0; n < N; n++) pre[n] += r[n];
     for (uint32_t n = d; n < N; n++) pre[n] = 0.0f; /* a padded model's padding columns are zero */
     ref_layernorm(pre, NULL, g, b, 1, d, 1e-5f, want);
-    txlm_buf xb = host_buf(x, K), rb = host_buf(r, N), y1 = host_buf(NULL, N + 4), y2 = host_buf(NULL, N), done = host_buf(NULL, 1);
+    txlm_buf xb = host_buf(x, K), rb = host_buf(r, N), y1 = host_buf(NULL, N + 4), y2 = host_buf(NULL, N), done = host_buf(NULL, TXLM_SYNC_WORDS);
     txlm_arg xa = txlm_arg_of(&xb, 0, K), ra = txlm_arg_of(&rb, 0, N);
     for (int fused = have_texel && have_subgroup; fused >= 0; fused--) {
         memset(y1.map, 0x7f, (N + 4) * 4), memset(y2.map, 0x7f, N * 4);
         ctx->vk.texel = have_texel;
-        ops.ln_done = txlm_view_of(&done);
+        ops.sync = txlm_view_of(&done);
         ops.no_fused_ln = !fused;
         uint32_t before = rec.kernel_uses[TXLM_K_LAYERNORM_TEX] + rec.kernel_uses[TXLM_K_LAYERNORM];
         begin();
@@ -399,7 +399,7 @@ static void test_linear_ln(uint32_t N, uint32_t K, uint32_t d, uint32_t dtype, i
         run();
         uint32_t ln_dispatches = rec.kernel_uses[TXLM_K_LAYERNORM_TEX] + rec.kernel_uses[TXLM_K_LAYERNORM] - before;
         reset_mode();
-        ops.ln_done = (txlm_view){0};
+        ops.sync = (txlm_view){0};
         ops.no_fused_ln = 0;
         double d1 = max_abs_diff((float *)y1.map + 4, want, N), d2 = max_abs_diff(y2.map, want, N);
         CHECK(d1 < 1e-3 && d2 < 1e-3, "linear_ln %s N=%u K=%u d=%u bias=%d residual=%d fused=%d: max diff %g, then %g",
@@ -479,11 +479,15 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
      * else two queries per invocation), then one query per invocation,
      * then forced three-pass */
     int texel_default = ctx->vk.texel;
-    for (int mode = 0; mode < 7; mode++) {
+    txlm_buf syncb = host_buf(NULL, TXLM_SYNC_WORDS);
+    for (int mode = 0; mode < 8; mode++) {
         /* modes 3-5: the same choices reading through texel buffers; mode 6:
          * texel, default choice, without the subgroup kernels (the
-         * lane-per-element split, the shuffling paired one) */
-        int texel = mode >= 3, choice = mode == 6 ? 0 : mode % 3, no_sg = mode == 6;
+         * lane-per-element split, the shuffling paired one); mode 7: texel,
+         * default choice, with the counts that let the one-query kernel's
+         * last run merge (recorded twice, the output zeroed between, so
+         * the second relies on the first having reset its counts) */
+        int texel = mode >= 3, choice = mode >= 6 ? 0 : mode % 3, no_sg = mode == 6, fused_merge = mode == 7;
         if (texel && !have_texel) continue;
         int h64 = dh == 64; /* texel variants built for dh = 64 */
         int sg64 = h64 && !no_sg && txlm_kernel_usable(&ctx->vk, TXLM_K_ATTN_SPLIT_SG64);
@@ -506,13 +510,28 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
         static const char *names[4] = {"split", "paired", "fused", "three-pass"};
         uint32_t before[3];
         for (int k = 0; k < 3; k++) before[k] = rec.kernel_uses[watch[k]];
+        uint32_t merges = rec.kernel_uses[TXLM_K_ATTN_MERGE];
         memset(ob.map, 0, (size_t)qlen * hd * 4);
         ops.no_paired_attention = choice == 1;
         ops.no_fused_attention = choice == 2;
+        if (fused_merge) ops.sync = txlm_view_of(&syncb);
         begin();
         txlm_op_attention(&ops, &s, qv, kvv, rkv, rk_off, &rwt, &rrt, NULL, probs, ov);
+        if (fused_merge) {
+            txlm_rec_fill_zero(&rec, ob.buf, 0, ob.size);
+            txlm_rec_barrier(&rec);
+            txlm_op_attention(&ops, &s, qv, kvv, rkv, rk_off, &rwt, &rrt, NULL, probs, ov);
+        }
         run();
         ops.no_paired_attention = ops.no_fused_attention = ops.no_attn_sg = ops.no_shuffle = 0;
+        ops.sync = (txlm_view){0};
+        if (fused_merge && sg64 && qlen <= 4 && !(same_length && mem_len == 0) && dh % 4 == 0 && rk_off % 4 == 0) {
+            uint32_t left = 0;
+            for (uint32_t w = 0; w < TXLM_SYNC_WORDS; w++) left |= ((uint32_t *)syncb.map)[w];
+            CHECK(rec.kernel_uses[TXLM_K_ATTN_MERGE] == merges && left == 0,
+                  "one-query attention with counts: %u merge dispatches, counts left %u", rec.kernel_uses[TXLM_K_ATTN_MERGE] - merges,
+                  left);
+        }
         ctx->vk.texel = texel_default;
         int used = 3;
         for (int k = 0; k < 3; k++)
@@ -528,6 +547,7 @@ static void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh
     }
     txlm_buf_destroy(&ctx->vk, &qb), txlm_buf_destroy(&ctx->vk, &kvb), txlm_buf_destroy(&ctx->vk, &sb);
     txlm_buf_destroy(&ctx->vk, &ob), txlm_buf_destroy(&ctx->vk, &tb), txlm_buf_destroy(&ctx->vk, &rkb);
+    txlm_buf_destroy(&ctx->vk, &syncb);
     txlm_tensor_free(&ctx->vk, &rwt), txlm_tensor_free(&ctx->vk, &rrt);
     free(q), free(kv), free(rkd), free(rwb), free(rrb), free(k), free(v), free(rk), free(want_p), free(want_o), free(want_t);
     case_done();
@@ -779,6 +799,7 @@ int main(void)
     test_attention(1, 50, 3, 64, 0, 50, -1, 0, 0);
     /* one query over several runs of keys, heads in groups of 4 with a partial last group */
     test_attention(1, 150, 9, 64, 1, 140, 60, 0, 5);
+    test_attention(4, 600, 16, 64, 1, 600, 1000, 3, 0); /* generation's shape: 10 runs a head group, 4 queries */
     test_attention(3, 17, 2, 64, 1, 10, 7, 0, 2);
     test_attention(2, 45, 4, 64, 1, 30, 20, 0, 3);
     test_attention(9, 20, 2, 64, 0, 20, -1, 0, 0);
