@@ -242,7 +242,7 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
             uint32_t groups = div_up(s->H, TXLM_ATTN_SG_HEADS);
             nparts = div_up(klen, TXLM_ATTN_RUN_SG);
             /* the last run of each head group merges (attn_split_sg.comp) */
-            ps.merge = o->sync.buf && !o->no_fused_merge && 1 + groups * s->qlen <= TXLM_SYNC_WORDS;
+            ps.merge = o->sync.buf && !o->no_fused_merge && 1 + groups * s->qlen <= o->sync.size / 4;
             if (ps.merge) v[6] = out, v[7] = o->sync;
             txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SPLIT_SG64, v, &ps, sizeof ps, groups, nparts, s->qlen);
             if (ps.merge) {

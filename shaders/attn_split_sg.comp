@@ -138,18 +138,23 @@ void main()
         m = m_new;
     }
     uint pb = ((h * p.qlen + i) * nparts + part) * (DH4 + 1u);
-    if (hg >= p.H) return;
-    if (t == 0u) PART[pb] = vec4(m, l, touch, 0.0);  // z: unread by the merge
-    [[unroll]] for (uint e = 0u; e < PER; e++) PART[pb + 1u + t * PER + e] = acc[e];
+    bool live = hg < p.H; // lanes past the last head (a partial head group) only count
+    if (live && t == 0u) PART[pb] = vec4(m, l, touch, 0.0);  // z: unread by the merge
+    if (live) [[unroll]] for (uint e = 0u; e < PER; e++) PART[pb + 1u + t * PER + e] = acc[e];
     if (p.merge == 0u) return;
 
     // one dispatch a layer fewer: lavapipe spends 0.03-0.1 ms waking its
-    // threads for each, the merge's work is ~1 µs
+    // threads for each, the merge's work is ~1 µs. Every lane's stores are
+    // made visible and the workgroup (one subgroup) meets before one lane
+    // counts; after the count, the lanes meet again before reading.
     memoryBarrierBuffer();
+    subgroupBarrier();
     uint slot = 1u + gl_WorkGroupID.x + gl_NumWorkGroups.x * i, ticket = 0u;
     if (subgroupElect()) ticket = atomicAdd(DONE[slot], 1u) + 1u;
     if (subgroupMax(ticket) != nparts) return;
+    subgroupBarrier();
     memoryBarrierBuffer();
+    if (!live) return;  // lanes 0 and 1 always are
     uint stride = DH4 + 1u, base = (h * p.qlen + i) * nparts * stride;
     float M = TXLM_MASKED;
     for (uint r = 0u; r < nparts; r++) M = max(M, PART[base + r * stride].x);
@@ -162,5 +167,5 @@ void main()
         [[unroll]] for (uint e = 0u; e < PER; e++) acc[e] += w * PART[base + r * stride + 1u + t * PER + e];
     }
     [[unroll]] for (uint e = 0u; e < PER; e++) O[i * hd4 + e0 + e] = acc[e] / lsum;
-    if (subgroupElect()) DONE[slot] = 0u;
+    if (subgroupElect()) DONE[slot] = 0u;  // ready for the next layer's dispatch
 }

@@ -34,11 +34,14 @@ vec4 real(uint t, vec4 v) { return mix(vec4(0.0), v, lessThan(uvec4(4u * t) + uv
 
 void layernorm_row()
 {
-    // every lane's stores reach memory before the count says so
+    // every lane's stores made visible, and the lanes met, before one
+    // counts; after the count they meet again before reading
     memoryBarrierBuffer();
+    subgroupBarrier();
     uint ticket = 0u;
     if (subgroupElect()) ticket = atomicAdd(DONE[0], 1u) + 1u;
     if (subgroupMax(ticket) != gl_NumWorkGroups.x) return;
+    subgroupBarrier();
     memoryBarrierBuffer();
     uint lane = gl_SubgroupInvocationID, n4 = (p.ln_d + 3u) / 4u, out4 = p.ln_d_out / 4u;
     vec4 s = vec4(0.0);

@@ -5,7 +5,7 @@
 
 layout(std430, binding = 2) readonly buffer Bb { float B[]; };
 layout(std430, binding = 3) readonly buffer Rb { float R[]; };
-#if LN
+#if defined(LN) && LN
 layout(std430, binding = 4) coherent buffer Yb { float Y[]; };  // read back by another workgroup (gemv_tex.comp)
 #else
 layout(std430, binding = 4) buffer Yb { float Y[]; };
