@@ -25,6 +25,13 @@ static int texel_linear_ok(const txlm_ops *o, txlm_arg x, const txlm_gpu_tensor 
 /* Rows per workgroup of gemv_gpu.comp (ROWS there). */
 #define GEMV_GPU_ROWS 4u
 
+/* q8_0 rows of 4 superblocks and more take the one-row kernel that
+ * touches each row's next superblock ahead (gemv_tex.comp, TOUCH). */
+static int long_q8_rows(const txlm_ops *o, const txlm_gpu_tensor *w)
+{
+    return w->dtype == TXLM_DT_Q8_0 && w->cols >= 4 * 512 && !o->no_touch;
+}
+
 /* Rows per invocation of gemv_tex.comp, whose ROWS says why. */
 static uint32_t gemv_tex_rows(uint32_t dtype)
 {
@@ -51,7 +58,7 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
                               : M >= 24 ? (sg ? TXLM_K_LINEAR_TEXSG : TXLM_K_LINEAR_TEX)
                                         : (sg ? TXLM_K_LINEAR_TEXSG8 : TXLM_K_LINEAR_TEX8);
         kernel = txlm_kernel_for_dtype(base, w->dtype);
-        if (kernel == TXLM_K_GEMV_TEX_Q8_0 && w->cols >= 4 * 512 && !o->no_touch) kernel = TXLM_K_GEMV_TEX_Q8_0_LONG;
+        if (kernel == TXLM_K_GEMV_TEX_Q8_0 && long_q8_rows(o, w)) kernel = TXLM_K_GEMV_TEX_Q8_0_LONG;
         per_n = base == TXLM_K_GEMV_TEX ? 8 * gemv_tex_rows(w->dtype) : base == TXLM_K_LINEAR_TEXSG ? 8 * 8 : 16 * 8;
         per_m = base == TXLM_K_GEMV_TEX       ? 1
                 : base == TXLM_K_LINEAR_TEX   ? 32 * 2
@@ -116,8 +123,7 @@ void txlm_op_linear_ln(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32
                        const txlm_arg *r, txlm_arg y, uint32_t M, const txlm_gpu_tensor *g, const txlm_gpu_tensor *b,
                        uint32_t d, float eps)
 {
-    txlm_kernel_id k = txlm_kernel_for_dtype(TXLM_K_GEMV_TEX_LN, w->dtype);
-    if (k == TXLM_K_GEMV_TEX_LN_Q8_0 && w->cols >= 4 * 512 && !o->no_touch) k = TXLM_K_GEMV_TEX_Q8_0_LONG_LN;
+    txlm_kernel_id k = long_q8_rows(o, w) ? TXLM_K_GEMV_TEX_Q8_0_LONG_LN : txlm_kernel_for_dtype(TXLM_K_GEMV_TEX_LN, w->dtype);
     /* the LN kernels read gamma and beta as vec4 and write whole vec4 of Y */
     int fused = M == 1 && o->sync.buf && !o->no_gemv && !o->no_fused_ln && texel_linear_ok(o, x, w) &&
                 txlm_tensor_n_chunks(w) == 1 && nrows <= w->rows && txlm_kernel_usable(o->rec->vk, k) &&

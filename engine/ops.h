@@ -50,8 +50,6 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
 void txlm_op_linear_t(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *p, txlm_arg y, uint32_t M);
 /* For tokens with id in [id_lo, id_lo + E->rows): Y[i] = alpha * E[id - id_lo]. */
 void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tensor *e, int32_t id_lo, txlm_arg y, float alpha);
-/* Y = LN(X (+ R)) over the first d columns of each row; columns [d, d_out)
- * of Y are set to zero (the padding of model_pad.c). R may be NULL. */
 /* Y[M, nrows] = LayerNorm(X · W[0 : nrows]^T + bias (+R)) over the first d
  * columns (zeros after them): a post-norm block's product and LayerNorm.
  * One row on texel devices is one dispatch (the last workgroup normalises);
@@ -60,6 +58,8 @@ void txlm_op_linear_ln(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32
                        const txlm_arg *r, txlm_arg y, uint32_t M, const txlm_gpu_tensor *g, const txlm_gpu_tensor *b,
                        uint32_t d, float eps);
 
+/* Y = LN(X (+ R)) over the first d columns of each row; columns [d, d_out)
+ * of Y are set to zero (the padding of model_pad.c). R may be NULL. */
 void txlm_op_layernorm(txlm_ops *o, txlm_arg x, const txlm_arg *r, const txlm_gpu_tensor *g, const txlm_gpu_tensor *b,
                        txlm_arg y, uint32_t rows, uint32_t d, uint32_t d_out, float eps);
 

@@ -2,7 +2,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 enum { CAP = 4096 }; /* timestamps a recording keeps; commands past it go uncounted */
 
@@ -20,18 +19,11 @@ struct txlm_rec_profile {
 
 txlm_rec_profile *txlm_rec_profile_create(txlm_vk *vk)
 {
-    const char *on = getenv("TXLM_PROFILE");
-    if (!on || !*on || !strcmp(on, "0")) return NULL;
-    uint32_t n = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(vk->phys, &n, NULL);
-    VkQueueFamilyProperties q[64];
-    if (n > 64) n = 64;
-    vkGetPhysicalDeviceQueueFamilyProperties(vk->phys, &n, q);
-    if (vk->queue_family >= n || q[vk->queue_family].timestampValidBits == 0) return NULL;
+    if (!txlm_env_on("TXLM_PROFILE") || vk->timestamp_bits == 0) return NULL;
     txlm_rec_profile *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->vk = vk;
-    uint32_t bits = q[vk->queue_family].timestampValidBits;
+    uint32_t bits = vk->timestamp_bits;
     p->mask = bits >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1;
     VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP,
                                 .queryCount = CAP};

@@ -160,7 +160,9 @@ static int create_instance(txlm_vk *vk, int validation, txlm_err *err)
     return 0;
 }
 
-static int compute_queue_family(VkPhysicalDevice pd, uint32_t *family)
+/* The compute queue family to use, and (timestamp_bits, may be NULL) how
+ * many bits of its timestamps are valid. */
+static int compute_queue_family(VkPhysicalDevice pd, uint32_t *family, uint32_t *timestamp_bits)
 {
     uint32_t n = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
@@ -176,6 +178,7 @@ static int compute_queue_family(VkPhysicalDevice pd, uint32_t *family)
     }
     if (best < 0) return 0;
     *family = (uint32_t)best;
+    if (timestamp_bits) *timestamp_bits = q[best].timestampValidBits;
     return 1;
 }
 
@@ -219,7 +222,7 @@ static void describe(VkPhysicalDevice pd, txlm_device_info *info)
         if ((mp.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) && mp.memoryHeaps[i].size > info->device_local_bytes)
             info->device_local_bytes = mp.memoryHeaps[i].size;
     uint32_t fam;
-    info->supported = p2.properties.apiVersion >= VK_API_VERSION_1_2 && compute_queue_family(pd, &fam);
+    info->supported = p2.properties.apiVersion >= VK_API_VERSION_1_2 && compute_queue_family(pd, &fam, NULL);
 }
 
 /* Index of the device to use: explicit choice (index or name substring),
@@ -334,8 +337,7 @@ static int create_device(txlm_vk *vk, txlm_err *err)
     return 0;
 }
 
-/* An on/off switch from the environment: set, non-empty and not "0". */
-static int env_on(const char *name)
+int txlm_env_on(const char *name)
 {
     const char *v = getenv(name);
     return v && *v && strcmp(v, "0") != 0;
@@ -344,7 +346,7 @@ static int env_on(const char *name)
 int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
 {
     memset(vk, 0, sizeof *vk);
-    int validation = (opts && opts->validation) || env_on("TXLM_VALIDATION");
+    int validation = (opts && opts->validation) || txlm_env_on("TXLM_VALIDATION");
     int rc = load_vulkan(err);
     if (rc) return rc;
     rc = create_instance(vk, validation, err);
@@ -362,7 +364,7 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
     }
     vk->phys = pds[pick];
     free(pds);
-    compute_queue_family(vk->phys, &vk->queue_family);
+    compute_queue_family(vk->phys, &vk->queue_family, &vk->timestamp_bits);
 
     VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
     VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sub};
@@ -410,7 +412,7 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
     /* fp_flush.h: the worker threads of a CPU device start in vkCreateDevice */
     txlm_fp_env fpenv = {0};
     /* TXLM_KEEP_SUBNORMALS=1 leaves them (comparisons, tests) */
-    if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !env_on("TXLM_KEEP_SUBNORMALS"))
+    if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !txlm_env_on("TXLM_KEEP_SUBNORMALS"))
         vk->flush_subnormals = txlm_fp_flush_begin(&fpenv);
     rc = create_device(vk, err);
     txlm_fp_flush_end(&fpenv);

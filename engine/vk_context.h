@@ -17,6 +17,7 @@ typedef struct txlm_vk {
     VkQueue queue;
     pthread_mutex_t queue_lock; /* vkQueueSubmit needs external synchronisation */
     uint32_t queue_family;
+    uint32_t timestamp_bits;         /* valid bits of the queue's timestamps (0: none) */
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties mem_props;
     uint32_t subgroup_size;
@@ -72,6 +73,9 @@ int txlm_vk_list(txlm_device_info *out, uint32_t cap, uint32_t *count, txlm_err 
  * resets the fence. Serialised on queue_lock; counts submits for the
  * device-lost fault injection. */
 VkResult txlm_vk_submit_wait(txlm_vk *vk, VkCommandBuffer cmd, VkFence fence);
+
+/* An on/off switch from the environment: set, non-empty and not "0". */
+int txlm_env_on(const char *name);
 
 /* Maps a VkResult to a txlm status code and message. */
 int txlm_vk_fail(txlm_err *err, VkResult r, const char *what);

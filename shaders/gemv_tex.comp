@@ -30,9 +30,10 @@ layout(std430, binding = 6) readonly buffer Lb { vec4 LB4[]; };
 layout(std430, binding = 7) coherent buffer Cb { uint DONE[]; };  // [0]: workgroups finished, back to 0 after (TXLM_SYNC_WORDS)
 
 vec4 y4(uint t) { uint i = p.y_off + 4u * t; return vec4(Y[i], Y[i + 1u], Y[i + 2u], Y[i + 3u]); }
-vec4 real(uint t, vec4 v) { return mix(vec4(0.0), v, lessThan(uvec4(4u * t) + uvec4(0u, 1u, 2u, 3u), uvec4(p.ln_d))); }
+#define LN_IN4(row, t) y4(t)
+#include "layernorm_row.glsl"
 
-void layernorm_row()
+void layernorm_if_last()
 {
     // every lane's stores made visible, and the lanes met, before one
     // counts; after the count they meet again before reading
@@ -44,19 +45,12 @@ void layernorm_row()
     subgroupBarrier();
     memoryBarrierBuffer();
     uint lane = gl_SubgroupInvocationID, n4 = (p.ln_d + 3u) / 4u, out4 = p.ln_d_out / 4u;
-    vec4 s = vec4(0.0);
-    for (uint t = lane; t < n4; t += 8u) s += real(t, y4(t));
-    float mean = subgroupAdd(s.x + s.y + s.z + s.w) / float(p.ln_d);
-    vec4 v = vec4(0.0);
-    for (uint t = lane; t < n4; t += 8u) {
-        vec4 x = real(t, y4(t) - mean);
-        v += x * x;
-    }
-    float rstd = 1.0 / sqrt(subgroupAdd(v.x + v.y + v.z + v.w) / float(p.ln_d) + p.ln_eps);
+    float mean, rstd;
+    ln_stats(0u, lane, p.ln_d, p.ln_eps, mean, rstd);
     // each lane overwrites only the columns it alone has read
     for (uint t = lane; t < out4; t += 8u) {
         vec4 y = vec4(0.0);
-        if (t < n4) y = real(t, (y4(t) - mean) * rstd * G4[t] + LB4[t]);
+        if (t < n4) y = ln_real(t, (y4(t) - mean) * rstd * G4[t] + LB4[t], p.ln_d);
         uint i = p.y_off + 4u * t;
         Y[i] = y.x, Y[i + 1u] = y.y, Y[i + 2u] = y.z, Y[i + 3u] = y.w;
     }
@@ -168,7 +162,7 @@ void main()
         if (n < p.N) store(0u, n, acc[r]);
     }
 #if LN
-    layernorm_row();
+    layernorm_if_last();
 #endif
 #if TOUCH
     if (p.N == 0u) store(0u, 0u, float(touch));

@@ -51,31 +51,22 @@ vec4 row_in4(uint row, uint t)
     return v;
 }
 
-// keeps the columns of texel t that are < d, zeroes the rest (a select: no NaN leaks)
-vec4 real(uint t, vec4 v) { return mix(vec4(0.0), v, lessThan(uvec4(4u * t) + uvec4(0u, 1u, 2u, 3u), uvec4(p.d))); }
+#define LN_IN4(row, t) row_in4(row, t)
+#include "layernorm_row.glsl"
 
 void main()
 {
     uint row = gl_WorkGroupID.x, lane = gl_SubgroupInvocationID;
     uint n4 = (p.d + 3u) / 4u, out4 = p.d_out / 4u;
     if (row >= p.rows) return;
-
-    vec4 s = vec4(0.0);
-    for (uint t = lane; t < n4; t += 8u) s += real(t, row_in4(row, t));
-    float mean = subgroupAdd(s.x + s.y + s.z + s.w) / float(p.d);
-
-    vec4 v = vec4(0.0);
-    for (uint t = lane; t < n4; t += 8u) {
-        vec4 x = real(t, row_in4(row, t) - mean);
-        v += x * x;
-    }
-    float rstd = 1.0 / sqrt(subgroupAdd(v.x + v.y + v.z + v.w) / float(p.d) + p.eps);
+    float mean, rstd;
+    ln_stats(row, lane, p.d, p.eps, mean, rstd);
 
     for (uint t = lane; t < out4; t += 8u) {
         vec4 y = vec4(0.0);
         if (t < n4) {
             vec4 g = uintBitsToFloat(texelFetch(Gt, int(t))), b = uintBitsToFloat(texelFetch(Bt, int(t)));
-            y = real(t, (row_in4(row, t) - mean) * rstd * g + b);
+            y = ln_real(t, (row_in4(row, t) - mean) * rstd * g + b, p.d);
         }
         Y4[(p.y_off + row * p.ldy) / 4u + t] = y;
     }
