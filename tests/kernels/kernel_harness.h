@@ -1,0 +1,53 @@
+/* What the kernel test files share (kernel_harness.c): the device,
+ * recorder and ops under test, random inputs, host-visible buffers,
+ * weights of every dtype, the per-kernel count of test cases, and the
+ * device-feature modes that force each kernel variant. */
+#ifndef TXLM_TEST_KERNEL_HARNESS_H
+#define TXLM_TEST_KERNEL_HARNESS_H
+
+#include "context.h"
+#include "ops.h"
+
+extern txlm_context *ctx;
+extern txlm_rec rec;
+extern txlm_ops ops;
+
+/* xorshift state: frand() steps it, uniform in [-1, 1) */
+extern uint64_t rng;
+float frand(void);
+float *rand_vec(size_t n, float scale);
+void die_if(int rc, const txlm_err *e);
+/* A host-visible buffer holding `n` floats (inputs and outputs alike). */
+txlm_buf host_buf(const float *data, size_t n);
+/* A weight tensor of a dtype; max_range > 0 forces it to be split into
+ * chunks of at most that many bytes. `data` is replaced by what the
+ * device will actually see (the dtype's rounding), so references use it. */
+txlm_gpu_tensor weight_dt(float *data, uint32_t rows, uint32_t cols, uint32_t dtype, VkDeviceSize max_range);
+txlm_gpu_tensor weight(float *data, uint32_t rows, uint32_t cols, VkDeviceSize max_range);
+const char *dt_name(uint32_t dt);
+
+/* Per kernel, in how many test cases it ran (main checks every kernel
+ * the device has ran in at least three); case_done ends a case. */
+extern uint32_t cases_run[TXLM_K_COUNT];
+void case_done(void);
+
+/* The kernel choices the op functions make from device features, forced
+ * one by one (set_mode: 0 where the device cannot run that mode). */
+enum { MODE_NARROW = 1, MODE_NO_SUBGROUP = 2, MODE_NO_GEMV = 4, MODE_NO_GEMV_Q8 = 8, MODE_TEXEL = 16, MODE_GPU = 32, N_MODES = 64 };
+extern int have_int64, have_subgroup, have_texel, have_gpu_kernels;
+int set_mode(int mode);
+void reset_mode(void);
+
+void begin(void);
+void run(void);
+/* The largest difference; a NaN anywhere counts as infinite. */
+double max_abs_diff(const float *a, const float *b, size_t n);
+
+/* kernel_cases_attention.c: relative attention and the log-softmax; the
+ * failures its checks counted */
+void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, int same_length, uint32_t mem_len,
+                    int32_t clamp_len, uint32_t rk_off, uint32_t kv_row0);
+void test_logsoftmax(uint32_t rows, uint32_t n, uint32_t n_write, int with_add);
+int attention_case_failures(void);
+
+#endif
