@@ -66,6 +66,26 @@ static void embed(txlm_session *s, const int32_t *tokens, uint32_t qlen, txlm_ar
     }
 }
 
+/* This segment's keys and values, appended to layer n's ring after the
+ * memory. A segment that runs past the ring's last row is projected
+ * whole into kv_seg and its rows copied to both ends: projecting the two
+ * pieces apart could pick other kernels for their row counts and change
+ * a row's bits with where the ring happens to wrap. */
+static void project_kv(txlm_session *s, uint32_t n, txlm_arg c, uint32_t qlen)
+{
+    const txlm_layer *L = &s->m->layers[n];
+    uint32_t hd = s->m->h.n_head * s->m->dev.dh, at = (s->kv_base + s->mlen) % s->kv_rows;
+    if (at + qlen <= s->kv_rows) {
+        txlm_op_linear(&s->ops, c, L->qkv, hd, 2 * hd, NULL, 0, NULL, rows_of(&s->kv[n], at, 2 * hd), qlen, 0, 1.0f);
+        return;
+    }
+    VkDeviceSize row = (VkDeviceSize)2 * hd * 4, first = s->kv_rows - at;
+    txlm_op_linear(&s->ops, c, L->qkv, hd, 2 * hd, NULL, 0, NULL, rows_of(&s->kv_seg, 0, 2 * hd), qlen, 0, 1.0f);
+    txlm_rec_copy(&s->rec, s->kv_seg.buf, 0, s->kv[n].buf, at * row, first * row);
+    txlm_rec_copy(&s->rec, s->kv_seg.buf, first * row, s->kv[n].buf, 0, (qlen - first) * row);
+    txlm_rec_barrier(&s->rec);
+}
+
 static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg hin, txlm_arg out)
 {
     const txlm_hparams *h = &s->m->h;
@@ -76,7 +96,6 @@ static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg hin, txlm
     float eps = h->layer_norm_epsilon;
 
     txlm_arg q = rows_of(&s->q, 0, hd);
-    txlm_arg kv_new = rows_of(&s->kv[n], s->kv_base + mlen, 2 * hd);
     txlm_arg attn = rows_of(&s->attn, 0, hd);
     txlm_arg a = rows_of(&s->a, 0, d);
 
@@ -87,10 +106,11 @@ static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg hin, txlm
         txlm_op_layernorm(o, hin, NULL, L->attn_ln_g, L->attn_ln_b, c, qlen, h->d_model, d, eps);
     }
     txlm_op_linear(o, c, L->qkv, 0, hd, NULL, 0, NULL, q, qlen, 0, 1.0f);
-    txlm_op_linear(o, c, L->qkv, hd, 2 * hd, NULL, 0, NULL, kv_new, qlen, 0, 1.0f);
+    project_kv(s, n, c, qlen);
     txlm_attn_shape shape = {
         .qlen = qlen, .mlen = mlen, .H = h->n_head, .dh = dv->dh, .dh_real = h->d_head,
         .clamp_max = s->max_dist, .same_length = s->same_length, .mem_len = s->mem_len, .kv_row0 = s->kv_base,
+        .kv_rows = s->kv_rows,
     };
     txlm_view kv = txlm_view_of(&s->kv[n]), rk = txlm_view_of(&s->rk[n].buf);
     txlm_view scores = txlm_view_of(&s->scores);
@@ -121,7 +141,8 @@ static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg hin, txlm
 }
 
 /* Memory for the next segment: the keys and values of the last mem_len
- * rows of every layer, which stay where they are (kv_base moves on). */
+ * rows of every layer, which stay where they are in the ring (kv_base
+ * moves on). */
 static void update_memory(txlm_session *s, uint32_t qlen)
 {
     uint32_t klen = s->mlen + qlen;
@@ -129,24 +150,8 @@ static void update_memory(txlm_session *s, uint32_t qlen)
         s->mlen = klen;
         return;
     }
-    s->kv_base += klen - s->mem_len;
+    s->kv_base = (s->kv_base + klen - s->mem_len) % s->kv_rows;
     s->mlen = s->mem_len;
-}
-
-/* Before a segment of qlen rows: when it would run past the end of the
- * kv buffers, the memory rows move (through a scratch buffer) to row 0. */
-static void make_room(txlm_session *s, uint32_t qlen)
-{
-    const txlm_hparams *h = &s->m->h;
-    if (s->kv_base + s->mlen + qlen <= s->kv_rows) return;
-    VkDeviceSize row = (VkDeviceSize)2 * h->n_head * s->m->dev.dh * 4, keep = s->mlen * row, from = s->kv_base * row;
-    for (uint32_t n = 0; n < h->n_layer && keep; n++) {
-        txlm_rec_copy(&s->rec, s->kv[n].buf, from, s->slide.buf, 0, keep);
-        txlm_rec_barrier(&s->rec);
-        txlm_rec_copy(&s->rec, s->slide.buf, 0, s->kv[n].buf, 0, keep);
-        txlm_rec_barrier(&s->rec);
-    }
-    s->kv_base = 0;
 }
 
 static int submit(txlm_session *s, txlm_err *err) { return txlm_session_submit(s, err); }
@@ -200,7 +205,6 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
     txlm_rec_fill_zero(&s->rec, s->sync.buf, 0, s->sync.size);
     txlm_rec_barrier(&s->rec);
     grow_position_keys(s, longest + 1);
-    make_room(s, qlen);
     embed(s, tokens, qlen, rows_of(&s->h[0], 0, d));
     for (uint32_t n = 0; n < h->n_layer; n++) {
         txlm_arg in = rows_of(&s->h[n % 2], 0, d);

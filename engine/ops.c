@@ -210,18 +210,20 @@ void txlm_op_layernorm(txlm_ops *o, txlm_arg x, const txlm_arg *r, const txlm_gp
     txlm_rec_barrier(o->rec);
 }
 
+/* shaders/attn_push.glsl */
 struct attn_push {
     uint32_t qlen, mlen, klen, H, dh, rk_off, clamp_max, same_length, mem_len;
     float scale;
-    uint32_t kv_off;
+    uint32_t kv_row0, kv_rows;
     uint32_t merge; /* attn_split_sg: its last run merges (bindings 6 and 7) */
 };
 
 static struct attn_push attn_push_of(const txlm_attn_shape *s, uint32_t rk_off)
 {
-    return (struct attn_push){s->qlen, s->mlen, s->mlen + s->qlen, s->H, s->dh, rk_off, s->clamp_max, s->same_length,
+    uint32_t klen = s->mlen + s->qlen;
+    return (struct attn_push){s->qlen, s->mlen, klen, s->H, s->dh, rk_off, s->clamp_max, s->same_length,
                               s->mem_len, (float)(1.0 / sqrt((double)(s->dh_real ? s->dh_real : s->dh))),
-                              s->kv_row0 * 2 * s->H * s->dh, 0};
+                              s->kv_row0, s->kv_rows ? s->kv_rows : s->kv_row0 + klen, 0};
 }
 
 void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,
@@ -299,11 +301,8 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
     txlm_rec_dispatch(o->rec, TXLM_K_SOFTMAX, &scores, &pm, sizeof pm, pm.rows, 1, 1);
     txlm_rec_barrier(o->rec);
 
-    struct {
-        uint32_t qlen, klen, H, dh, kv_off;
-    } pv = {s->qlen, klen, s->H, s->dh, ps.kv_off};
     txlm_view v3[3] = {scores, kv, out};
-    txlm_rec_dispatch(o->rec, TXLM_K_ATTN_PV, v3, &pv, sizeof pv, div_up(s->H * s->dh, 64), s->qlen, 1);
+    txlm_rec_dispatch(o->rec, TXLM_K_ATTN_PV, v3, &ps, sizeof ps, div_up(s->H * s->dh, 64), s->qlen, 1);
     txlm_rec_barrier(o->rec);
 }
 

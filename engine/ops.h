@@ -69,11 +69,13 @@ typedef struct txlm_attn_shape {
     uint32_t same_length, mem_len;
     uint32_t kv_row0;       /* row of kv holding the first memory row */
     uint32_t dh_real;       /* the model's d_head when dh is padded (scores scale by it); 0: dh */
+    uint32_t kv_rows;       /* rows of the kv ring (key j at row (kv_row0 + j) mod kv_rows); 0: kv_row0 + klen */
 } txlm_attn_shape;
 
 /* Relative attention, output heads into O [qlen, H*dh]. q [qlen, H*dh]
- * (this segment's queries); kv [kv_row0 + klen, 2*H*dh] (keys | values,
- * memory rows first, from row kv_row0); rk [distances, H*dh] at element rk_off. With probs == NULL one
+ * (this segment's queries); kv a ring of [kv_rows, 2*H*dh] (keys | values,
+ * memory rows first, from row kv_row0, wrapping to row 0); rk [distances,
+ * H*dh] at element rk_off. With probs == NULL one
  * fused pass is used where the shape allows (online softmax, no score
  * matrix); otherwise the probabilities are left in *probs [H, qlen, klen]. */
 void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,

@@ -70,7 +70,7 @@ static int alloc_all(txlm_session *s, txlm_err *err)
     ALLOC(ids, S, TXLM_BUF_STAGING);
     ALLOC(targets, S, TXLM_BUF_STAGING);
     ALLOC(rowmap, S, TXLM_BUF_STAGING);
-    ALLOC(slide, M ? M * 2 * hd : 1, TXLM_BUF_DEVICE);
+    ALLOC(kv_seg, S * 2 * hd, TXLM_BUF_DEVICE);
     ALLOC(h[0], S * d, TXLM_BUF_DEVICE);
     ALLOC(h[1], S * d, TXLM_BUF_DEVICE);
     ALLOC(z, S * d, TXLM_BUF_DEVICE);
@@ -94,12 +94,10 @@ static int alloc_all(txlm_session *s, txlm_err *err)
 #undef ALLOC
     if (rc) return rc;
 
-    /* Slack rows let the memory slide by an offset for about max(M, S) rows
-     * before its rows have to move (generation would otherwise move every
-     * layer's whole memory at every token); within one binding. */
-    uint64_t row_bytes = 2 * hd * 4, room = vk->max_storage_range / row_bytes, slack = M > S ? M : S;
-    if (K + slack > room) slack = room > K ? room - K : 0;
-    s->kv_rows = (uint32_t)(K + slack);
+    /* A ring of M + S rows holds the memory and a longest segment after
+     * it wherever the memory starts: the memory slides by moving kv_base,
+     * and its rows never move (forward.c). */
+    s->kv_rows = (uint32_t)K;
     s->kv = calloc(h->n_layer, sizeof *s->kv);
     s->rk = calloc(h->n_layer, sizeof *s->rk);
     if (!s->kv || !s->rk) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
@@ -154,7 +152,7 @@ void txlm_session_close(txlm_session *s)
     if (!s) return;
     txlm_vk *vk = &s->m->ctx->vk;
     txlm_rec_destroy(&s->rec);
-    txlm_buf *bufs[] = {&s->ids, &s->targets, &s->rowmap, &s->slide, &s->sync, &s->h[0], &s->h[1], &s->z, &s->xn, &s->q, &s->scores, &s->attn, &s->a, &s->ffin,
+    txlm_buf *bufs[] = {&s->ids, &s->targets, &s->rowmap, &s->kv_seg, &s->sync, &s->h[0], &s->h[1], &s->z, &s->xn, &s->q, &s->scores, &s->attn, &s->a, &s->ffin,
                         &s->ffh, &s->emb_tmp, &s->zsel, &s->zp, &s->head, &s->head_lp, &s->tail, &s->out};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (bufs[i]->buf) txlm_buf_destroy(vk, bufs[i]);

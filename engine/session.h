@@ -20,7 +20,7 @@ struct txlm_session {
 
     /* state */
     uint32_t mlen;           /* rows of memory held now */
-    uint32_t kv_base;        /* row of kv[n] holding memory row 0: the memory slides by moving it */
+    uint32_t kv_base;        /* ring row of kv[n] holding memory row 0: the memory slides by moving it */
     uint32_t rk_rows;        /* position-key rows computed so far (per layer) */
     uint32_t z_rows;         /* rows of z (last layer output) from the last segment */
     uint64_t rng;            /* sampler state */
@@ -30,9 +30,10 @@ struct txlm_session {
     txlm_buf ids;            /* [S] int32, host-written */
     txlm_buf targets;        /* [S] int32 tokens to score, host-written: the output layer writes only their columns */
     txlm_buf rowmap;         /* [S] int32, host-written: scored rows grouped by the tail cluster of their target */
-    txlm_buf *kv;            /* per layer: [kv_rows, 2*H*dh] keys | values, memory rows from kv_base, then this segment's */
-    uint32_t kv_rows;        /* M + S + slack: rows move only once kv_base has used up the slack */
-    txlm_buf slide;          /* [M, 2*H*dh] staging for the memory slide */
+    txlm_buf *kv;            /* per layer, a ring of [kv_rows, 2*H*dh] keys | values: memory rows from kv_base, then
+                                this segment's, wrapping past the last row to row 0 */
+    uint32_t kv_rows;        /* M + S: the memory and a longest segment, wherever they start */
+    txlm_buf kv_seg;         /* [S, 2*H*dh] a segment's keys | values when they wrap past the ring's end */
     txlm_buf sync;           /* [TXLM_SYNC_WORDS] uint: counts of finished workgroups (ops.h) */
     txlm_buf h[2];           /* [S, d] layer inputs/outputs, alternating */
     txlm_buf z;              /* [S, d] last layer's output */

@@ -81,8 +81,13 @@ int txlm_state_save(txlm_session *s, void *buf, size_t cap, size_t *written, txl
         if (!tmp) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     }
     int rc = 0;
+    /* the memory's rows from kv_base, wrapping past the ring's end to row 0 */
+    VkDeviceSize first = (VkDeviceSize)(s->kv_rows - s->kv_base) * kv_row;
+    if (first > rows) first = rows;
     for (uint32_t n = 0; n < h->n_layer && !rc && rows; n++) {
-        rc = txlm_buf_download(vk, &s->kv[n], s->kv_base * kv_row, dv->dh != h->d_head ? (void *)tmp : p, rows, err);
+        uint8_t *dst = dv->dh != h->d_head ? (uint8_t *)tmp : p;
+        rc = txlm_buf_download(vk, &s->kv[n], s->kv_base * kv_row, dst, first, err);
+        if (!rc && rows > first) rc = txlm_buf_download(vk, &s->kv[n], 0, dst + first, rows - first, err);
         if (!rc && dv->dh != h->d_head) unpad((float *)p, tmp, (size_t)s->mlen * 2 * h->n_head, h->d_head, dv->dh);
         p += (size_t)s->mlen * 2 * h->n_head * h->d_head * 4;
     }

@@ -20,16 +20,7 @@ layout(std430, binding = 3) readonly buffer RWb { vec4 RWB[]; };  // r_w_bias [H
 layout(std430, binding = 4) readonly buffer RRb { vec4 RRB[]; };  // r_r_bias [H, dh]
 layout(std430, binding = 5) writeonly buffer Ob { vec4 O[]; };    // [qlen, H*dh]
 
-layout(push_constant) uniform Push {
-    uint qlen, mlen, klen;
-    uint H, dh;
-    uint rk_off;
-    uint clamp_max;
-    uint same_length;
-    uint mem_len;
-    float scale;
-    uint kv_off;        // element offset of memory row 0 in KV (the memory slides by offset)
-} p;
+#include "attn_push.glsl"
 
 void main()
 {
@@ -66,7 +57,7 @@ void main()
 
     float m = TXLM_MASKED, l = 0.0;
     for (uint j = j_lo; j <= j_hi; j++) {
-        uint kb = (p.kv_off >> 2) + j * 2u * hd4 + h * n4;
+        uint kb = kv_row(j) * 2u * hd4 + h * n4;
         float s = 0.0;
         if (!none) {
             uint rb = (p.rk_off >> 2) + min(p.mlen + i - j, p.clamp_max) * hd4 + h * n4;

@@ -52,16 +52,7 @@ layout(local_size_x = 8) in;
 #endif
 layout(std430, binding = 5) writeonly buffer Ob { vec4 O[]; };    // [qlen, H*dh]
 
-layout(push_constant) uniform Push {
-    uint qlen, mlen, klen;
-    uint H, dh;
-    uint rk_off;
-    uint clamp_max;
-    uint same_length;
-    uint mem_len;
-    float scale;
-    uint kv_off;
-} p;
+#include "attn_push.glsl"
 
 // keys query i may see: [lo, mlen + i] (same_length raises lo)
 uint first_key(uint i)
@@ -131,7 +122,7 @@ void main()
 
     float m0 = TXLM_MASKED, l0 = 0.0, m1 = TXLM_MASKED, l1 = 0.0;
     for (uint j = j_lo; j <= j_hi; j++) {
-        uint kb = (p.kv_off >> 2) + j * 2u * hd4 + h * n4;
+        uint kb = kv_row(j) * 2u * hd4 + h * n4;
         bool in0 = j <= hi0 && j >= lo0, in1 = j <= hi1 && j >= lo1;
         float s0 = 0.0, s1 = 0.0;
 #if SHUFFLE

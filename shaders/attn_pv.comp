@@ -10,11 +10,7 @@ layout(std430, binding = 0) readonly buffer Pb { float P[]; };     // [H, qlen, 
 layout(std430, binding = 1) readonly buffer KVb { float KV[]; };   // [klen, 2*H*dh]: k | v
 layout(std430, binding = 2) writeonly buffer Ob { float O[]; };    // [qlen, H*dh]
 
-layout(push_constant) uniform Push {
-    uint qlen, klen;
-    uint H, dh;
-    uint kv_off;        // element offset of memory row 0 in KV
-} p;
+#include "attn_push.glsl"
 
 void main()
 {
@@ -25,6 +21,6 @@ void main()
     uint h = c / p.dh;
     uint pb = (h * p.qlen + i) * p.klen;
     float acc = 0.0;
-    for (uint j = 0u; j < p.klen; j++) acc += P[pb + j] * KV[p.kv_off + j * 2u * hd + hd + c];
+    for (uint j = 0u; j < p.klen; j++) acc += P[pb + j] * KV[kv_row(j) * 2u * hd + hd + c];
     O[i * hd + c] = acc;
 }

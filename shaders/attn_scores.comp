@@ -17,16 +17,7 @@ layout(std430, binding = 3) readonly buffer RWb { float RWB[]; };  // r_w_bias [
 layout(std430, binding = 4) readonly buffer RRb { float RRB[]; };  // r_r_bias [H, dh]
 layout(std430, binding = 5) writeonly buffer Sb { float S[]; };    // [H, qlen, klen]
 
-layout(push_constant) uniform Push {
-    uint qlen, mlen, klen;
-    uint H, dh;
-    uint rk_off;
-    uint clamp_max;
-    uint same_length;
-    uint mem_len;
-    float scale;
-    uint kv_off;        // element offset of memory row 0 in KV (the memory slides by offset)
-} p;
+#include "attn_push.glsl"
 
 bool masked(uint i, uint j)
 {
@@ -52,7 +43,7 @@ void main()
     }
     uint hd = p.H * p.dh;
     uint qb = i * hd + h * p.dh;
-    uint kb = p.kv_off + j * 2u * hd + h * p.dh;
+    uint kb = kv_row(j) * 2u * hd + h * p.dh;
     uint dist = min(p.mlen + i - j, p.clamp_max);
     uint rb = p.rk_off + dist * hd + h * p.dh;
     float ac = 0.0, bd = 0.0;

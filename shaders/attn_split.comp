@@ -36,16 +36,7 @@ layout(local_size_x = 8) in;
 #endif
 layout(std430, binding = 5) writeonly buffer Pb { vec4 PART[]; };
 
-layout(push_constant) uniform Push {
-    uint qlen, mlen, klen;
-    uint H, dh;
-    uint rk_off;
-    uint clamp_max;
-    uint same_length;
-    uint mem_len;
-    float scale;
-    uint kv_off;
-} p;
+#include "attn_push.glsl"
 
 void main()
 {
@@ -76,7 +67,7 @@ void main()
             qr[e] = q + ld_rr(h * n4 + e);
         }
         for (uint j = j0; j <= j1; j++) {
-            uint kb = (p.kv_off >> 2) + j * 2u * hd4 + h * n4;
+            uint kb = kv_row(j) * 2u * hd4 + h * n4;
             uint rb = (p.rk_off >> 2) + min(p.mlen + i - j, p.clamp_max) * hd4 + h * n4;
             float s = 0.0;
             EACH for (uint e = 0u; e < N4; e++) s += dot(qw[e], ld_kv(kb + e)) + dot(qr[e], ld_rk(rb + e));

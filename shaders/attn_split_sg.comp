@@ -34,17 +34,7 @@ layout(std430, binding = 5) coherent buffer Pb { vec4 PART[]; };  // read back b
 layout(std430, binding = 6) writeonly buffer Ob { vec4 O[]; };   // [qlen, H*dh]
 layout(std430, binding = 7) coherent buffer Cb { uint DONE[]; };
 
-layout(push_constant) uniform Push {
-    uint qlen, mlen, klen;
-    uint H, dh;
-    uint rk_off;
-    uint clamp_max;
-    uint same_length;
-    uint mem_len;
-    float scale;
-    uint kv_off;
-    uint merge;
-} p;
+#include "attn_push.glsl"
 
 #define HG 4       // TXLM_ATTN_SG_HEADS: heads a workgroup (1, 2, 4 or 8)
 #if HG == 1
@@ -110,7 +100,7 @@ void main()
     for (uint j = j0; j <= j1; j += CHUNK) {
         [[unroll]] for (uint c = 0u; c < CHUNK; c++) {
             uint jn = min(j + CHUNK + c, j1);
-            uint kb = (p.kv_off >> 2) + jn * 2u * hd4 + e0;
+            uint kb = kv_row(jn) * 2u * hd4 + e0;
             uint rb = (p.rk_off >> 2) + min(p.mlen + i - jn, p.clamp_max) * hd4 + e0;
             [[unroll]] for (uint e = 0u; e < PER; e += 4u)
                 touch += ld_kv(kb + e).x + ld_kv(kb + hd4 + e).x + ld_rk(rb + e).x;
@@ -119,7 +109,7 @@ void main()
         float mx = TXLM_MASKED;
         [[unroll]] for (uint c = 0u; c < CHUNK; c++) {
             uint jc = min(j + c, j1);
-            uint kb = (p.kv_off >> 2) + jc * 2u * hd4 + e0;
+            uint kb = kv_row(jc) * 2u * hd4 + e0;
             uint rb = (p.rk_off >> 2) + min(p.mlen + i - jc, p.clamp_max) * hd4 + e0;
             float d = 0.0;
             [[unroll]] for (uint e = 0u; e < PER; e++) d += dot(qw[e], ld_kv(kb + e)) + dot(qr[e], ld_rk(rb + e));
@@ -130,7 +120,7 @@ void main()
         l *= corr;
         [[unroll]] for (uint e = 0u; e < PER; e++) acc[e] *= corr;
         [[unroll]] for (uint c = 0u; c < CHUNK; c++) {
-            uint kb = (p.kv_off >> 2) + min(j + c, j1) * 2u * hd4 + e0;
+            uint kb = kv_row(min(j + c, j1)) * 2u * hd4 + e0;
             float w = j + c <= j1 ? exp(s[c] - m_new) : 0.0;
             l += w;
             [[unroll]] for (uint e = 0u; e < PER; e++) acc[e] += w * ld_kv(kb + hd4 + e);

@@ -16,16 +16,7 @@ layout(std430, binding = 3) readonly buffer RWb { float RWB[]; };
 layout(std430, binding = 4) readonly buffer RRb { float RRB[]; };
 layout(std430, binding = 5) writeonly buffer Tb { float T[]; };    // [4, H, qlen, klen]
 
-layout(push_constant) uniform Push {
-    uint qlen, mlen, klen;
-    uint H, dh;
-    uint rk_off;
-    uint clamp_max;
-    uint same_length;
-    uint mem_len;
-    float scale;
-    uint kv_off;        // element offset of memory row 0 in KV (the memory slides by offset)
-} p;
+#include "attn_push.glsl"
 
 bool masked(uint i, uint j)
 {
@@ -50,7 +41,7 @@ void main()
     if (!masked(i, j)) {
         uint hd = p.H * p.dh;
         uint qb = i * hd + h * p.dh;
-        uint kb = p.kv_off + j * 2u * hd + h * p.dh;
+        uint kb = kv_row(j) * 2u * hd + h * p.dh;
         uint rb = p.rk_off + min(p.mlen + i - j, p.clamp_max) * hd + h * p.dh;
         for (uint e = 0u; e < p.dh; e++) {
             float q = Q[qb + e], k = KV[kb + e], r = RK[rb + e];

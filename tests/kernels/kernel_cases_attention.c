@@ -16,16 +16,24 @@
  * probabilities kept, the score terms, the default choice (fused where the
  * shape allows) and the three-pass path through scratch. */
 void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, int same_length, uint32_t mem_len,
-                           int32_t clamp_len, uint32_t rk_off, uint32_t kv_row0)
+                    int32_t clamp_len, uint32_t rk_off, uint32_t kv_row0)
+{
+    test_attention_ring(qlen, mlen, H, dh, same_length, mem_len, clamp_len, rk_off, kv_row0, 0);
+}
+
+void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, int same_length, uint32_t mem_len,
+                         int32_t clamp_len, uint32_t rk_off, uint32_t kv_row0, uint32_t ring)
 {
     uint32_t klen = mlen + qlen, hd = H * dh;
+    if (!ring) ring = kv_row0 + klen;
     uint32_t max_dist = clamp_len > 0 && (uint32_t)clamp_len < klen - 1 ? (uint32_t)clamp_len : klen - 1;
-    float *q = rand_vec((size_t)qlen * hd, 1), *kv = rand_vec((size_t)(kv_row0 + klen) * 2 * hd, 1);
+    float *q = rand_vec((size_t)qlen * hd, 1), *kv = rand_vec((size_t)ring * 2 * hd, 1);
     float *rkd = rand_vec(rk_off + (size_t)(max_dist + 1) * hd, 1), *rwb = rand_vec(hd, 0.5f), *rrb = rand_vec(hd, 0.5f);
     float *k = malloc((size_t)klen * hd * 4), *v = malloc((size_t)klen * hd * 4), *rk = malloc((size_t)klen * hd * 4);
     for (uint32_t j = 0; j < klen; j++) {
-        memcpy(k + (size_t)j * hd, kv + (size_t)(kv_row0 + j) * 2 * hd, hd * 4);
-        memcpy(v + (size_t)j * hd, kv + (size_t)(kv_row0 + j) * 2 * hd + hd, hd * 4);
+        size_t row = (kv_row0 + j) % ring;
+        memcpy(k + (size_t)j * hd, kv + row * 2 * hd, hd * 4);
+        memcpy(v + (size_t)j * hd, kv + row * 2 * hd + hd, hd * 4);
         uint32_t pos = klen - 1 - j;
         if (pos > max_dist) pos = max_dist;
         memcpy(rk + (size_t)j * hd, rkd + rk_off + (size_t)pos * hd, hd * 4);
@@ -34,8 +42,8 @@ void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, int s
     float *want_p = malloc(plane * 4), *want_o = malloc((size_t)qlen * hd * 4), *want_t = malloc(4 * plane * 4);
     ref_rel_attention(q, k, v, rk, rwb, rrb, qlen, mlen, H, dh, same_length, mem_len, want_p, want_t, want_o);
 
-    txlm_buf qb = host_buf(q, (size_t)qlen * hd), kvb = host_buf(kv, (size_t)(kv_row0 + klen) * 2 * hd);
-    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len, kv_row0, 0};
+    txlm_buf qb = host_buf(q, (size_t)qlen * hd), kvb = host_buf(kv, (size_t)ring * 2 * hd);
+    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len, kv_row0, 0, ring};
     size_t split = (size_t)txlm_attn_split_bytes(&s) / 4;
     txlm_buf sb = host_buf(NULL, plane > split ? plane : split), ob = host_buf(NULL, (size_t)qlen * hd), tb = host_buf(NULL, 4 * plane);
     txlm_buf rkb = host_buf(rkd, rk_off + (size_t)(max_dist + 1) * hd);
@@ -67,8 +75,8 @@ void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, int s
         }
     CHECK(exact_zeros, "attention: masked entries are not exactly 0 (qlen=%u mlen=%u)", qlen, mlen);
     CHECK(dp < 1e-5 && dout < 1e-4 && dt < 1e-4 * dh, "attention qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d "
-          "kv_row0=%u: prob diff %g, out diff %g, terms diff %g", qlen, mlen, H, dh, same_length, mem_len, clamp_len, kv_row0,
-          dp, dout, dt);
+          "kv_row0=%u ring=%u: prob diff %g, out diff %g, terms diff %g", qlen, mlen, H, dh, same_length, mem_len, clamp_len,
+          kv_row0, ring, dp, dout, dt);
 
     /* without probabilities: the default choice (split for a few queries,
      * else two queries per invocation), then one query per invocation,
@@ -137,8 +145,8 @@ void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, int s
         double d = max_abs_diff(ob.map, want_o, (size_t)qlen * hd);
         CHECK(d < 1e-4 && used == expect,
               "attention (%s, expected %s) qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d rk_off=%u "
-              "kv_row0=%u texel=%d: out diff %g", names[used], names[expect], qlen, mlen, H, dh, same_length, mem_len, clamp_len,
-              rk_off, kv_row0, texel, d);
+              "kv_row0=%u ring=%u texel=%d: out diff %g", names[used], names[expect], qlen, mlen, H, dh, same_length, mem_len,
+              clamp_len, rk_off, kv_row0, ring, texel, d);
     }
     txlm_buf_destroy(&ctx->vk, &qb), txlm_buf_destroy(&ctx->vk, &kvb), txlm_buf_destroy(&ctx->vk, &sb);
     txlm_buf_destroy(&ctx->vk, &ob), txlm_buf_destroy(&ctx->vk, &tb), txlm_buf_destroy(&ctx->vk, &rkb);

@@ -47,6 +47,10 @@ double max_abs_diff(const float *a, const float *b, size_t n);
  * failures its checks counted */
 void test_attention(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, int same_length, uint32_t mem_len,
                     int32_t clamp_len, uint32_t rk_off, uint32_t kv_row0);
+/* The same with keys and values in a ring of `ring` rows (>= klen): key
+ * j at row (kv_row0 + j) % ring, the other rows stale. */
+void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, int same_length, uint32_t mem_len,
+                         int32_t clamp_len, uint32_t rk_off, uint32_t kv_row0, uint32_t ring);
 void test_logsoftmax(uint32_t rows, uint32_t n, uint32_t n_write, int with_add);
 int attention_case_failures(void);
 

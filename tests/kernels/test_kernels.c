@@ -458,6 +458,22 @@ int main(void)
     test_attention(9, 20, 3, 48, 0, 20, -1, 0, 0);
     test_attention(17, 5, 1, 48, 1, 8, 4, 0, 2);
     test_attention(1, 40, 2, 48, 1, 40, 30, 0, 0);
+    /* the memory in a ring: keys past its last row wrap to row 0, between the
+     * segment's rows, inside the memory's, at the first key or the last;
+     * every kernel (three-pass, fused, paired, split, the subgroup split) */
+    /* qlen, mlen, H, dh, same_length, mem_len, clamp, rk offset, memory row 0, ring rows */
+    test_attention_ring(1, 10, 4, 16, 1, 10, 20, 0, 7, 12);     /* one query, wraps inside the memory */
+    test_attention_ring(1, 11, 4, 16, 1, 11, 20, 0, 11, 12);    /* memory row 0 at the ring's last row */
+    test_attention_ring(1, 11, 4, 16, 1, 11, 20, 0, 1, 12);     /* the new key alone at row 0 */
+    test_attention_ring(9, 70, 2, 8, 0, 70, 30, 8, 75, 82);     /* fused, wraps inside the memory */
+    test_attention_ring(3, 12, 1, 41, 0, 12, -1, 3, 14, 17);    /* odd head size, wraps between new keys */
+    test_attention_ring(4, 30, 2, 64, 1, 24, 12, 4, 33, 40);    /* a few queries, subgroup split */
+    test_attention_ring(1, 150, 9, 64, 1, 140, 60, 0, 100, 160); /* one query over runs, the wrap mid-run */
+    test_attention_ring(1, 640, 16, 64, 1, 640, 1000, 0, 1000, 1152); /* generation's shape, mem_len 640 + 512 */
+    test_attention_ring(23, 40, 2, 64, 1, 40, 30, 0, 50, 70);   /* paired, the wrap between the segment's rows */
+    test_attention_ring(37, 50, 3, 64, 1, 45, 20, 8, 60, 90);   /* paired with shuffles, a partial last workgroup */
+    test_attention_ring(17, 5, 1, 48, 1, 8, 4, 0, 1, 22);       /* dh = 48, the last key at the ring's last row */
+    test_attention_ring(7, 9, 2, 16, 1, 12, -1, 2, 10, 16);     /* misaligned rk: three-pass */
     test_attention(3, 20, 3, 48, 0, 20, -1, 0, 3);
     test_attention(1, 70, 1, 48, 0, 70, 9, 0, 0);
     test_attention(6, 0, 2, 16, 1, 0, -1, 0, 0);     /* same_length without memory: every key masked */

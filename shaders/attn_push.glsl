@@ -1,0 +1,23 @@
+// The push constants of the attention kernels (engine/ops.c, struct
+// attn_push). KV is a ring of kv_rows rows per layer: memory row 0 sits
+// at row kv_row0 and key j at kv_row(j), so the memory slides by moving
+// kv_row0 and no row is ever copied.
+layout(push_constant) uniform Push {
+    uint qlen, mlen, klen;
+    uint H, dh;
+    uint rk_off;        // element offset of the position keys
+    uint clamp_max;
+    uint same_length;
+    uint mem_len;
+    float scale;
+    uint kv_row0;
+    uint kv_rows;
+    uint merge;         // attn_split_sg: its last run merges (bindings 6 and 7)
+} p;
+
+// kv_row0 < kv_rows and j < klen <= kv_rows: one subtraction wraps it.
+uint kv_row(uint j)
+{
+    uint r = p.kv_row0 + j;
+    return r >= p.kv_rows ? r - p.kv_rows : r;
+}
