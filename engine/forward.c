@@ -150,7 +150,8 @@ static void update_memory(txlm_session *s, uint32_t qlen)
         s->mlen = klen;
         return;
     }
-    s->kv_base = (s->kv_base + klen - s->mem_len) % s->kv_rows;
+    /* nothing kept: the next segment starts at row 0 and does not wrap */
+    s->kv_base = s->mem_len ? (s->kv_base + klen - s->mem_len) % s->kv_rows : 0;
     s->mlen = s->mem_len;
 }
 

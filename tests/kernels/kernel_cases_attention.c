@@ -26,6 +26,10 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
 {
     uint32_t klen = mlen + qlen, hd = H * dh;
     if (!ring) ring = kv_row0 + klen;
+    if (ring < klen || kv_row0 >= ring) {
+        fprintf(stderr, "bad attention case: %u keys from row %u of a ring of %u\n", klen, kv_row0, ring);
+        abort();
+    }
     uint32_t max_dist = clamp_len > 0 && (uint32_t)clamp_len < klen - 1 ? (uint32_t)clamp_len : klen - 1;
     float *q = rand_vec((size_t)qlen * hd, 1), *kv = rand_vec((size_t)ring * 2 * hd, 1);
     float *rkd = rand_vec(rk_off + (size_t)(max_dist + 1) * hd, 1), *rwb = rand_vec(hd, 0.5f), *rrb = rand_vec(hd, 0.5f);

@@ -466,13 +466,17 @@ int main(void)
     test_attention_ring(1, 11, 4, 16, 1, 11, 20, 0, 11, 12);    /* memory row 0 at the ring's last row */
     test_attention_ring(1, 11, 4, 16, 1, 11, 20, 0, 1, 12);     /* the new key alone at row 0 */
     test_attention_ring(9, 70, 2, 8, 0, 70, 30, 8, 75, 82);     /* fused, wraps inside the memory */
-    test_attention_ring(3, 12, 1, 41, 0, 12, -1, 3, 14, 17);    /* odd head size, wraps between new keys */
+    test_attention_ring(3, 12, 1, 41, 0, 12, -1, 3, 14, 17);    /* odd head size, wraps inside the memory */
+    test_attention_ring(3, 12, 1, 41, 0, 12, -1, 3, 4, 17);     /* odd head size, wraps between the new keys */
     test_attention_ring(4, 30, 2, 64, 1, 24, 12, 4, 33, 40);    /* a few queries, subgroup split */
     test_attention_ring(1, 150, 9, 64, 1, 140, 60, 0, 100, 160); /* one query over runs, the wrap mid-run */
     test_attention_ring(1, 640, 16, 64, 1, 640, 1000, 0, 1000, 1152); /* generation's shape, mem_len 640 + 512 */
-    test_attention_ring(23, 40, 2, 64, 1, 40, 30, 0, 50, 70);   /* paired, the wrap between the segment's rows */
+    test_attention_ring(23, 40, 2, 64, 1, 40, 30, 0, 50, 70);   /* paired, wraps inside the memory */
+    test_attention_ring(23, 40, 2, 64, 1, 40, 30, 0, 30, 70);   /* paired, the segment's first key at row 0 */
+    test_attention_ring(23, 40, 2, 64, 1, 40, 30, 0, 20, 70);   /* paired, wraps between the segment's rows */
+    test_attention_ring(9, 70, 2, 8, 0, 70, 30, 8, 8, 82);      /* fused, wraps between the segment's rows */
     test_attention_ring(37, 50, 3, 64, 1, 45, 20, 8, 60, 90);   /* paired with shuffles, a partial last workgroup */
-    test_attention_ring(17, 5, 1, 48, 1, 8, 4, 0, 1, 22);       /* dh = 48, the last key at the ring's last row */
+    test_attention_ring(17, 5, 1, 48, 1, 8, 4, 0, 1, 22);       /* dh = 48, a full ring: the last key at row 0 */
     test_attention_ring(7, 9, 2, 16, 1, 12, -1, 2, 10, 16);     /* misaligned rk: three-pass */
     test_attention(3, 20, 3, 48, 0, 20, -1, 0, 3);
     test_attention(1, 70, 1, 48, 0, 70, 9, 0, 0);

@@ -1,9 +1,11 @@
 /* Each layer's keys and values are a ring: the memory slides by moving
  * its first row, wrapping past the ring's end, and no row ever moves. A
- * session fed many short segments (generation-like) must match the CPU
- * reference at every step, through wraps of the memory and of a
- * segment's own rows, and a state saved while the memory wraps must
- * continue identically in a fresh session.
+ * session fed many segments must match the CPU reference at every step,
+ * through wraps of the memory and of a segment's own rows, and a state
+ * saved while the memory wraps must continue in a fresh session (whose
+ * ring wraps elsewhere) to the same bits. Two rings: one of generation-
+ * like single tokens (the one-query kernels), one of longer segments (the
+ * paired kernel).
  *
  * usage: test_memory_slide GOLDEN_DIR WORK_DIR */
 #include <math.h>
@@ -28,6 +30,72 @@ static double max_abs_diff(const float *a, const float *b, size_t n)
     return m;
 }
 
+/* Feeds the segments of lens to a session keeping mem_len rows, with
+ * segments of at most max_seg, next to the reference. */
+static void run(txlm_model *m, ref_model *rm, uint32_t mem_len, uint32_t max_seg, const uint32_t *lens, uint32_t n_lens)
+{
+    txlm_err err = {0, ""};
+    ref_session *rs = NULL;
+    ref_session_options ro = {.mem_len = mem_len, .same_length = -1};
+    txlm_session *s = NULL, *s2 = NULL;
+    txlm_session_options so = {.mem_len = mem_len, .same_length = -1, .max_segment = max_seg};
+    if (ref_session_new(rm, &ro, &rs, &err) || txlm_session_create(m, &so, &s)) {
+        CHECK(0, "sessions: %s %s", err.msg, txlm_last_error());
+        return;
+    }
+    uint32_t V = ref_model_hparams(rm)->n_token, n_tok = 0;
+    for (uint32_t i = 0; i < n_lens; i++) n_tok += lens[i];
+    float *want = malloc((size_t)max_seg * V * 4), *got = malloc((size_t)max_seg * V * 4),
+          *got2 = malloc((size_t)max_seg * V * 4);
+    int32_t *tokens = malloc(n_tok * sizeof *tokens);
+    uint64_t x = 12345 + max_seg;
+    for (uint32_t i = 0; i < n_tok; i++) tokens[i] = (int32_t)((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 33) % (int32_t)V;
+
+    uint32_t max_base = 0, wraps = 0, split_segments = 0, at = 0, step = 0;
+    void *state = NULL;
+    for (; step < n_lens; at += lens[step], step++) {
+        uint32_t n = lens[step], base_before = s->kv_base;
+        split_segments += (s->kv_base + s->mlen) % s->kv_rows + n > s->kv_rows;
+        if (ref_forward(rs, tokens + at, n, want, &err)) {
+            CHECK(0, "reference: %s", err.msg);
+            break;
+        }
+        CHECK(txlm_session_feed(s, tokens + at, n, got) == TXLM_OK, "feed: %s", txlm_last_error());
+        double d = max_abs_diff(got, want, (size_t)n * V);
+        CHECK(d < TOLERANCE, "ring of %u, step %u (%u tokens, memory from row %u): max diff %g", s->kv_rows, step, n,
+              base_before, d);
+        if (s2) {
+            CHECK(txlm_session_feed(s2, tokens + at, n, got2) == TXLM_OK, "feed (restored): %s", txlm_last_error());
+            CHECK(!memcmp(got, got2, (size_t)n * V * sizeof *got),
+                  "ring of %u, step %u: the restored session (memory from row %u) differs from the saving one (row %u) by %g",
+                  s->kv_rows, step, s2->kv_base, s->kv_base, max_abs_diff(got, got2, (size_t)n * V));
+        }
+        if (s->kv_base > max_base) max_base = s->kv_base;
+        wraps += s->kv_base < base_before;
+        CHECK(txlm_session_memory_len(s) == ref_session_memory_len(rs), "step %u: memory %u rows, reference %u", step,
+              txlm_session_memory_len(s), ref_session_memory_len(rs));
+        if (!s2 && s->kv_base + s->mlen > s->kv_rows) {
+            /* saved while the memory runs past the ring's end; restored at row 0 */
+            size_t cap = txlm_session_state_size(s), written = 0;
+            state = malloc(cap);
+            CHECK(txlm_session_save(s, state, cap, &written) == TXLM_OK, "save: %s", txlm_last_error());
+            CHECK(txlm_session_create(m, &so, &s2) == TXLM_OK, "session: %s", txlm_last_error());
+            CHECK(txlm_session_restore(s2, state, written) == TXLM_OK, "restore: %s", txlm_last_error());
+        }
+    }
+    CHECK(s->kv_rows == mem_len + max_seg, "ring of %u rows, not mem_len + longest segment", s->kv_rows);
+    CHECK(max_base > 0 && wraps >= 2 && split_segments >= 3,
+          "ring of %u: the memory never slid (first row at most %u), wrapped %u times, or a segment wrapped %u times",
+          s->kv_rows, max_base, wraps, split_segments);
+    CHECK(s2 != NULL, "ring of %u: no state was saved while the memory wrapped", s->kv_rows);
+    printf("ring of %u rows: %u segments match the reference (%u wraps of the memory, %u segments wrapping)\n", s->kv_rows,
+           step, wraps, split_segments);
+    free(state), free(want), free(got), free(got2), free(tokens);
+    txlm_session_free(s2);
+    txlm_session_free(s);
+    ref_session_free(rs);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) return fprintf(stderr, "usage: test_memory_slide GOLDEN_DIR WORK_DIR\n"), 2;
@@ -39,74 +107,28 @@ int main(int argc, char **argv)
     if (ref_pack_dir(dir, model, &err)) return fprintf(stderr, "FAIL packing: %s\n", err.msg), 1;
 
     ref_model *rm = NULL;
-    ref_session *rs = NULL;
-    ref_session_options ro = {.mem_len = 5, .same_length = -1};
     txlm_context *ctx = NULL;
     txlm_model *m = NULL;
-    txlm_session *s = NULL, *s2 = NULL;
     txlm_context_options co = {0}; /* TXLM_VALIDATION in the environment turns the layer on */
-    txlm_session_options so = {.mem_len = 5, .same_length = -1, .max_segment = 4};
-    if (ref_model_open(model, &rm, &err) || ref_session_new(rm, &ro, &rs, &err))
-        return fprintf(stderr, "FAIL reference: %s\n", err.msg), 1;
-    if (txlm_context_create(&co, &ctx) || txlm_model_load(ctx, model, NULL, &m) || txlm_session_create(m, &so, &s))
+    if (ref_model_open(model, &rm, &err)) return fprintf(stderr, "FAIL reference: %s\n", err.msg), 1;
+    if (txlm_context_create(&co, &ctx) || txlm_model_load(ctx, model, NULL, &m))
         return fprintf(stderr, "FAIL opening: %s\n", txlm_last_error()), 1;
     unlink(model);
 
-    uint32_t V = ref_model_hparams(rm)->n_token, n_tok = 80;
-    float *want = malloc((size_t)4 * V * 4), *got = malloc((size_t)4 * V * 4), *got2 = malloc((size_t)4 * V * 4);
-    int32_t tokens[80];
-    uint64_t x = 12345;
-    for (uint32_t i = 0; i < n_tok; i++) tokens[i] = (int32_t)((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 33) % (int32_t)V;
     /* mostly single tokens, with longer segments in between so that the
-     * memory and the segments wrap at different fill levels */
-    static const uint32_t lens[] = {4, 1, 1, 1, 1, 2, 1, 3, 1, 1, 3, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 4,
-                                    4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1};
-    uint32_t max_base = 0, wraps = 0, split_segments = 0, at = 0, step = 0;
-    size_t state_cap = 0;
-    void *state = NULL;
-    for (; step < sizeof lens / sizeof *lens && at + lens[step] <= n_tok; at += lens[step], step++) {
-        uint32_t n = lens[step], base_before = s->kv_base;
-        split_segments += (s->kv_base + s->mlen) % s->kv_rows + n > s->kv_rows;
-        if (ref_forward(rs, tokens + at, n, want, &err)) return fprintf(stderr, "FAIL reference: %s\n", err.msg), 1;
-        CHECK(txlm_session_feed(s, tokens + at, n, got) == TXLM_OK, "feed: %s", txlm_last_error());
-        double d = max_abs_diff(got, want, (size_t)n * V);
-        CHECK(d < TOLERANCE, "step %u (%u tokens, memory from row %u): max diff %g", step, n, base_before, d);
-        if (s2) {
-            CHECK(txlm_session_feed(s2, tokens + at, n, got2) == TXLM_OK, "feed (restored): %s", txlm_last_error());
-            d = max_abs_diff(got2, want, (size_t)n * V);
-            CHECK(d < TOLERANCE, "step %u in the restored session: max diff %g", step, d);
-        }
-        if (s->kv_base > max_base) max_base = s->kv_base;
-        wraps += s->kv_base < base_before;
-        CHECK(txlm_session_memory_len(s) == ref_session_memory_len(rs), "step %u: memory %u rows, reference %u", step,
-              txlm_session_memory_len(s), ref_session_memory_len(rs));
-        if (!s2 && s->kv_base + s->mlen > s->kv_rows) {
-            /* saved while the memory runs past the ring's end; restored at row 0 */
-            state_cap = txlm_session_state_size(s);
-            size_t written = 0;
-            state = malloc(state_cap);
-            CHECK(txlm_session_save(s, state, state_cap, &written) == TXLM_OK, "save: %s", txlm_last_error());
-            CHECK(txlm_session_create(m, &so, &s2) == TXLM_OK, "session: %s", txlm_last_error());
-            CHECK(txlm_session_restore(s2, state, written) == TXLM_OK, "restore: %s", txlm_last_error());
-        }
-    }
-    CHECK(s->kv_rows == 5 + 4, "ring of %u rows, not mem_len + longest segment", s->kv_rows);
-    CHECK(max_base > 0 && wraps >= 2 && split_segments >= 3,
-          "the memory never slid (first row at most %u), wrapped %u times, or a segment wrapped %u times", max_base, wraps,
-          split_segments);
-    CHECK(s2 != NULL, "no state was saved while the memory wrapped");
+     * memory and the segments wrap at different fill levels (a ring of 9) */
+    static const uint32_t steps[] = {4, 1, 1, 1, 1, 2, 1, 3, 1, 1, 3, 1, 1, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 4,
+                                     4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1};
+    run(m, rm, 5, 4, steps, sizeof steps / sizeof *steps);
+    /* segments of 5-8 queries (two per invocation) in a ring of 15 */
+    static const uint32_t segments[] = {8, 5, 7, 6, 8, 5, 8, 7, 6, 5, 8, 8};
+    run(m, rm, 7, 8, segments, sizeof segments / sizeof *segments);
+
     uint64_t vmsgs = txlm_context_validation_messages(ctx);
     CHECK(vmsgs == 0, "%llu Vulkan validation messages", (unsigned long long)vmsgs);
-
-    free(state), free(want), free(got), free(got2);
-    txlm_session_free(s2);
-    txlm_session_free(s);
     txlm_model_free(m);
     txlm_context_destroy(ctx);
-    ref_session_free(rs);
     ref_model_free(rm);
     if (failures) return fprintf(stderr, "%d memory checks failed\n", failures), 1;
-    printf("memory slide: %u steps match the reference (%u wraps of the memory, %u segments wrapping)\n", step, wraps,
-           split_segments);
     return 0;
 }
