@@ -16,17 +16,16 @@
 #include "ops.h"
 #include "quantize.h"
 
-/* Bytes copied per second (each byte read once and written once), median of reps. */
-static double copy_rate(txlm_context *ctx, txlm_rec *rec, uint32_t reps, double *host_rate)
+/* Bytes copied per second (each byte read once and written once): the
+ * host's memcpy, median of reps, and the device's copy
+ * (txlm_context_copy_rate, which the benchmarks of txlm bench use too). */
+static double copy_rate(txlm_context *ctx, uint32_t reps, double *host_rate)
 {
     const size_t bytes = (size_t)256 << 20;
-    txlm_err e = {0};
-    double dev[64], host[64];
+    double host[64], dev = 0;
     char *a = malloc(bytes), *b = malloc(bytes);
-    txlm_buf x, y;
-    if (!a || !b || txlm_buf_create(&ctx->vk, bytes, TXLM_BUF_DEVICE, &x, &e) ||
-        txlm_buf_create(&ctx->vk, bytes, TXLM_BUF_DEVICE, &y, &e)) {
-        fprintf(stderr, "copy: %s\n", e.msg[0] ? e.msg : "out of memory");
+    if (!a || !b || txlm_context_copy_rate(ctx, &dev)) {
+        fprintf(stderr, "copy: %s\n", a && b ? txlm_last_error() : "out of memory");
         free(a), free(b);
         return 0;
     }
@@ -35,17 +34,11 @@ static double copy_rate(txlm_context *ctx, txlm_rec *rec, uint32_t reps, double 
         double t0 = now();
         memcpy(b, a, bytes);
         host[r] = bytes / (now() - t0);
-        txlm_rec_begin(rec, &e);
-        txlm_rec_copy(rec, x.buf, 0, y.buf, 0, bytes);
-        t0 = now();
-        txlm_rec_submit(rec, &e);
-        dev[r] = bytes / (now() - t0);
     }
-    qsort(host, reps, sizeof *host, cmp), qsort(dev, reps, sizeof *dev, cmp);
-    txlm_buf_destroy(&ctx->vk, &x), txlm_buf_destroy(&ctx->vk, &y);
+    qsort(host, reps, sizeof *host, cmp);
     free(a), free(b);
     *host_rate = host[reps / 2];
-    return dev[reps / 2];
+    return dev;
 }
 
 int main(int argc, char **argv)
@@ -70,7 +63,7 @@ int main(int argc, char **argv)
     bench_fill(&ctx->vk, &x, &e);
     uint32_t dts[] = {TXLM_DT_F32, TXLM_DT_F16, TXLM_DT_Q8_0, TXLM_DT_Q4_0};
     printf("device: %s, M=%u N=%u K=%u\n", ctx->vk.props.deviceName, M, N, K);
-    double host_copy = 0, dev_copy = copy_rate(ctx, &rec, reps, &host_copy);
+    double host_copy = 0, dev_copy = copy_rate(ctx, reps, &host_copy);
     printf("copy 256 MiB: host memcpy (1 thread) %.2f GB/s, device buffer copy %.2f GB/s\n", host_copy * 1e-9,
            dev_copy * 1e-9);
     for (int d = 0; d < 4; d++) {

@@ -131,6 +131,15 @@ def time_model(a, name, variants, hf, ok):
                 # speeds: txlm / PyTorch; load (a time): txlm / PyTorch as well, so < 1 is better there
                 res["ratio"].setdefault(dt, {})[w] = median(xv) / median(tv)
     res["context_s"] = {dt: median([r["context_s"] for r in txlm_runs[dt]]) for dt in variants}
+    # generation against the device's copy rate, measured in each run
+    for dt in variants:
+        runs = [r for r in txlm_runs[dt] if "copy_bytes_per_s" in r]
+        if runs:
+            res.setdefault("weights", {})[dt] = {
+                "step_bytes": runs[0]["step_weight_bytes"],
+                "weight_bytes_per_s": median([r["gen_weight_bytes_per_s_median"] for r in runs]),
+                "copy_bytes_per_s": median([r["copy_bytes_per_s"] for r in runs]),
+            }
     return res
 
 
@@ -152,6 +161,13 @@ def markdown(results, a):
                              f"{', '.join('%.3f' % x for x in tw[w]['runs'])} | "
                              f"{', '.join('%.3f' % x for x in t['torch'][w]['runs'])} |")
         lines.append("")
+        for dt, wr in t.get("weights", {}).items():
+            lines.append(f"- txlm generation, {dt}: {wr['weight_bytes_per_s'] * 1e-9:.2f} GB/s of weights "
+                         f"({wr['step_bytes'] * 1e-6:.0f} MB a token) = "
+                         f"{100 * wr['weight_bytes_per_s'] / wr['copy_bytes_per_s']:.0f}% of the device copy "
+                         f"({wr['copy_bytes_per_s'] * 1e-9:.2f} GB/s; medians of the runs)")
+        if t.get("weights"):
+            lines.append("")
     for name, r in results["models"].items():
         for dt, c in r["check"].items():
             lines.append(f"- check {name} {dt}: max |Δ log p| {c['max_abs']:.2e}, mean {c['mean_abs']:.2e}, "

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "copy_rate.h"
 #include "sample.h"
 #include "state.h"
 #include "model_load.h"
@@ -120,6 +121,13 @@ txlm_status txlm_model_load(txlm_context *ctx, const char *path, const txlm_mode
 }
 
 void txlm_model_free(txlm_model *m) { txlm_model_close(m); }
+
+txlm_status txlm_context_copy_rate(txlm_context *ctx, double *bytes_per_s)
+{
+    if (!ctx || !bytes_per_s) return bad_arg("txlm_context_copy_rate: NULL argument");
+    txlm_err e = {0};
+    return txlm_copy_rate(ctx, bytes_per_s, &e) ? fail(&e) : TXLM_OK;
+}
 
 void txlm_model_get_params(const txlm_model *m, txlm_model_params *p)
 {

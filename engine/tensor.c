@@ -34,6 +34,11 @@ static uint64_t device_bytes(uint32_t dtype, uint64_t n)
     return (n + SB_ELEMS - 1) / SB_ELEMS * (values_bytes(dtype, SB_ELEMS) + SB_SCALE_BYTES);
 }
 
+uint64_t txlm_tensor_bytes(const txlm_gpu_tensor *t, uint32_t rows)
+{
+    return t ? device_bytes(t->dtype, (uint64_t)rows * t->cols) : 0;
+}
+
 /* Largest row count whose bytes fit one binding and keep the next chunk's
  * offset aligned as the device requires; quantised chunks also end on a
  * superblock, so each chunk's layout is that of the whole tensor. */

@@ -33,6 +33,8 @@ int txlm_tensor_alloc(txlm_vk *vk, uint32_t rows, uint32_t cols, uint32_t dtype,
 int txlm_tensor_write(txlm_vk *vk, txlm_gpu_tensor *t, const void *data, txlm_err *err);
 void txlm_tensor_free(txlm_vk *vk, txlm_gpu_tensor *t);
 uint32_t txlm_tensor_n_chunks(const txlm_gpu_tensor *t);
+/* Device bytes of the first `rows` rows (NULL: 0); a pass over them reads that much. */
+uint64_t txlm_tensor_bytes(const txlm_gpu_tensor *t, uint32_t rows);
 /* Chunk c as a view; *row0 receives its first row. */
 txlm_view txlm_tensor_chunk(const txlm_gpu_tensor *t, uint32_t c, uint32_t *row0);
 /* The whole tensor as one view (it must fit one binding). */

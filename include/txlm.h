@@ -103,6 +103,12 @@ TXLM_API void txlm_context_destroy(txlm_context *ctx);
 TXLM_API txlm_status txlm_context_device(const txlm_context *ctx, txlm_device_info *out);
 /* Validation messages seen so far (0 when validation is off). */
 TXLM_API uint64_t txlm_context_validation_messages(const txlm_context *ctx);
+/* The device's memory speed as its buffer-to-buffer copy rate: bytes
+ * copied per second, each read once and written once (the median of 5
+ * timings of 4 copies of up to 256 MiB; twice the copy is allocated for
+ * the call). The yardstick for one-token steps, which mostly stream
+ * weights: compare txlm_model_step_bytes() x tokens/s with it. */
+TXLM_API txlm_status txlm_context_copy_rate(txlm_context *ctx, double *bytes_per_s);
 
 /* ---- progress and cancelling ----------------------------------------- */
 
@@ -144,6 +150,12 @@ typedef struct txlm_model_params {
 
 /* The hyper-parameters and vocabulary facts of a loaded model (m not NULL). */
 TXLM_API void txlm_model_get_params(const txlm_model *m, txlm_model_params *out);
+/* Bytes of weights one generated token reads on the device: every layer's
+ * tensors (but the position projection, whose products are kept) and the
+ * output layer's head (its cluster's rows, bias and projection, and the
+ * tail clusters' logits); a tail cluster's weights are read only when a
+ * draw falls in it. 0 for NULL. */
+TXLM_API uint64_t txlm_model_step_bytes(const txlm_model *m);
 
 /* ---- text ------------------------------------------------------------ */
 

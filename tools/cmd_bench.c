@@ -39,6 +39,10 @@ typedef struct bench_result {
     series load_s, eval_tps, gen_tps;
     double xl_ms[MAX_LENS], vanilla_ms[MAX_LENS]; /* per predicted token */
     uint32_t eval_tokens, gen_tokens;
+    /* generation against the memory's speed: the weights a token reads
+     * (txlm_model_step_bytes) and the device's copy rate */
+    uint64_t step_bytes;
+    double copy_rate;
 } bench_result;
 
 static void usage(void)
@@ -271,6 +275,9 @@ static void print_table(const bench_opts *o, const txlm_device_info *dev, const 
         char what[64];
         snprintf(what, sizeof what, "generation (mem %u)", o->mem_len);
         printf("%-34s %10.2f tokens/s\n", what, median(&r->gen_tps));
+        double rate = (double)r->step_bytes * median(&r->gen_tps);
+        printf("%-34s %10.2f GB/s = %.0f%% of the device copy (%.2f GB/s)\n", "  weights read", rate * 1e-9,
+               100 * rate / r->copy_rate, r->copy_rate * 1e-9);
     }
     if (o->workloads & W_VANILLA) {
         printf("\n%8s %14s %16s %9s\n", "attn len", "XL ms/token", "vanilla ms/token", "speedup");
@@ -295,7 +302,13 @@ static void print_json(const bench_opts *o, const txlm_device_info *dev, const b
            dev->name, o->mem_len, o->tgt_len, o->tokens, o->reps, o->gen_tokens, r->context_s);
     if (r->load_s.n) print_series("load_s", &r->load_s);
     if (r->eval_tps.n) print_series("eval_tokens_per_s", &r->eval_tps);
-    if (r->gen_tps.n) print_series("gen_tokens_per_s", &r->gen_tps);
+    if (r->gen_tps.n) {
+        print_series("gen_tokens_per_s", &r->gen_tps);
+        double rate = (double)r->step_bytes * median(&r->gen_tps);
+        printf(",\n  \"step_weight_bytes\": %llu,\n  \"copy_bytes_per_s\": %.6g,\n  \"gen_weight_bytes_per_s_median\": %.6g,\n"
+               "  \"gen_copy_fraction\": %.6g",
+               (unsigned long long)r->step_bytes, r->copy_rate, rate, rate / r->copy_rate);
+    }
     if (o->workloads & W_VANILLA) {
         printf(",\n  \"vanilla\": [");
         for (uint32_t i = 0; i < o->n_lens; i++)
@@ -382,6 +395,11 @@ int cmd_bench(int argc, char **argv)
     if (!buf || !lp) { rc = cli_error("out of memory"); goto done; }
     if ((o.workloads & W_EVAL) && run_eval(m, &o, &r, buf, lp)) goto done;
     if ((o.workloads & W_GEN) && run_gen(m, &o, &r, buf)) goto done;
+    r.step_bytes = txlm_model_step_bytes(m);
+    if ((o.workloads & W_GEN) && (st = txlm_context_copy_rate(ctx, &r.copy_rate))) {
+        rc = cli_lib_error(st, "measuring the device's copy rate");
+        goto done;
+    }
     for (uint32_t i = 0; (o.workloads & W_VANILLA) && i < o.n_lens; i++)
         if (run_vanilla_len(m, &o, (uint32_t)o.lens[i], &r.xl_ms[i], &r.vanilla_ms[i], buf, lp)) goto done;
     if (o.json) print_json(&o, &dev, &r);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # txlm bench on a small packed golden model: every workload runs, the JSON
 # carries every figure (positive numbers), the vanilla table has one row
-# per attention length, and bad options fail with a message.
+# per attention length, generation is set against the device's copy rate
+# with the weight bytes a token reads, and bad options fail with a message.
 # usage: test_bench.sh TXLM TXLM_PACK GOLDEN_CASE_DIR
 set -euo pipefail
 txlm=$1 pack=$2 case_dir=$3
@@ -21,10 +22,39 @@ for k in ["load_s", "eval_tokens_per_s", "gen_tokens_per_s"]:
 assert [v["attn_len"] for v in r["vanilla"]] == [5, 9], r["vanilla"]
 assert all(v["xl_ms_per_token"] > 0 and v["vanilla_ms_per_token"] > 0 for v in r["vanilla"]), r["vanilla"]
 assert r["mem_len"] == 6 and r["tgt_len"] == 4 and r["gen_tokens"] == 3, r
+# generation against the device's copy rate
+assert r["copy_bytes_per_s"] > 0, r
+rate = r["step_weight_bytes"] * r["gen_tokens_per_s_median"]
+assert abs(r["gen_weight_bytes_per_s_median"] - rate) <= 1e-5 * rate, r
+assert abs(r["gen_copy_fraction"] - rate / r["copy_bytes_per_s"]) <= 1e-5 * r["gen_copy_fraction"], r
+PY
+# The weights a generated token reads, from the hyper-parameters: every
+# layer's matrices, biases and norms, and the head cluster (its rows, bias
+# and projection) with the cluster logits; f16 halves the matrices and the
+# head's rows, the rest stays f32.
+step_bytes() {
+    "$pack" "$case_dir" -o "$tmp/$1.txlm" --dtype "$1" > /dev/null
+    "$txlm" bench -m "$tmp/$1.txlm" --json --workloads gen --mem-len 6 --tgt-len 4 --gen-tokens 2 --reps 1 \
+        | python3 -c 'import json, sys; print(json.load(sys.stdin)["step_weight_bytes"])'
+}
+python3 - "$case_dir/config.json" "$(step_bytes f32)" "$(step_bytes f16)" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+d, H, dh, di, L = c["d_model"], c["n_head"], c["d_head"], c["d_inner"], c["n_layer"]
+assert c["div_val"] > 1 and c["cutoffs"], "the formula below is for adaptive softmax with projections"
+rows, dim, clusters = c["cutoffs"][0], c["d_embed"], len(c["cutoffs"])
+matrices = L * (3 * H * dh * d + d * H * dh + 2 * d * di) + rows * dim
+vectors = L * (di + d + 2 * H * dh + 4 * d) + rows + clusters * dim + clusters
+proj = d * dim
+f32 = 4 * (matrices + vectors + proj)
+got32, got16 = int(sys.argv[2]), int(sys.argv[3])
+assert got32 == f32, f"f32: {got32} bytes a token, expected {f32}"
+assert got16 == f32 - 2 * matrices, f"f16: {got16} bytes a token, expected {f32 - 2 * matrices}"
 PY
 # the table form names each workload
 "$txlm" bench -m "$tmp/model.txlm" --workloads eval,gen --mem-len 6 --tgt-len 4 --tokens 4 --reps 1 > "$tmp/out.txt"
-grep -q "eval (tgt 4, mem 6)" "$tmp/out.txt" && grep -q "generation (mem 6)" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: table"; exit 1; }
+grep -q "eval (tgt 4, mem 6)" "$tmp/out.txt" && grep -q "generation (mem 6)" "$tmp/out.txt" &&
+    grep -q "weights read .* GB/s = .*% of the device copy (.* GB/s)" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: table"; exit 1; }
 # TXLM_PROFILE=1: each recorder prints device time by kernel; the rows
 # add up to the whole and name the kernels a segment and a token run
 TXLM_PROFILE=1 "$txlm" bench -m "$tmp/model.txlm" --workloads gen --mem-len 6 --tgt-len 4 --gen-tokens 3 --reps 1 \

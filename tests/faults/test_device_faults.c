@@ -70,6 +70,37 @@ static void budgets(uint64_t base, uint64_t with_model)
     txlm_context_destroy(ctx);
 }
 
+/* The copy rate (txlm_context_copy_rate): a positive rate that gives back
+ * every byte it took; under a budget it halves its buffers until two fit,
+ * and with no room for two of 4 MiB it fails with a message, keeping
+ * nothing. */
+static void copy_rate(uint64_t base)
+{
+    double r = 0;
+    CHECK_STATUS(txlm_context_copy_rate(NULL, &r), TXLM_ERR_INVALID_ARGUMENT, "txlm_context_copy_rate: NULL argument");
+    static const struct {
+        uint64_t room;
+        txlm_status want;
+    } cases[] = {{0, TXLM_OK}, {40u << 20, TXLM_OK}, {6u << 20, TXLM_ERR_OUT_OF_MEMORY}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        txlm_context_options o = flt_options(cases[i].room ? base + cases[i].room : 0);
+        txlm_context *ctx = NULL;
+        CHECK(txlm_context_create(&o, &ctx) == TXLM_OK, "context: %s", txlm_last_error());
+        if (!ctx) return;
+        if (i == 0) CHECK_STATUS(txlm_context_copy_rate(ctx, NULL), TXLM_ERR_INVALID_ARGUMENT, "txlm_context_copy_rate: NULL argument");
+        r = 0;
+        txlm_status st = txlm_context_copy_rate(ctx, &r);
+        if (cases[i].want == TXLM_OK)
+            CHECK(st == TXLM_OK && r > 0, "copy rate with %llu bytes of room: %s", (unsigned long long)cases[i].room,
+                  txlm_last_error());
+        else
+            CHECK_STATUS(st, cases[i].want, "measuring the copy rate: device memory budget exceeded");
+        CHECK(ctx->vk.memory_used == base, "the copy rate kept %lld bytes",
+              (long long)ctx->vk.memory_used - (long long)base);
+        txlm_context_destroy(ctx);
+    }
+}
+
 /* A copy of the model with one extra tensor whose data is a hole of
  * `bytes` in a sparse file: nothing is written or read, the reader sees a
  * well-formed file (opened without hashing the data). */
@@ -236,6 +267,7 @@ int main(void)
     CHECK(with_model > base && per_feed >= 1, "measured %llu / %llu bytes, %llu submits per segment",
           (unsigned long long)base, (unsigned long long)with_model, (unsigned long long)per_feed);
     budgets(base, with_model);
+    copy_rate(base);
     larger_than_heaps(dir);
     device_lost(first_feed, per_feed);
     allocation_failures(allocs);
