@@ -14,7 +14,7 @@
 layout(local_size_x = 8) in;
 
 layout(std430, binding = 0) readonly buffer Qb { vec4 Q[]; };     // [qlen, H*dh]
-layout(std430, binding = 1) readonly buffer KVb { vec4 KV[]; };   // [klen, 2*H*dh]: k | v
+layout(std430, binding = 1) readonly buffer KVb { vec4 KV[]; };   // a ring of [kv_rows, 2*H*dh]: k | v (attn_push.glsl)
 layout(std430, binding = 2) readonly buffer RKb { vec4 RK[]; };   // [distances, H*dh]
 layout(std430, binding = 3) readonly buffer RWb { vec4 RWB[]; };  // r_w_bias [H, dh]
 layout(std430, binding = 4) readonly buffer RRb { vec4 RRB[]; };  // r_r_bias [H, dh]

@@ -5,7 +5,7 @@
 // (tex.glsl); otherwise storage buffers.
 #if TEXEL
 layout(binding = 0) uniform usamplerBuffer Qt;   // [qlen, H*dh]
-layout(binding = 1) uniform usamplerBuffer KVt;  // [klen, 2*H*dh]: k | v
+layout(binding = 1) uniform usamplerBuffer KVt;  // a ring of [kv_rows, 2*H*dh]: k | v (attn_push.glsl)
 layout(binding = 2) uniform usamplerBuffer RKt;  // [distances, H*dh]
 layout(binding = 3) uniform usamplerBuffer RWt;  // r_w_bias [H, dh]
 layout(binding = 4) uniform usamplerBuffer RRt;  // r_r_bias [H, dh]

@@ -7,7 +7,7 @@
 layout(local_size_x = 64) in;
 
 layout(std430, binding = 0) readonly buffer Pb { float P[]; };     // [H, qlen, klen]
-layout(std430, binding = 1) readonly buffer KVb { float KV[]; };   // [klen, 2*H*dh]: k | v
+layout(std430, binding = 1) readonly buffer KVb { float KV[]; };   // a ring of [kv_rows, 2*H*dh]: k | v (attn_push.glsl)
 layout(std430, binding = 2) writeonly buffer Ob { float O[]; };    // [qlen, H*dh]
 
 #include "attn_push.glsl"

@@ -11,7 +11,7 @@
 layout(local_size_x = 64) in;
 
 layout(std430, binding = 0) readonly buffer Qb { float Q[]; };     // [qlen, H*dh]
-layout(std430, binding = 1) readonly buffer KVb { float KV[]; };   // [klen, 2*H*dh]: k | v (memory rows first)
+layout(std430, binding = 1) readonly buffer KVb { float KV[]; };   // a ring of [kv_rows, 2*H*dh]: k | v (attn_push.glsl)
 layout(std430, binding = 2) readonly buffer RKb { float RK[]; };   // [distances, H*dh]
 layout(std430, binding = 3) readonly buffer RWb { float RWB[]; };  // r_w_bias [H, dh]
 layout(std430, binding = 4) readonly buffer RRb { float RRB[]; };  // r_r_bias [H, dh]

@@ -10,7 +10,7 @@
 layout(local_size_x = 64) in;
 
 layout(std430, binding = 0) readonly buffer Qb { float Q[]; };     // [qlen, H*dh]
-layout(std430, binding = 1) readonly buffer KVb { float KV[]; };   // [klen, 2*H*dh]
+layout(std430, binding = 1) readonly buffer KVb { float KV[]; };   // a ring of [kv_rows, 2*H*dh]: k | v (attn_push.glsl)
 layout(std430, binding = 2) readonly buffer RKb { float RK[]; };
 layout(std430, binding = 3) readonly buffer RWb { float RWB[]; };
 layout(std430, binding = 4) readonly buffer RRb { float RRB[]; };
