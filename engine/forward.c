@@ -66,17 +66,23 @@ static void embed(txlm_session *s, const int32_t *tokens, uint32_t qlen, txlm_ar
     }
 }
 
+/* The ring row of this segment's first key, after the memory's. */
+static uint32_t seg_row(const txlm_session *s) { return (s->kv_base + s->mlen) % s->kv_rows; }
+
 /* This segment's keys and values, appended to layer n's ring after the
- * memory. A segment that runs past the ring's last row is projected
- * whole into kv_seg and its rows copied to both ends: projecting the two
- * pieces apart could pick other kernels for their row counts and change
- * a row's bits with where the ring happens to wrap. */
+ * memory, at the row the step buffer names (write_step), so the same
+ * recording serves wherever the ring has turned to. A segment that runs
+ * past the ring's last row is projected whole into kv_seg and its rows
+ * copied to both ends: projecting the two pieces apart could pick other
+ * kernels for their row counts and change a row's bits with where the
+ * ring happens to wrap. */
 static void project_kv(txlm_session *s, uint32_t n, txlm_arg c, uint32_t qlen)
 {
     const txlm_layer *L = &s->m->layers[n];
-    uint32_t hd = s->m->h.n_head * s->m->dev.dh, at = (s->kv_base + s->mlen) % s->kv_rows;
+    uint32_t hd = s->m->h.n_head * s->m->dev.dh, at = seg_row(s);
     if (at + qlen <= s->kv_rows) {
-        txlm_op_linear(&s->ops, c, L->qkv, hd, 2 * hd, NULL, 0, NULL, rows_of(&s->kv[n], at, 2 * hd), qlen, 0, 1.0f);
+        txlm_op_linear(&s->ops, c, L->qkv, hd, 2 * hd, NULL, 0, NULL, rows_of(&s->kv[n], 0, 2 * hd), qlen, TXLM_LIN_DYN_Y,
+                       1.0f);
         return;
     }
     VkDeviceSize row = (VkDeviceSize)2 * hd * 4, first = s->kv_rows - at;
@@ -109,8 +115,8 @@ static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg hin, txlm
     project_kv(s, n, c, qlen);
     txlm_attn_shape shape = {
         .qlen = qlen, .mlen = mlen, .H = h->n_head, .dh = dv->dh, .dh_real = h->d_head,
-        .clamp_max = s->max_dist, .same_length = s->same_length, .mem_len = s->mem_len, .kv_row0 = s->kv_base,
-        .kv_rows = s->kv_rows,
+        .clamp_max = s->max_dist, .same_length = s->same_length, .mem_len = s->mem_len, .kv_row0 = 0,
+        .kv_rows = s->kv_rows, .kv_dyn = 1, /* memory row 0 at kv_base (write_step) */
     };
     txlm_view kv = txlm_view_of(&s->kv[n]), rk = txlm_view_of(&s->rk[n].buf);
     txlm_view scores = txlm_view_of(&s->scores);
@@ -157,6 +163,51 @@ static void update_memory(txlm_session *s, uint32_t qlen)
 
 static int submit(txlm_session *s, txlm_err *err) { return txlm_session_submit(s, err); }
 
+/* The segment's values that its recording reads from s->step rather than
+ * holding (shaders/step.glsl): where the memory starts in the ring, and
+ * where this segment's keys and values go. */
+static int write_step(txlm_session *s, txlm_err *err)
+{
+    uint32_t hd = s->m->h.n_head * s->m->dev.dh;
+    uint32_t words[4] = {s->kv_base, seg_row(s) * 2 * hd, 0, 0};
+    return txlm_buf_upload(&s->m->ctx->vk, &s->step, 0, words, sizeof words, err);
+}
+
+/* Which kept recording, if any, can run this segment: one without
+ * outputs or capture, whose position keys exist and whose keys and
+ * values do not wrap past the ring's end, once the memory is full (before
+ * that mlen grows and no key comes back). Returns its slot, or the slot
+ * to record it into (negated), or 0 where it cannot be kept. */
+static int kept_slot(txlm_session *s, const int32_t *tokens, uint32_t qlen, uint32_t want, uint32_t longest)
+{
+    const txlm_model *m = s->m;
+    if (want || s->capture || s->mlen != s->mem_len || longest + 1 > s->rk_rows || seg_row(s) + qlen > s->kv_rows ||
+        m->n_emb_parts > 32 || !txlm_rec_can_keep(&s->rec))
+        return 0;
+    struct txlm_seg_key key = {qlen, s->mlen, 0};
+    for (uint32_t c = 0; c < m->n_emb_parts; c++)
+        for (uint32_t i = 0; i < qlen; i++)
+            if (tokens[i] >= m->emb[c].id_lo && tokens[i] < m->emb[c].id_hi) key.parts |= 1u << c;
+    for (uint32_t i = 0; i < TXLM_REC_KEPT; i++)
+        if (txlm_rec_kept_ready(&s->rec, i + 1) && !memcmp(&s->kept[i], &key, sizeof key)) return (int)i + 1;
+    uint32_t i = s->kept_next;
+    s->kept_next = (i + 1) % TXLM_REC_KEPT;
+    s->kept[i] = key;
+    return -(int)(i + 1);
+}
+
+/* After a failed submission: the device may have run part of the
+ * segment, so the memory is forgotten rather than continued from a
+ * half-updated one. */
+static void forget_memory(txlm_session *s)
+{
+    s->mlen = 0;
+    s->kv_base = 0;
+    s->rk_rows = 0;
+    s->z_rows = 0;
+    s->cap_qlen = 0; /* nor show a half-computed attention */
+}
+
 /* Records the output layer for rows [r0, r0+rows) of z. */
 static int record_output(txlm_session *s, const txlm_out_req *req, uint32_t r0, uint32_t rows, txlm_err *err)
 {
@@ -196,11 +247,25 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
     int rc = txlm_buf_upload(&s->m->ctx->vk, &s->ids, 0, tokens, qlen * sizeof *tokens, err);
     if (!rc && req->targets && req->first_row < qlen)
         rc = txlm_buf_upload(&s->m->ctx->vk, &s->targets, 0, req->targets, (qlen - req->first_row) * sizeof *req->targets, err);
-    if (!rc) rc = txlm_rec_begin(&s->rec, err);
-    if (rc) return rc;
-
     uint32_t klen = s->mlen + qlen;
     uint32_t longest = klen - 1 < s->max_dist ? klen - 1 : s->max_dist;
+    uint32_t want = (req->logprobs || req->targets) && req->first_row < qlen ? qlen - req->first_row : 0;
+    int slot = kept_slot(s, tokens, qlen, want, longest);
+    if (!rc) rc = write_step(s, err);
+    if (rc) return rc;
+    if (slot > 0) {
+        /* the same commands as the recording made for this key */
+        rc = txlm_rec_replay(&s->rec, (uint32_t)slot, err);
+        if (rc) return forget_memory(s), rc;
+        s->cap_qlen = qlen;
+        s->cap_mlen = s->mlen;
+        update_memory(s, qlen);
+        s->z_rows = qlen;
+        return 0;
+    }
+    rc = slot < 0 ? txlm_rec_begin_kept(&s->rec, (uint32_t)-slot, err) : txlm_rec_begin(&s->rec, err);
+    if (rc) return rc;
+
     /* the counts of finished workgroups (txlm_ops.sync) start at 0: each
      * dispatch leaves them there; this covers a segment cut short */
     txlm_rec_fill_zero(&s->rec, s->sync.buf, 0, s->sync.size);
@@ -219,20 +284,10 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
 
     /* The output layer in blocks of rows that fit one binding; the first
      * block rides in the segment's command buffer. */
-    uint32_t want = (req->logprobs || req->targets) && req->first_row < qlen ? qlen - req->first_row : 0;
     uint32_t block = want < s->out_rows ? want : s->out_rows;
     if (block) rc = record_output(s, req, req->first_row, block, err);
     if (!rc) rc = submit(s, err);
-    if (rc) {
-        /* The device may have run part of the segment: forget the memory
-         * rather than continue from a half-updated one. */
-        s->mlen = 0;
-        s->kv_base = 0;
-        s->rk_rows = 0;
-        s->z_rows = 0;
-        s->cap_qlen = 0; /* nor show a half-computed attention */
-        return rc;
-    }
+    if (rc) return forget_memory(s), rc;
     if (block) rc = collect_output(s, req, req->first_row, block, err);
     for (uint32_t done = block; !rc && done < want; done += block) {
         uint32_t r0 = req->first_row + done, rows = want - done < block ? want - done : block;

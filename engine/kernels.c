@@ -98,102 +98,110 @@ static const struct {
     size_t size;
     uint32_t n_bindings;
     uint32_t texel_mask;
+    int step;
 } table[TXLM_K_COUNT] = {
-/* mask: the bindings read as texels (KT: X and W; KA: attention's 0-4) */
-#define KM(id, nm, nb, mask) [id] = {#nm, txlm_spv_##nm, sizeof txlm_spv_##nm, nb, mask}
+/* mask: the bindings read as texels (KT: X and W; KA: attention's 0-4);
+ * the S forms add the step binding (shaders/step.glsl): every kernel that
+ * can write a segment's keys and values or read them from the ring */
+#define KMS(id, nm, nb, mask, st) [id] = {#nm, txlm_spv_##nm, sizeof txlm_spv_##nm, nb, mask, st}
+#define KM(id, nm, nb, mask) KMS(id, nm, nb, mask, 0)
 #define K(id, nm, nb) KM(id, nm, nb, 0)
-#define KT(id, nm, nb) KM(id, nm, nb, 0x3)
-#define KA(id, nm) KM(id, nm, 6, 0x1f)
-    K(TXLM_K_LINEAR, linear_f32, 5),
-    K(TXLM_K_LINEAR_F16, linear_f16, 5),
-    K(TXLM_K_LINEAR_Q8_0, linear_q8_0, 5),
-    K(TXLM_K_LINEAR_Q4_0, linear_q4_0, 5),
-    K(TXLM_K_LINEAR_TILED, linear_tiled_f32, 5),
-    K(TXLM_K_LINEAR_TILED_F16, linear_tiled_f16, 5),
-    K(TXLM_K_LINEAR_TILED_Q8_0, linear_tiled_q8_0, 5),
-    K(TXLM_K_LINEAR_TILED_Q4_0, linear_tiled_q4_0, 5),
-    K(TXLM_K_LINEAR_WIDE, linear_wide_f32, 5),
-    K(TXLM_K_LINEAR_WIDE_F16, linear_wide_f16, 5),
-    K(TXLM_K_LINEAR_WIDE_Q8_0, linear_wide_q8_0, 5),
-    K(TXLM_K_LINEAR_WIDE_Q4_0, linear_wide_q4_0, 5),
-    K(TXLM_K_GEMV, gemv_f32, 5),
-    K(TXLM_K_GEMV_F16, gemv_f16, 5),
-    K(TXLM_K_GEMV_Q8_0, gemv_q8_0, 5),
-    K(TXLM_K_GEMV_Q4_0, gemv_q4_0, 5),
-    K(TXLM_K_GEMV_SG, gemv_sg_f32, 5),
-    K(TXLM_K_GEMV_SG_F16, gemv_sg_f16, 5),
-    K(TXLM_K_GEMV_SG_Q8_0, gemv_sg_q8_0, 5),
-    K(TXLM_K_GEMV_SG_Q4_0, gemv_sg_q4_0, 5),
-    K(TXLM_K_GEMV_WIDE, gemv_wide_f32, 5),
-    K(TXLM_K_GEMV_WIDE_F16, gemv_wide_f16, 5),
-    K(TXLM_K_GEMV_WIDE_Q8_0, gemv_wide_q8_0, 5),
-    K(TXLM_K_GEMV_WIDE_Q4_0, gemv_wide_q4_0, 5),
-    K(TXLM_K_GEMV_WIDE_SG, gemv_wide_sg_f32, 5),
-    K(TXLM_K_GEMV_WIDE_SG_F16, gemv_wide_sg_f16, 5),
-    K(TXLM_K_GEMV_WIDE_SG_Q8_0, gemv_wide_sg_q8_0, 5),
-    K(TXLM_K_GEMV_WIDE_SG_Q4_0, gemv_wide_sg_q4_0, 5),
+#define KS(id, nm, nb) KMS(id, nm, nb, 0, 1)
+#define KTS(id, nm, nb) KMS(id, nm, nb, 0x3, 1)
+#define KA(id, nm) KMS(id, nm, 6, 0x1f, 1)
+    KS(TXLM_K_LINEAR, linear_f32, 5),
+    KS(TXLM_K_LINEAR_F16, linear_f16, 5),
+    KS(TXLM_K_LINEAR_Q8_0, linear_q8_0, 5),
+    KS(TXLM_K_LINEAR_Q4_0, linear_q4_0, 5),
+    KS(TXLM_K_LINEAR_TILED, linear_tiled_f32, 5),
+    KS(TXLM_K_LINEAR_TILED_F16, linear_tiled_f16, 5),
+    KS(TXLM_K_LINEAR_TILED_Q8_0, linear_tiled_q8_0, 5),
+    KS(TXLM_K_LINEAR_TILED_Q4_0, linear_tiled_q4_0, 5),
+    KS(TXLM_K_LINEAR_WIDE, linear_wide_f32, 5),
+    KS(TXLM_K_LINEAR_WIDE_F16, linear_wide_f16, 5),
+    KS(TXLM_K_LINEAR_WIDE_Q8_0, linear_wide_q8_0, 5),
+    KS(TXLM_K_LINEAR_WIDE_Q4_0, linear_wide_q4_0, 5),
+    KS(TXLM_K_GEMV, gemv_f32, 5),
+    KS(TXLM_K_GEMV_F16, gemv_f16, 5),
+    KS(TXLM_K_GEMV_Q8_0, gemv_q8_0, 5),
+    KS(TXLM_K_GEMV_Q4_0, gemv_q4_0, 5),
+    KS(TXLM_K_GEMV_SG, gemv_sg_f32, 5),
+    KS(TXLM_K_GEMV_SG_F16, gemv_sg_f16, 5),
+    KS(TXLM_K_GEMV_SG_Q8_0, gemv_sg_q8_0, 5),
+    KS(TXLM_K_GEMV_SG_Q4_0, gemv_sg_q4_0, 5),
+    KS(TXLM_K_GEMV_WIDE, gemv_wide_f32, 5),
+    KS(TXLM_K_GEMV_WIDE_F16, gemv_wide_f16, 5),
+    KS(TXLM_K_GEMV_WIDE_Q8_0, gemv_wide_q8_0, 5),
+    KS(TXLM_K_GEMV_WIDE_Q4_0, gemv_wide_q4_0, 5),
+    KS(TXLM_K_GEMV_WIDE_SG, gemv_wide_sg_f32, 5),
+    KS(TXLM_K_GEMV_WIDE_SG_F16, gemv_wide_sg_f16, 5),
+    KS(TXLM_K_GEMV_WIDE_SG_Q8_0, gemv_wide_sg_q8_0, 5),
+    KS(TXLM_K_GEMV_WIDE_SG_Q4_0, gemv_wide_sg_q4_0, 5),
     K(TXLM_K_GATHER, gather_f32, 3),
     K(TXLM_K_GATHER_F16, gather_f16, 3),
     K(TXLM_K_GATHER_Q8_0, gather_q8_0, 3),
     K(TXLM_K_GATHER_Q4_0, gather_q4_0, 3),
     K(TXLM_K_LAYERNORM, layernorm, 5),
-    K(TXLM_K_ATTN_SCORES, attn_scores, 6),
-    K(TXLM_K_ATTN_TERMS, attn_terms, 6),
-    K(TXLM_K_ATTN_FUSED, attn_fused, 6),
+    KS(TXLM_K_ATTN_SCORES, attn_scores, 6),
+    KS(TXLM_K_ATTN_TERMS, attn_terms, 6),
+    KS(TXLM_K_ATTN_FUSED, attn_fused, 6),
     K(TXLM_K_SOFTMAX, softmax, 1),
-    K(TXLM_K_ATTN_PV, attn_pv, 3),
+    KS(TXLM_K_ATTN_PV, attn_pv, 3),
     K(TXLM_K_LOGSOFTMAX, logsoftmax, 5),
-    K(TXLM_K_ATTN_SPLIT, attn_split, 6),
+    KS(TXLM_K_ATTN_SPLIT, attn_split, 6),
     K(TXLM_K_ATTN_MERGE, attn_merge, 2),
-    K(TXLM_K_GEMV_Q8, gemv_q8, 5),
-    K(TXLM_K_GEMV_Q8_SG, gemv_q8_sg, 5),
-    K(TXLM_K_ATTN_PAIR, attn_pair, 6),
-    KT(TXLM_K_GEMV_TEX, gemv_tex_f32, 5),
-    KT(TXLM_K_GEMV_TEX_F16, gemv_tex_f16, 5),
-    KT(TXLM_K_GEMV_TEX_Q8_0, gemv_tex_q8_0, 5),
-    KT(TXLM_K_GEMV_TEX_Q4_0, gemv_tex_q4_0, 5),
-    KT(TXLM_K_LINEAR_TEX, linear_tex_f32, 5),
-    KT(TXLM_K_LINEAR_TEX_F16, linear_tex_f16, 5),
-    KT(TXLM_K_LINEAR_TEX_Q8_0, linear_tex_q8_0, 5),
-    KT(TXLM_K_LINEAR_TEX_Q4_0, linear_tex_q4_0, 5),
-    KT(TXLM_K_LINEAR_TEX8, linear_tex8_f32, 5),
-    KT(TXLM_K_LINEAR_TEX8_F16, linear_tex8_f16, 5),
-    KT(TXLM_K_LINEAR_TEX8_Q8_0, linear_tex8_q8_0, 5),
-    KT(TXLM_K_LINEAR_TEX8_Q4_0, linear_tex8_q4_0, 5),
-    KT(TXLM_K_LINEAR_TEXSG, linear_texsg_f32, 5),
-    KT(TXLM_K_LINEAR_TEXSG_F16, linear_texsg_f16, 5),
-    KT(TXLM_K_LINEAR_TEXSG_Q8_0, linear_texsg_q8_0, 5),
-    KT(TXLM_K_LINEAR_TEXSG_Q4_0, linear_texsg_q4_0, 5),
-    KT(TXLM_K_LINEAR_TEXSG8, linear_texsg8_f32, 5),
-    KT(TXLM_K_LINEAR_TEXSG8_F16, linear_texsg8_f16, 5),
-    KT(TXLM_K_LINEAR_TEXSG8_Q8_0, linear_texsg8_q8_0, 5),
-    KT(TXLM_K_LINEAR_TEXSG8_Q4_0, linear_texsg8_q4_0, 5),
+    KS(TXLM_K_GEMV_Q8, gemv_q8, 5),
+    KS(TXLM_K_GEMV_Q8_SG, gemv_q8_sg, 5),
+    KS(TXLM_K_ATTN_PAIR, attn_pair, 6),
+    KTS(TXLM_K_GEMV_TEX, gemv_tex_f32, 5),
+    KTS(TXLM_K_GEMV_TEX_F16, gemv_tex_f16, 5),
+    KTS(TXLM_K_GEMV_TEX_Q8_0, gemv_tex_q8_0, 5),
+    KTS(TXLM_K_GEMV_TEX_Q4_0, gemv_tex_q4_0, 5),
+    KTS(TXLM_K_LINEAR_TEX, linear_tex_f32, 5),
+    KTS(TXLM_K_LINEAR_TEX_F16, linear_tex_f16, 5),
+    KTS(TXLM_K_LINEAR_TEX_Q8_0, linear_tex_q8_0, 5),
+    KTS(TXLM_K_LINEAR_TEX_Q4_0, linear_tex_q4_0, 5),
+    KTS(TXLM_K_LINEAR_TEX8, linear_tex8_f32, 5),
+    KTS(TXLM_K_LINEAR_TEX8_F16, linear_tex8_f16, 5),
+    KTS(TXLM_K_LINEAR_TEX8_Q8_0, linear_tex8_q8_0, 5),
+    KTS(TXLM_K_LINEAR_TEX8_Q4_0, linear_tex8_q4_0, 5),
+    KTS(TXLM_K_LINEAR_TEXSG, linear_texsg_f32, 5),
+    KTS(TXLM_K_LINEAR_TEXSG_F16, linear_texsg_f16, 5),
+    KTS(TXLM_K_LINEAR_TEXSG_Q8_0, linear_texsg_q8_0, 5),
+    KTS(TXLM_K_LINEAR_TEXSG_Q4_0, linear_texsg_q4_0, 5),
+    KTS(TXLM_K_LINEAR_TEXSG8, linear_texsg8_f32, 5),
+    KTS(TXLM_K_LINEAR_TEXSG8_F16, linear_texsg8_f16, 5),
+    KTS(TXLM_K_LINEAR_TEXSG8_Q8_0, linear_texsg8_q8_0, 5),
+    KTS(TXLM_K_LINEAR_TEXSG8_Q4_0, linear_texsg8_q4_0, 5),
     KA(TXLM_K_ATTN_PAIR_TEXSG64, attn_pair_texsg64),
     KM(TXLM_K_LAYERNORM_TEX, layernorm_tex, 5, 0xf),
     KA(TXLM_K_ATTN_PAIR_TEX48, attn_pair_tex48),
     KA(TXLM_K_ATTN_SPLIT_TEX48, attn_split_tex48),
-    K(TXLM_K_LINEAR_SMEM, linear_smem_f32, 5),
-    K(TXLM_K_LINEAR_SMEM_F16, linear_smem_f16, 5),
-    K(TXLM_K_LINEAR_SMEM_Q8_0, linear_smem_q8_0, 5),
-    K(TXLM_K_LINEAR_SMEM_Q4_0, linear_smem_q4_0, 5),
-    K(TXLM_K_GEMV_GPU, gemv_gpu_f32, 5),
-    K(TXLM_K_GEMV_GPU_F16, gemv_gpu_f16, 5),
-    K(TXLM_K_GEMV_GPU_Q8_0, gemv_gpu_q8_0, 5),
-    K(TXLM_K_GEMV_GPU_Q4_0, gemv_gpu_q4_0, 5),
-    KT(TXLM_K_GEMV_TEX_Q8_0_LONG, gemv_tex_q8_0_long, 5),
-    KT(TXLM_K_GEMV_TEX_LN, gemv_tex_ln_f32, 8),
-    KT(TXLM_K_GEMV_TEX_LN_F16, gemv_tex_ln_f16, 8),
-    KT(TXLM_K_GEMV_TEX_LN_Q8_0, gemv_tex_ln_q8_0, 8),
-    KT(TXLM_K_GEMV_TEX_LN_Q4_0, gemv_tex_ln_q4_0, 8),
-    KT(TXLM_K_GEMV_TEX_Q8_0_LONG_LN, gemv_tex_q8_0_long_ln, 8),
+    KS(TXLM_K_LINEAR_SMEM, linear_smem_f32, 5),
+    KS(TXLM_K_LINEAR_SMEM_F16, linear_smem_f16, 5),
+    KS(TXLM_K_LINEAR_SMEM_Q8_0, linear_smem_q8_0, 5),
+    KS(TXLM_K_LINEAR_SMEM_Q4_0, linear_smem_q4_0, 5),
+    KS(TXLM_K_GEMV_GPU, gemv_gpu_f32, 5),
+    KS(TXLM_K_GEMV_GPU_F16, gemv_gpu_f16, 5),
+    KS(TXLM_K_GEMV_GPU_Q8_0, gemv_gpu_q8_0, 5),
+    KS(TXLM_K_GEMV_GPU_Q4_0, gemv_gpu_q4_0, 5),
+    KTS(TXLM_K_GEMV_TEX_Q8_0_LONG, gemv_tex_q8_0_long, 5),
+    KTS(TXLM_K_GEMV_TEX_LN, gemv_tex_ln_f32, 8),
+    KTS(TXLM_K_GEMV_TEX_LN_F16, gemv_tex_ln_f16, 8),
+    KTS(TXLM_K_GEMV_TEX_LN_Q8_0, gemv_tex_ln_q8_0, 8),
+    KTS(TXLM_K_GEMV_TEX_LN_Q4_0, gemv_tex_ln_q4_0, 8),
+    KTS(TXLM_K_GEMV_TEX_Q8_0_LONG_LN, gemv_tex_q8_0_long_ln, 8),
     /* queries, keys|values, position keys and the biases read as texels */
     KA(TXLM_K_ATTN_SPLIT_TEX, attn_split_tex),
     KA(TXLM_K_ATTN_PAIR_TEX, attn_pair_tex),
     KA(TXLM_K_ATTN_SPLIT_TEX64, attn_split_tex64),
     KA(TXLM_K_ATTN_PAIR_TEX64, attn_pair_tex64),
-    KM(TXLM_K_ATTN_SPLIT_SG64, attn_split_sg64, 8, 0x1f),
+    KMS(TXLM_K_ATTN_SPLIT_SG64, attn_split_sg64, 8, 0x1f, 1),
     KM(TXLM_K_LOGSOFTMAX_TEX, logsoftmax_tex, 5, 0x1),
 #undef KA
+#undef KTS
+#undef KS
+#undef KMS
 #undef KT
 #undef K
 #undef KM
@@ -215,13 +223,14 @@ static int create_one(txlm_vk *vk, txlm_kernel *k, uint32_t id, txlm_err *err)
     k->name = table[id].name;
     k->n_bindings = table[id].n_bindings;
     k->texel_mask = table[id].texel_mask;
-    for (uint32_t i = 0; i < k->n_bindings; i++)
-        b[i] = (VkDescriptorSetLayoutBinding){.binding = i,
+    k->step = table[id].step;
+    for (uint32_t i = 0; i < k->n_bindings + (k->step != 0); i++)
+        b[i] = (VkDescriptorSetLayoutBinding){.binding = i < k->n_bindings ? i : TXLM_STEP_BINDING,
                                               .descriptorType = (k->texel_mask >> i & 1) ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
                                                                                           : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                               .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
     VkDescriptorSetLayoutCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                           .bindingCount = k->n_bindings, .pBindings = b};
+                                           .bindingCount = k->n_bindings + (k->step != 0), .pBindings = b};
     VkResult r = vkCreateDescriptorSetLayout(vk->device, &dci, NULL, &k->dsl);
     if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateDescriptorSetLayout");
     VkPushConstantRange pc = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = TXLM_PUSH_BYTES};

@@ -31,6 +31,7 @@ typedef struct txlm_ops {
     int no_fused_merge; /* tests: the one-query attention's runs merged by their own dispatch */
     txlm_view sync;    /* TXLM_SYNC_WORDS uints, 0 between dispatches: counts of finished workgroups for
                         * the kernels whose last workgroup finishes the op (no buffer: never so) */
+    txlm_view step;    /* the host-written values of shaders/step.glsl (TXLM_LIN_DYN_Y, kv_dyn); no buffer: none */
 } txlm_ops;
 
 /* Words of txlm_ops.sync: word 0 for txlm_op_linear_ln, then one per head
@@ -38,8 +39,10 @@ typedef struct txlm_ops {
 #define TXLM_SYNC_WORDS 256u
 
 /* TXLM_LIN_BLOCK: the matrix kernel even for one row, so a row's bits do
- * not depend on how many rows were computed with it (position keys). */
-enum { TXLM_LIN_RELU = 2, TXLM_LIN_RESIDUAL = 4, TXLM_LIN_BLOCK = 16 };
+ * not depend on how many rows were computed with it (position keys).
+ * TXLM_LIN_DYN_Y: Y starts step[1] elements after y.off (shaders/step.glsl),
+ * a value written before each submission rather than recorded. */
+enum { TXLM_LIN_RELU = 2, TXLM_LIN_RESIDUAL = 4, TXLM_LIN_BLOCK = 16, TXLM_LIN_DYN_Y = 32 };
 
 /* Y[M, nrows] = alpha * (X · W[row0 : row0+nrows]^T + bias[bias_off..]) (+relu) (+R).
  * bias may be NULL; R used with TXLM_LIN_RESIDUAL. Handles chunked W. */
@@ -70,6 +73,7 @@ typedef struct txlm_attn_shape {
     uint32_t kv_row0;       /* row of kv holding the first memory row */
     uint32_t dh_real;       /* the model's d_head when dh is padded (scores scale by it); 0: dh */
     uint32_t kv_rows;       /* rows of the kv ring (key j at row (kv_row0 + j) mod kv_rows); 0: kv_row0 + klen */
+    uint32_t kv_dyn;        /* memory row 0 at kv_row0 + step[0] instead (shaders/step.glsl) */
 } txlm_attn_shape;
 
 /* Relative attention, output heads into O [qlen, H*dh]. q [qlen, H*dh]

@@ -1,8 +1,34 @@
 #include "recorder.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <stb/stb_ds.h>
+
+/* The descriptor pool of one recording: a set per dispatch. */
+static VkResult make_dpool(txlm_rec *r, VkDescriptorPool *out)
+{
+    VkDescriptorPoolSize ps[2] = {
+        {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = r->max_sets * TXLM_MAX_BINDINGS},
+        {.type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, .descriptorCount = r->max_sets * 5},
+    };
+    VkDescriptorPoolCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = r->max_sets,
+                                      .poolSizeCount = r->vk->texel_ok ? 2 : 1, .pPoolSizes = ps};
+    return vkCreateDescriptorPool(r->vk->device, &dci, NULL, out);
+}
+
+/* Command buffer and descriptor pool of cmds[i], made on first use. */
+static VkResult make_cmd(txlm_rec *r, txlm_rec_cmd *c)
+{
+    VkResult res = VK_SUCCESS;
+    if (!c->cmd) {
+        VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = r->pool,
+                                           .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+        res = vkAllocateCommandBuffers(r->vk->device, &cai, &c->cmd);
+    }
+    if (res == VK_SUCCESS && !c->dpool) res = make_dpool(r, &c->dpool);
+    return res;
+}
 
 int txlm_rec_init(txlm_rec *r, txlm_vk *vk, const txlm_kernels *ks, uint32_t max_sets, txlm_err *err)
 {
@@ -10,70 +36,86 @@ int txlm_rec_init(txlm_rec *r, txlm_vk *vk, const txlm_kernels *ks, uint32_t max
     r->vk = vk;
     r->ks = ks;
     r->max_sets = max_sets;
+    r->cur = &r->cmds[0];
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                    .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                    .queueFamilyIndex = vk->queue_family};
     VkResult res = vkCreateCommandPool(vk->device, &pci, NULL, &r->pool);
-    if (res == VK_SUCCESS) {
-        VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = r->pool,
-                                           .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
-        res = vkAllocateCommandBuffers(vk->device, &cai, &r->cmd);
-    }
+    if (res == VK_SUCCESS) res = make_cmd(r, &r->cmds[0]);
     if (res == VK_SUCCESS) {
         VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         res = vkCreateFence(vk->device, &fci, NULL, &r->fence);
-    }
-    if (res == VK_SUCCESS) {
-        VkDescriptorPoolSize ps[2] = {
-            {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = max_sets * TXLM_MAX_BINDINGS},
-            {.type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, .descriptorCount = max_sets * 5},
-        };
-        VkDescriptorPoolCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = max_sets,
-                                          .poolSizeCount = vk->texel_ok ? 2 : 1, .pPoolSizes = ps};
-        res = vkCreateDescriptorPool(vk->device, &dci, NULL, &r->dpool);
     }
     if (res != VK_SUCCESS) {
         txlm_rec_destroy(r);
         return txlm_vk_fail(err, res, "creating a command recorder");
     }
+    r->cmd = r->cmds[0].cmd;
     r->prof = txlm_rec_profile_create(vk);
+    r->no_keep = getenv("TXLM_NO_REPLAY") != NULL; /* comparisons: every segment recorded afresh */
     return 0;
 }
 
-static void drop_texel_views(txlm_rec *r)
+static void drop_texel_views(txlm_rec *r, txlm_rec_cmd *c)
 {
-    for (ptrdiff_t i = 0; i < arrlen(r->texel_views); i++) vkDestroyBufferView(r->vk->device, r->texel_views[i].view, NULL);
-    arrsetlen(r->texel_views, 0);
+    for (ptrdiff_t i = 0; i < arrlen(c->texel_views); i++) vkDestroyBufferView(r->vk->device, c->texel_views[i].view, NULL);
+    arrsetlen(c->texel_views, 0);
 }
 
 void txlm_rec_destroy(txlm_rec *r)
 {
     if (!r->vk) return;
     VkDevice d = r->vk->device;
-    drop_texel_views(r);
-    arrfree(r->texel_views);
+    for (uint32_t i = 0; i <= TXLM_REC_KEPT; i++) {
+        drop_texel_views(r, &r->cmds[i]);
+        arrfree(r->cmds[i].texel_views);
+        if (r->cmds[i].dpool) vkDestroyDescriptorPool(d, r->cmds[i].dpool, NULL);
+    }
     txlm_rec_profile_destroy(r->prof, r->ks);
-    if (r->dpool) vkDestroyDescriptorPool(d, r->dpool, NULL);
     if (r->fence) vkDestroyFence(d, r->fence, NULL);
-    if (r->pool) vkDestroyCommandPool(d, r->pool, NULL);
+    if (r->pool) vkDestroyCommandPool(d, r->pool, NULL); /* frees the command buffers */
     memset(r, 0, sizeof *r);
 }
 
-int txlm_rec_begin(txlm_rec *r, txlm_err *err)
+static int begin_cmd(txlm_rec *r, uint32_t i, txlm_err *err)
 {
-    drop_texel_views(r);
-    VkResult res = vkResetDescriptorPool(r->vk->device, r->dpool, 0);
-    if (res == VK_SUCCESS) res = vkResetCommandBuffer(r->cmd, 0);
+    txlm_rec_cmd *c = &r->cmds[i];
+    c->ready = 0;
+    drop_texel_views(r, c);
+    VkResult res = make_cmd(r, c);
+    if (res == VK_SUCCESS) res = vkResetDescriptorPool(r->vk->device, c->dpool, 0);
+    if (res == VK_SUCCESS) res = vkResetCommandBuffer(c->cmd, 0);
+    /* kept ones are submitted again, so not ONE_TIME_SUBMIT */
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-    if (res == VK_SUCCESS) res = vkBeginCommandBuffer(r->cmd, &bi);
+                                   .flags = i ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    if (res == VK_SUCCESS) res = vkBeginCommandBuffer(c->cmd, &bi);
     if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "beginning a command buffer");
+    r->cur = c;
+    r->cmd = c->cmd;
     txlm_rec_profile_begin(r->prof, r->cmd);
-    r->sets_used = 0;
+    c->sets_used = 0;
+    c->dispatches = 0;
+    memset(c->kernel_uses, 0, sizeof c->kernel_uses);
     r->dispatches = 0;
     r->recording = 1;
     r->failed = 0;
     return 0;
+}
+
+int txlm_rec_begin(txlm_rec *r, txlm_err *err) { return begin_cmd(r, 0, err); }
+
+int txlm_rec_can_keep(const txlm_rec *r) { return r->prof == NULL && !r->no_keep; }
+
+int txlm_rec_begin_kept(txlm_rec *r, uint32_t slot, txlm_err *err)
+{
+    if (slot < 1 || slot > TXLM_REC_KEPT || !txlm_rec_can_keep(r))
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "internal: no kept recording %u", slot);
+    return begin_cmd(r, slot, err);
+}
+
+int txlm_rec_kept_ready(const txlm_rec *r, uint32_t slot)
+{
+    return slot >= 1 && slot <= TXLM_REC_KEPT && r->cmds[slot].ready;
 }
 
 static void latch(txlm_rec *r, int code, const char *msg)
@@ -93,14 +135,15 @@ int txlm_rec_texel_fits(const txlm_rec *r, txlm_view v)
  * range rounded up to whole texels stays inside the buffer. */
 static VkBufferView texel_view(txlm_rec *r, txlm_view v)
 {
-    for (ptrdiff_t i = arrlen(r->texel_views) - 1; i >= 0; i--)
-        if (!memcmp(&r->texel_views[i].range, &v, sizeof v)) return r->texel_views[i].view;
+    txlm_texel_view *tv = r->cur->texel_views;
+    for (ptrdiff_t i = arrlen(tv) - 1; i >= 0; i--)
+        if (!memcmp(&tv[i].range, &v, sizeof v)) return tv[i].view;
     VkBufferViewCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO, .buffer = v.buf,
                                  .format = VK_FORMAT_R32G32B32A32_UINT, .offset = v.off, .range = (v.size + 15) & ~(VkDeviceSize)15};
     VkBufferView view;
     if (vkCreateBufferView(r->vk->device, &ci, NULL, &view) != VK_SUCCESS) return VK_NULL_HANDLE;
     txlm_texel_view e = {v, view};
-    arrput(r->texel_views, e);
+    arrput(r->cur->texel_views, e);
     return view;
 }
 
@@ -115,22 +158,23 @@ void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, c
         latch(r, TXLM_ERR_LIMIT, "a dispatch exceeds the device's workgroup-count limits (sequence too long for this device)");
         return;
     }
-    if (r->sets_used >= r->max_sets) {
+    if (r->cur->sets_used >= r->max_sets) {
         latch(r, TXLM_ERR_LIMIT, "too many dispatches in one command buffer (descriptor pool exhausted)");
         return;
     }
-    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, .descriptorPool = r->dpool,
+    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, .descriptorPool = r->cur->dpool,
                                       .descriptorSetCount = 1, .pSetLayouts = &k->dsl};
     VkDescriptorSet set;
     if (vkAllocateDescriptorSets(r->vk->device, &ai, &set) != VK_SUCCESS) {
         latch(r, TXLM_ERR_VULKAN, "vkAllocateDescriptorSets failed");
         return;
     }
-    r->sets_used++;
+    r->cur->sets_used++;
     VkDescriptorBufferInfo bi[TXLM_MAX_BINDINGS];
     VkBufferView tv[TXLM_MAX_BINDINGS];
     VkWriteDescriptorSet w[TXLM_MAX_BINDINGS];
-    for (uint32_t i = 0; i < k->n_bindings; i++) {
+    uint32_t n_writes = k->n_bindings + (k->step != 0);
+    for (uint32_t i = 0; i < n_writes; i++) {
         if (k->texel_mask >> i & 1) {
             if (!txlm_rec_texel_fits(r, views[i])) {
                 latch(r, TXLM_ERR_LIMIT, "internal: a texel buffer view is misaligned or exceeds maxTexelBufferElements");
@@ -150,11 +194,12 @@ void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, c
             return;
         }
         bi[i] = (VkDescriptorBufferInfo){views[i].buf, views[i].off, views[i].size};
-        w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = i,
+        w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set,
+                                      .dstBinding = i < k->n_bindings ? i : TXLM_STEP_BINDING,
                                       .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                       .pBufferInfo = &bi[i]};
     }
-    vkUpdateDescriptorSets(r->vk->device, k->n_bindings, w, 0, NULL);
+    vkUpdateDescriptorSets(r->vk->device, n_writes, w, 0, NULL);
     uint8_t pc[TXLM_PUSH_BYTES] = {0};
     memcpy(pc, push, push_size < TXLM_PUSH_BYTES ? push_size : TXLM_PUSH_BYTES);
     vkCmdBindPipeline(r->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
@@ -163,6 +208,8 @@ void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, c
     vkCmdDispatch(r->cmd, gx, gy, gz);
     txlm_rec_profile_mark(r->prof, r->cmd, id);
     r->dispatches++;
+    r->cur->dispatches++;
+    r->cur->kernel_uses[id]++;
     r->kernel_uses[id]++;
 }
 
@@ -212,6 +259,21 @@ int txlm_rec_submit(txlm_rec *r, txlm_err *err)
     if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "vkEndCommandBuffer");
     res = txlm_vk_submit_wait(r->vk, r->cmd, r->fence);
     if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "running a segment on the device");
+    r->cur->ready = 1;
     txlm_rec_profile_collect(r->prof);
+    return 0;
+}
+
+int txlm_rec_replay(txlm_rec *r, uint32_t slot, txlm_err *err)
+{
+    if (r->recording || !txlm_rec_kept_ready(r, slot))
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "internal: kept recording %u is not ready", slot);
+    txlm_rec_cmd *c = &r->cmds[slot];
+    r->cur = c;
+    r->cmd = c->cmd;
+    VkResult res = txlm_vk_submit_wait(r->vk, c->cmd, r->fence);
+    if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "running a segment on the device");
+    r->replays++;
+    for (uint32_t i = 0; i < TXLM_K_COUNT; i++) r->kernel_uses[i] += c->kernel_uses[i];
     return 0;
 }

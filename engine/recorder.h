@@ -1,6 +1,9 @@
-/* Records dispatches into one command buffer and submits it once: the
- * unit of GPU work for a segment. Descriptor sets come from a pool that
- * is reset at every begin. */
+/* Records dispatches into one command buffer and submits it: the unit of
+ * GPU work for a segment. Descriptor sets come from a pool that is reset
+ * at every begin. Besides the one-time command buffer, a recorder keeps
+ * TXLM_REC_KEPT recordings that can be submitted again as they are
+ * (txlm_rec_begin_kept, txlm_rec_replay): a generated token's step is the
+ * same commands every time once the memory is full. */
 #ifndef TXLM_RECORDER_H
 #define TXLM_RECORDER_H
 
@@ -23,18 +26,33 @@ typedef struct txlm_texel_view {
     VkBufferView view;
 } txlm_texel_view;
 
+/* A command buffer and what its commands refer to, alive until it is
+ * recorded again. */
+typedef struct txlm_rec_cmd {
+    VkCommandBuffer cmd;
+    VkDescriptorPool dpool;
+    txlm_texel_view *texel_views; /* stb_ds array */
+    uint32_t sets_used;
+    uint32_t dispatches;
+    uint32_t kernel_uses[TXLM_K_COUNT]; /* this recording's dispatches per kernel (kept ones: counted again per replay) */
+    int ready;                          /* ended without error: a kept one can be replayed */
+} txlm_rec_cmd;
+
+#define TXLM_REC_KEPT 4
+
 typedef struct txlm_rec {
     txlm_vk *vk;
     const txlm_kernels *ks;
     VkCommandPool pool;
-    VkCommandBuffer cmd;
     VkFence fence;
-    VkDescriptorPool dpool;
     uint32_t max_sets;
-    uint32_t sets_used;
-    uint32_t dispatches;
-    uint32_t kernel_uses[TXLM_K_COUNT]; /* dispatches per kernel since init: tests check every variant ran */
-    txlm_texel_view *texel_views; /* stb_ds array; destroyed at the next begin, once the device is done */
+    txlm_rec_cmd cmds[1 + TXLM_REC_KEPT]; /* [0] one-time, then the kept ones */
+    txlm_rec_cmd *cur;                    /* the one being recorded or last submitted */
+    VkCommandBuffer cmd;                  /* cur->cmd */
+    uint32_t dispatches;                  /* in the current recording */
+    uint32_t replays;                     /* kept recordings submitted again since init */
+    uint32_t kernel_uses[TXLM_K_COUNT]; /* dispatches per kernel since init, replays included: tests check every variant ran */
+    int no_keep;                          /* TXLM_NO_REPLAY set */
     int recording;
     int failed;        /* a recording error happened; submit reports it */
     txlm_err first_err;
@@ -44,6 +62,15 @@ typedef struct txlm_rec {
 int txlm_rec_init(txlm_rec *r, txlm_vk *vk, const txlm_kernels *ks, uint32_t max_sets, txlm_err *err);
 void txlm_rec_destroy(txlm_rec *r);
 int txlm_rec_begin(txlm_rec *r, txlm_err *err);
+/* Whether kept recordings are available (not while TXLM_PROFILE times each recording's commands). */
+int txlm_rec_can_keep(const txlm_rec *r);
+/* Begins recording kept slot 1..TXLM_REC_KEPT, dropping what it held. */
+int txlm_rec_begin_kept(txlm_rec *r, uint32_t slot, txlm_err *err);
+/* Whether a kept slot holds a finished recording. */
+int txlm_rec_kept_ready(const txlm_rec *r, uint32_t slot);
+/* Submits kept slot's recording again and waits. Values its commands
+ * read from buffers (shaders/step.glsl) are the caller's to update first. */
+int txlm_rec_replay(txlm_rec *r, uint32_t slot, txlm_err *err);
 /* Records a dispatch. Errors (descriptor pool exhausted, bad view) are
  * latched and returned by txlm_rec_submit, so op code stays linear. */
 void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id k, const txlm_view *views, const void *push, uint32_t push_size,

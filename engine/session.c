@@ -68,6 +68,7 @@ static int alloc_all(txlm_session *s, txlm_err *err)
 #define ALLOC(buf, elems, kind) \
     if (!rc) rc = alloc_buf(s, &s->buf, (elems), kind, #buf, err)
     ALLOC(ids, S, TXLM_BUF_STAGING);
+    ALLOC(step, 4, TXLM_BUF_STAGING);
     ALLOC(targets, S, TXLM_BUF_STAGING);
     ALLOC(rowmap, S, TXLM_BUF_STAGING);
     ALLOC(kv_seg, S * 2 * hd, TXLM_BUF_DEVICE);
@@ -143,6 +144,7 @@ int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_sess
     s->ops.rec = &s->rec;
     s->ops.dummy = txlm_view_of(&m->ctx->dummy);
     s->ops.sync = txlm_view_of(&s->sync);
+    s->ops.step = txlm_view_of(&s->step);
     *out = s;
     return 0;
 }
@@ -152,7 +154,7 @@ void txlm_session_close(txlm_session *s)
     if (!s) return;
     txlm_vk *vk = &s->m->ctx->vk;
     txlm_rec_destroy(&s->rec);
-    txlm_buf *bufs[] = {&s->ids, &s->targets, &s->rowmap, &s->kv_seg, &s->sync, &s->h[0], &s->h[1], &s->z, &s->xn, &s->q, &s->scores, &s->attn, &s->a, &s->ffin,
+    txlm_buf *bufs[] = {&s->ids, &s->step, &s->targets, &s->rowmap, &s->kv_seg, &s->sync, &s->h[0], &s->h[1], &s->z, &s->xn, &s->q, &s->scores, &s->attn, &s->a, &s->ffin,
                         &s->ffh, &s->emb_tmp, &s->zsel, &s->zp, &s->head, &s->head_lp, &s->tail, &s->out};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (bufs[i]->buf) txlm_buf_destroy(vk, bufs[i]);

@@ -35,6 +35,7 @@ struct txlm_session {
     uint32_t kv_rows;        /* M + S: the memory and a longest segment, wherever they start */
     txlm_buf kv_seg;         /* [S, 2*H*dh] a segment's keys | values when they wrap past the ring's end */
     txlm_buf sync;           /* [TXLM_SYNC_WORDS] uint: counts of finished workgroups (ops.h) */
+    txlm_buf step;           /* [4] uint, host-written before each submission (shaders/step.glsl) */
     txlm_buf h[2];           /* [S, d] layer inputs/outputs, alternating */
     txlm_buf z;              /* [S, d] last layer's output */
     txlm_buf xn;             /* [S, d] pre-norm LN(h) */
@@ -47,6 +48,13 @@ struct txlm_session {
     txlm_buf emb_tmp;        /* [S, max cluster dim] gathered embedding rows */
     txlm_gpu_tensor pos;     /* [max_dist + 1, d] sinusoids by distance */
     txlm_gpu_tensor *rk;     /* per layer [max_dist + 1, H*dh]: pos · Wr^T */
+
+    /* What each kept recording of the recorder (slot i + 1) was made for
+     * (forward.c): a segment with the same key submits it again. */
+    struct txlm_seg_key {
+        uint32_t qlen, mlen, parts; /* parts: bit c, a token in embedding cluster c */
+    } kept[TXLM_REC_KEPT];
+    uint32_t kept_next;      /* the slot a new key takes, in turn */
 
     /* adaptive softmax, processed in blocks of out_rows rows */
     uint32_t out_rows;

@@ -24,6 +24,7 @@ layout(std430, binding = 5) writeonly buffer Ob { vec4 O[]; };    // [qlen, H*dh
 
 void main()
 {
+    kv_begin();
     uint i = gl_GlobalInvocationID.x;
     uint h = gl_GlobalInvocationID.y;
     if (i >= p.qlen || h >= p.H) return;

@@ -65,6 +65,7 @@ uint first_key(uint i)
 
 void main()
 {
+    kv_begin();
     uint i0 = gl_GlobalInvocationID.x * 2u;
     uint h = gl_GlobalInvocationID.y;
 #if SHUFFLE

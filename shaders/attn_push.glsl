@@ -13,11 +13,19 @@ layout(push_constant) uniform Push {
     uint kv_row0;
     uint kv_rows;
     uint merge;         // attn_split_sg: its last run merges (bindings 6 and 7)
+    uint kv_dyn;        // memory row 0 sits at kv_row0 + STEP[0] (step.glsl)
 } p;
 
-// kv_row0 < kv_rows and j < klen <= kv_rows: one subtraction wraps it.
+#include "step.glsl"
+
+// Memory row 0's ring row, read once by kv_begin() at the top of main:
+// a storage read per key would cost a load loop per key on CPU drivers.
+uint kv_first;
+void kv_begin() { kv_first = p.kv_row0 + (p.kv_dyn != 0u ? STEP[0] : 0u); }
+
+// kv_first < kv_rows and j < klen <= kv_rows: one subtraction wraps it.
 uint kv_row(uint j)
 {
-    uint r = p.kv_row0 + j;
+    uint r = kv_first + j;
     return r >= p.kv_rows ? r - p.kv_rows : r;
 }

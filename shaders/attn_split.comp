@@ -40,6 +40,7 @@ layout(std430, binding = 5) writeonly buffer Pb { vec4 PART[]; };
 
 void main()
 {
+    kv_begin();
     uint part = gl_GlobalInvocationID.x;
     uint h = gl_GlobalInvocationID.y;
     uint i = gl_GlobalInvocationID.z;

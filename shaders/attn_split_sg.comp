@@ -62,6 +62,7 @@ float head_sum(float d)
 
 void main()
 {
+    kv_begin();
     // lanes are numbered as the shuffles number them
     uint part = gl_WorkGroupID.y, i = gl_WorkGroupID.z, lane = gl_SubgroupInvocationID, t = lane % LPH;
     uint hg = gl_WorkGroupID.x * uint(HG) + lane / LPH, h = min(hg, p.H - 1u);

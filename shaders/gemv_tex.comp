@@ -29,7 +29,7 @@ layout(std430, binding = 5) readonly buffer Gb { vec4 G4[]; };
 layout(std430, binding = 6) readonly buffer Lb { vec4 LB4[]; };
 layout(std430, binding = 7) coherent buffer Cb { uint DONE[]; };  // [0]: workgroups finished, back to 0 after (TXLM_SYNC_WORDS)
 
-vec4 y4(uint t) { uint i = p.y_off + 4u * t; return vec4(Y[i], Y[i + 1u], Y[i + 2u], Y[i + 3u]); }
+vec4 y4(uint t) { uint i = y_base() + 4u * t; return vec4(Y[i], Y[i + 1u], Y[i + 2u], Y[i + 3u]); }
 #define LN_IN4(row, t) y4(t)
 #include "layernorm_row.glsl"
 
@@ -51,7 +51,7 @@ void layernorm_if_last()
     for (uint t = lane; t < out4; t += 8u) {
         vec4 y = vec4(0.0);
         if (t < n4) y = ln_real(t, (y4(t) - mean) * rstd * G4[t] + LB4[t], p.ln_d);
-        uint i = p.y_off + 4u * t;
+        uint i = y_base() + 4u * t;
         Y[i] = y.x, Y[i + 1u] = y.y, Y[i + 2u] = y.z, Y[i + 3u] = y.w;
     }
     if (subgroupElect()) DONE[0] = 0u;

@@ -17,7 +17,10 @@ layout(std430, binding = 2) readonly buffer Bb { float B[]; };
 layout(std430, binding = 3) readonly buffer Rb { float R[]; };
 layout(std430, binding = 4) writeonly buffer Yb { float Y[]; };
 
-const uint HAS_BIAS = 1u, RELU = 2u, RESIDUAL = 4u, TRANS_W = 8u;
+#include "step.glsl"
+
+// DYN_Y as in linear_out.glsl
+const uint HAS_BIAS = 1u, RELU = 2u, RESIDUAL = 4u, TRANS_W = 8u, DYN_Y = 16u;
 
 layout(push_constant) uniform Push {
     uint M, N, K;
@@ -57,6 +60,7 @@ void main()
             for (uint c = 0u; c < 4u; c++) acc[r][c] += xv[r] * wv[c];
     }
 
+    uint y0 = (p.flags & DYN_Y) != 0u ? p.y_off + STEP[1] : p.y_off;
     for (uint r = 0u; r < 4u; r++) {
         uint m = m0 + r;
         if (m >= p.M) break;
@@ -68,7 +72,7 @@ void main()
             y *= p.alpha;
             if ((p.flags & RELU) != 0u) y = max(y, 0.0);
             if ((p.flags & RESIDUAL) != 0u) y += R[p.r_off + m * p.ldr + n];
-            Y[p.y_off + m * p.ldy + n] = y;
+            Y[y0 + m * p.ldy + n] = y;
         }
     }
 }

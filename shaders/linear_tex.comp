@@ -77,7 +77,7 @@ void main()
     // and column, so they store bit-identical values to addresses only
     // this invocation owns: no bounds test per element.
     [[unroll]] for (uint r = 0u; r < TM; r++) {
-        uint y0 = p.y_off + min(m0 + r, p.M - 1u) * p.ldy;
+        uint y0 = y_base() + min(m0 + r, p.M - 1u) * p.ldy;
         [[unroll]] for (uint c = 0u; c < TN; c++) Y[y0 + min(n0 + c, p.N - 1u)] = acc[r][c];
     }
     finish_block(m0, n0, min(TM, p.M - m0), min(TN, p.N - n0));

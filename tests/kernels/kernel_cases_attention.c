@@ -47,16 +47,24 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
     ref_rel_attention(q, k, v, rk, rwb, rrb, qlen, mlen, H, dh, same_length, mem_len, want_p, want_t, want_o);
 
     txlm_buf qb = host_buf(q, (size_t)qlen * hd), kvb = host_buf(kv, (size_t)ring * 2 * hd);
-    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len, kv_row0, 0, ring};
+    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len, kv_row0, 0, ring, 0};
+    /* the same ring with its first row in the step buffer (shaders/step.glsl),
+     * as the forward pass gives it: every other case and path below */
+    txlm_attn_shape sd = s;
+    sd.kv_row0 = 0, sd.kv_dyn = 1;
+    txlm_buf stepb = host_buf(NULL, 4);
+    ((uint32_t *)stepb.map)[0] = kv_row0;
+    int dyn = (qlen + mlen + kv_row0) % 2;
     size_t split = (size_t)txlm_attn_split_bytes(&s) / 4;
     txlm_buf sb = host_buf(NULL, plane > split ? plane : split), ob = host_buf(NULL, (size_t)qlen * hd), tb = host_buf(NULL, 4 * plane);
     txlm_buf rkb = host_buf(rkd, rk_off + (size_t)(max_dist + 1) * hd);
     txlm_gpu_tensor rwt = weight(rwb, H, dh, 0), rrt = weight(rrb, H, dh, 0);
     txlm_view qv = txlm_view_of(&qb), kvv = txlm_view_of(&kvb), rkv = txlm_view_of(&rkb), ov = txlm_view_of(&ob);
+    ops.step = txlm_view_of(&stepb);
     begin();
     txlm_view probs = txlm_view_of(&sb);
-    txlm_op_attention(&ops, &s, qv, kvv, rkv, rk_off, &rwt, &rrt, &probs, probs, ov);
-    txlm_op_attention_terms(&ops, &s, qv, kvv, rkv, rk_off, &rwt, &rrt, txlm_view_of(&tb));
+    txlm_op_attention(&ops, dyn ? &sd : &s, qv, kvv, rkv, rk_off, &rwt, &rrt, &probs, probs, ov);
+    txlm_op_attention_terms(&ops, dyn ? &sd : &s, qv, kvv, rkv, rk_off, &rwt, &rrt, txlm_view_of(&tb));
     run();
     double dp = max_abs_diff(sb.map, want_p, plane);
     double dout = max_abs_diff(ob.map, want_o, (size_t)qlen * hd);
@@ -79,8 +87,8 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
         }
     CHECK(exact_zeros, "attention: masked entries are not exactly 0 (qlen=%u mlen=%u)", qlen, mlen);
     CHECK(dp < 1e-5 && dout < 1e-4 && dt < 1e-4 * dh, "attention qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d "
-          "kv_row0=%u ring=%u: prob diff %g, out diff %g, terms diff %g", qlen, mlen, H, dh, same_length, mem_len, clamp_len,
-          kv_row0, ring, dp, dout, dt);
+          "kv_row0=%u%s ring=%u: prob diff %g, out diff %g, terms diff %g", qlen, mlen, H, dh, same_length, mem_len, clamp_len,
+          kv_row0, dyn ? " (step buffer)" : "", ring, dp, dout, dt);
 
     /* without probabilities: the default choice (split for a few queries,
      * else two queries per invocation), then one query per invocation,
@@ -122,12 +130,13 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
         ops.no_paired_attention = choice == 1;
         ops.no_fused_attention = choice == 2;
         if (fused_merge) ops.sync = txlm_view_of(&syncb);
+        const txlm_attn_shape *sh = (dyn + mode) % 2 ? &sd : &s;
         begin();
-        txlm_op_attention(&ops, &s, qv, kvv, rkv, rk_off, &rwt, &rrt, NULL, probs, ov);
+        txlm_op_attention(&ops, sh, qv, kvv, rkv, rk_off, &rwt, &rrt, NULL, probs, ov);
         if (fused_merge) {
             txlm_rec_fill_zero(&rec, ob.buf, 0, ob.size);
             txlm_rec_barrier(&rec);
-            txlm_op_attention(&ops, &s, qv, kvv, rkv, rk_off, &rwt, &rrt, NULL, probs, ov);
+            txlm_op_attention(&ops, sh, qv, kvv, rkv, rk_off, &rwt, &rrt, NULL, probs, ov);
         }
         run();
         ops.no_paired_attention = ops.no_fused_attention = ops.no_attn_sg = ops.no_shuffle = 0;
@@ -149,9 +158,11 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
         double d = max_abs_diff(ob.map, want_o, (size_t)qlen * hd);
         CHECK(d < 1e-4 && used == expect,
               "attention (%s, expected %s) qlen=%u mlen=%u H=%u dh=%u same_length=%d mem_len=%u clamp=%d rk_off=%u "
-              "kv_row0=%u ring=%u texel=%d: out diff %g", names[used], names[expect], qlen, mlen, H, dh, same_length, mem_len,
-              clamp_len, rk_off, kv_row0, ring, texel, d);
+              "kv_row0=%u%s ring=%u texel=%d: out diff %g", names[used], names[expect], qlen, mlen, H, dh, same_length, mem_len,
+              clamp_len, rk_off, kv_row0, sh == &sd ? " (step buffer)" : "", ring, texel, d);
     }
+    ops.step = (txlm_view){0};
+    txlm_buf_destroy(&ctx->vk, &stepb);
     txlm_buf_destroy(&ctx->vk, &qb), txlm_buf_destroy(&ctx->vk, &kvb), txlm_buf_destroy(&ctx->vk, &sb);
     txlm_buf_destroy(&ctx->vk, &ob), txlm_buf_destroy(&ctx->vk, &tb), txlm_buf_destroy(&ctx->vk, &rkb);
     txlm_buf_destroy(&ctx->vk, &syncb);

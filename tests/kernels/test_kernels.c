@@ -63,6 +63,28 @@ static void linear_case(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int 
           K, flags, with_bias, txlm_tensor_n_chunks(&wt), x_off, x_pad, mode, diff);
     CHECK(!max_range || txlm_tensor_n_chunks(&wt) > 1, "weight was not split (N=%u)", N);
 
+    /* Y placed by the step buffer (TXLM_LIN_DYN_Y, shaders/step.glsl, as
+     * the keys and values of a segment go into the ring): the same bits,
+     * 3 rows further on, and nothing written before them */
+    {
+        const uint32_t skip = 3;
+        txlm_buf db = host_buf(NULL, (size_t)(skip + M) * N), stepb = host_buf(NULL, 4);
+        ((uint32_t *)stepb.map)[1] = skip * N;
+        ops.step = txlm_view_of(&stepb);
+        begin();
+        txlm_op_linear(&ops, xa, &wt, 0, N, with_bias ? &bt : NULL, 0, &ra, txlm_arg_of(&db, 0, N), M, flags | TXLM_LIN_DYN_Y,
+                       alpha);
+        run();
+        ops.step = (txlm_view){0};
+        const float *dy = db.map;
+        int untouched = 1;
+        for (size_t i = 0; i < (size_t)skip * N; i++) untouched &= dy[i] == 0.0f;
+        CHECK(untouched && !memcmp(dy + (size_t)skip * N, yb.map, (size_t)M * N * 4),
+              "linear %s M=%u N=%u K=%u flags=%u mode=%d: the output placed by the step buffer differs (%s)", dt_name(dtype), M,
+              N, K, flags, mode, untouched ? "its values" : "rows before it written");
+        txlm_buf_destroy(&ctx->vk, &db), txlm_buf_destroy(&ctx->vk, &stepb);
+    }
+
     /* a row range of the weight (the adaptive softmax's shortlist), into a column offset of Y */
     if (N >= 3) {
         uint32_t r0 = 1, nr = N - 2;

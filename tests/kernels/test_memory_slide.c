@@ -5,7 +5,10 @@
  * saved while the memory wraps must continue in a fresh session (whose
  * ring wraps elsewhere) to the same bits. Two rings: one of generation-
  * like single tokens (the one-query kernels), one of longer segments (the
- * paired kernel).
+ * paired kernel). Then generation with the memory full, where a step's
+ * recording is submitted again for later steps with the ring elsewhere
+ * (engine/forward.c, kept_slot): it must leave the memory bit for bit as
+ * recording every step afresh does, and end where the reference does.
  *
  * usage: test_memory_slide GOLDEN_DIR WORK_DIR */
 #include <math.h>
@@ -96,6 +99,83 @@ static void run(txlm_model *m, ref_model *rm, uint32_t mem_len, uint32_t max_seg
     ref_session_free(rs);
 }
 
+/* Generation after a prompt that fills the memory: sampled tokens and
+ * forced ones from every embedding cluster, single and in pairs (more
+ * keys than kept recordings), in session a (recordings kept) and session
+ * b (every segment recorded). */
+static void run_replayed(txlm_model *m, ref_model *rm, uint32_t mem_len, uint32_t max_seg, uint32_t n_steps)
+{
+    txlm_err err = {0, ""};
+    ref_session *rs = NULL;
+    ref_session_options ro = {.mem_len = mem_len, .same_length = -1};
+    txlm_session *a = NULL, *b = NULL;
+    txlm_session_options so = {.mem_len = mem_len, .same_length = -1, .max_segment = max_seg};
+    if (ref_session_new(rm, &ro, &rs, &err) || txlm_session_create(m, &so, &a) || txlm_session_create(m, &so, &b)) {
+        CHECK(0, "sessions: %s %s", err.msg, txlm_last_error());
+        return;
+    }
+    b->rec.no_keep = 1;
+    uint32_t V = ref_model_hparams(rm)->n_token;
+    float *want = malloc((size_t)max_seg * V * 4), *got = malloc((size_t)max_seg * V * 4);
+    size_t cap = txlm_session_state_size(a) + (size_t)mem_len * 1024 * 1024;
+    void *sa = malloc(cap), *sb = malloc(cap);
+    static const int32_t prompt[] = {3, 250, 700, 1, 42, 999, 201, 17};
+    /* forced tokens cycle through the clusters [0, 200), [200, 500), [500, 1000) */
+    static const int32_t forced[] = {5, 300, 800, 450, 12, 600};
+    for (uint32_t i = 0; i < 8; i += 4) {
+        CHECK(txlm_session_feed_rows(a, prompt + i, 4, 4, NULL) == TXLM_OK &&
+                  txlm_session_feed_rows(b, prompt + i, 4, 4, NULL) == TXLM_OK,
+              "prompt: %s", txlm_last_error());
+        CHECK(!ref_forward(rs, prompt + i, 4, want, &err), "reference: %s", err.msg);
+    }
+    txlm_session_set_seed(a, 7);
+    txlm_session_set_seed(b, 7);
+    txlm_sampling plain = {.temperature = 1.0f};
+    uint32_t wraps = 0, pairs = 0;
+    for (uint32_t step = 0; step < n_steps; step++) {
+        int32_t t[2] = {0, 0}, tb = 0;
+        uint32_t n = step % 5 == 4 ? 2 : 1, base = a->kv_base;
+        if (step % 2 == 0) {
+            CHECK(txlm_session_sample(a, &plain, &t[0]) == TXLM_OK && txlm_session_sample(b, &plain, &tb) == TXLM_OK,
+                  "sample: %s", txlm_last_error());
+            CHECK(t[0] == tb, "step %u: kept recordings drew %d, fresh ones %d", step, t[0], tb);
+        } else {
+            t[0] = forced[step / 2 % 6];
+        }
+        t[1] = forced[(step + 3) % 6];
+        pairs += n == 2;
+        CHECK(txlm_session_feed_rows(a, t, n, n, NULL) == TXLM_OK && txlm_session_feed_rows(b, t, n, n, NULL) == TXLM_OK,
+              "step %u: %s", step, txlm_last_error());
+        CHECK(!ref_forward(rs, t, n, want, &err), "reference: %s", err.msg);
+        wraps += a->kv_base < base;
+        size_t wa = 0, wb = 0;
+        CHECK(txlm_session_save(a, sa, cap, &wa) == TXLM_OK && txlm_session_save(b, sb, cap, &wb) == TXLM_OK, "save: %s",
+              txlm_last_error());
+        CHECK(wa == wb && !memcmp(sa, sb, wa), "step %u (memory from row %u): the state after a kept recording differs", step,
+              a->kv_base);
+    }
+    uint64_t ua = 0, ub = 0;
+    for (uint32_t k = 0; k < TXLM_K_COUNT; k++) ua += a->rec.kernel_uses[k], ub += b->rec.kernel_uses[k];
+    /* replays count their dispatches as recording them does */
+    CHECK(ua == ub && ub > 0, "dispatches counted: %llu with kept recordings, %llu without",
+          (unsigned long long)ua, (unsigned long long)ub);
+    /* a last token with its log-probabilities, not kept, against the reference */
+    int32_t last = 321;
+    CHECK(txlm_session_feed(a, &last, 1, got) == TXLM_OK, "feed: %s", txlm_last_error());
+    CHECK(!ref_forward(rs, &last, 1, want, &err), "reference: %s", err.msg);
+    double d = max_abs_diff(got, want, V);
+    CHECK(d < TOLERANCE, "after %u generated steps: max diff %g from the reference", n_steps, d);
+    CHECK(a->rec.replays >= n_steps / 2 && b->rec.replays == 0 && wraps >= 2 && pairs >= 3,
+          "%u of %u steps replayed (session b: %u), the memory wrapped %u times, %u pairs", a->rec.replays, n_steps,
+          b->rec.replays, wraps, pairs);
+    printf("generation in a ring of %u rows: %u of %u steps replayed a kept recording, %u wraps, memory identical\n",
+           a->kv_rows, a->rec.replays, n_steps, wraps);
+    free(want), free(got), free(sa), free(sb);
+    txlm_session_free(a);
+    txlm_session_free(b);
+    ref_session_free(rs);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) return fprintf(stderr, "usage: test_memory_slide GOLDEN_DIR WORK_DIR\n"), 2;
@@ -123,6 +203,7 @@ int main(int argc, char **argv)
     /* segments of 5-8 queries (two per invocation) in a ring of 15 */
     static const uint32_t segments[] = {8, 5, 7, 6, 8, 5, 8, 7, 6, 5, 8, 8};
     run(m, rm, 7, 8, segments, sizeof segments / sizeof *segments);
+    run_replayed(m, rm, 5, 4, 40);
 
     uint64_t vmsgs = txlm_context_validation_messages(ctx);
     CHECK(vmsgs == 0, "%llu Vulkan validation messages", (unsigned long long)vmsgs);
