@@ -163,14 +163,14 @@ static void update_memory(txlm_session *s, uint32_t qlen)
 
 static int submit(txlm_session *s, txlm_err *err) { return txlm_session_submit(s, err); }
 
-/* The segment's values that its recording reads from s->step rather than
- * holding (shaders/step.glsl): where the memory starts in the ring, and
+/* The segment's values that its recording reads from the step buffer
+ * (s->step_host, copied to s->step) rather than holding (shaders/step.glsl): where the memory starts in the ring, and
  * where this segment's keys and values go. */
 static int write_step(txlm_session *s, txlm_err *err)
 {
     uint32_t hd = s->m->h.n_head * s->m->dev.dh;
     uint32_t words[4] = {s->kv_base, seg_row(s) * 2 * hd, 0, 0};
-    return txlm_buf_upload(&s->m->ctx->vk, &s->step, 0, words, sizeof words, err);
+    return txlm_buf_upload(&s->m->ctx->vk, &s->step_host, 0, words, sizeof words, err);
 }
 
 /* Which kept recording, if any, can run this segment: one without
@@ -193,6 +193,8 @@ static int kept_slot(txlm_session *s, const int32_t *tokens, uint32_t qlen, uint
     uint32_t i = s->kept_next;
     s->kept_next = (i + 1) % TXLM_REC_KEPT;
     s->kept[i] = key;
+    /* its old recording is not this key's, even if the new one never gets made */
+    txlm_rec_kept_drop(&s->rec, i + 1);
     return -(int)(i + 1);
 }
 
@@ -250,9 +252,9 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
     uint32_t klen = s->mlen + qlen;
     uint32_t longest = klen - 1 < s->max_dist ? klen - 1 : s->max_dist;
     uint32_t want = (req->logprobs || req->targets) && req->first_row < qlen ? qlen - req->first_row : 0;
-    int slot = kept_slot(s, tokens, qlen, want, longest);
     if (!rc) rc = write_step(s, err);
     if (rc) return rc;
+    int slot = kept_slot(s, tokens, qlen, want, longest);
     if (slot > 0) {
         /* the same commands as the recording made for this key */
         rc = txlm_rec_replay(&s->rec, (uint32_t)slot, err);
@@ -267,8 +269,10 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
     if (rc) return rc;
 
     /* the counts of finished workgroups (txlm_ops.sync) start at 0: each
-     * dispatch leaves them there; this covers a segment cut short */
+     * dispatch leaves them there; this covers a segment cut short. The
+     * step values move to device memory, where kernels read them fast. */
     txlm_rec_fill_zero(&s->rec, s->sync.buf, 0, s->sync.size);
+    txlm_rec_copy(&s->rec, s->step_host.buf, 0, s->step.buf, 0, s->step.size);
     txlm_rec_barrier(&s->rec);
     grow_position_keys(s, longest + 1);
     embed(s, tokens, qlen, rows_of(&s->h[0], 0, d));

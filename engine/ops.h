@@ -70,15 +70,15 @@ typedef struct txlm_attn_shape {
     uint32_t qlen, mlen, H, dh;
     uint32_t clamp_max;     /* largest distance row in the rk table */
     uint32_t same_length, mem_len;
-    uint32_t kv_row0;       /* row of kv holding the first memory row */
+    uint32_t kv_row0;       /* row of kv holding the first memory row (with kv_dyn: plus step[0]) */
     uint32_t dh_real;       /* the model's d_head when dh is padded (scores scale by it); 0: dh */
     uint32_t kv_rows;       /* rows of the kv ring (key j at row (kv_row0 + j) mod kv_rows); 0: kv_row0 + klen */
-    uint32_t kv_dyn;        /* memory row 0 at kv_row0 + step[0] instead (shaders/step.glsl) */
+    uint32_t kv_dyn;        /* memory row 0 at kv_row0 + step[0] (shaders/step.glsl; needs kv_rows) */
 } txlm_attn_shape;
 
 /* Relative attention, output heads into O [qlen, H*dh]. q [qlen, H*dh]
  * (this segment's queries); kv a ring of [kv_rows, 2*H*dh] (keys | values,
- * memory rows first, from row kv_row0, wrapping to row 0); rk [distances,
+ * memory rows first, from row kv_row0 (+ step[0] with kv_dyn), wrapping to row 0); rk [distances,
  * H*dh] at element rk_off. With probs == NULL one
  * fused pass is used where the shape allows (online softmax, no score
  * matrix); otherwise the probabilities are left in *probs [H, qlen, klen]. */

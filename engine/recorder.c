@@ -118,6 +118,11 @@ int txlm_rec_kept_ready(const txlm_rec *r, uint32_t slot)
     return slot >= 1 && slot <= TXLM_REC_KEPT && r->cmds[slot].ready;
 }
 
+void txlm_rec_kept_drop(txlm_rec *r, uint32_t slot)
+{
+    if (slot >= 1 && slot <= TXLM_REC_KEPT) r->cmds[slot].ready = 0;
+}
+
 static void latch(txlm_rec *r, int code, const char *msg)
 {
     if (r->failed) return;
@@ -266,8 +271,14 @@ int txlm_rec_submit(txlm_rec *r, txlm_err *err)
 
 int txlm_rec_replay(txlm_rec *r, uint32_t slot, txlm_err *err)
 {
-    if (r->recording || !txlm_rec_kept_ready(r, slot))
+    if (!txlm_rec_kept_ready(r, slot))
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "internal: kept recording %u is not ready", slot);
+    if (r->recording) {
+        /* one left open by an error before its submit: never to be submitted */
+        vkEndCommandBuffer(r->cmd);
+        r->cur->ready = 0;
+        r->recording = 0;
+    }
     txlm_rec_cmd *c = &r->cmds[slot];
     r->cur = c;
     r->cmd = c->cmd;

@@ -1,6 +1,6 @@
 /* Records dispatches into one command buffer and submits it: the unit of
- * GPU work for a segment. Descriptor sets come from a pool that is reset
- * at every begin. Besides the one-time command buffer, a recorder keeps
+ * GPU work for a segment. Descriptor sets come from a pool per command
+ * buffer, reset when it is recorded again. Besides the one-time command buffer, a recorder keeps
  * TXLM_REC_KEPT recordings that can be submitted again as they are
  * (txlm_rec_begin_kept, txlm_rec_replay): a generated token's step is the
  * same commands every time once the memory is full. */
@@ -68,6 +68,8 @@ int txlm_rec_can_keep(const txlm_rec *r);
 int txlm_rec_begin_kept(txlm_rec *r, uint32_t slot, txlm_err *err);
 /* Whether a kept slot holds a finished recording. */
 int txlm_rec_kept_ready(const txlm_rec *r, uint32_t slot);
+/* Marks a kept slot empty (its key is being reassigned). */
+void txlm_rec_kept_drop(txlm_rec *r, uint32_t slot);
 /* Submits kept slot's recording again and waits. Values its commands
  * read from buffers (shaders/step.glsl) are the caller's to update first. */
 int txlm_rec_replay(txlm_rec *r, uint32_t slot, txlm_err *err);

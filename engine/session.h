@@ -35,7 +35,8 @@ struct txlm_session {
     uint32_t kv_rows;        /* M + S: the memory and a longest segment, wherever they start */
     txlm_buf kv_seg;         /* [S, 2*H*dh] a segment's keys | values when they wrap past the ring's end */
     txlm_buf sync;           /* [TXLM_SYNC_WORDS] uint: counts of finished workgroups (ops.h) */
-    txlm_buf step;           /* [4] uint, host-written before each submission (shaders/step.glsl) */
+    txlm_buf step_host;      /* [4] uint, host-written before each submission (shaders/step.glsl) */
+    txlm_buf step;           /* the same, copied to device memory by each recording first */
     txlm_buf h[2];           /* [S, d] layer inputs/outputs, alternating */
     txlm_buf z;              /* [S, d] last layer's output */
     txlm_buf xn;             /* [S, d] pre-norm LN(h) */

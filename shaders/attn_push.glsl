@@ -1,7 +1,8 @@
 // The push constants of the attention kernels (engine/ops.c, struct
 // attn_push). KV is a ring of kv_rows rows per layer: memory row 0 sits
-// at row kv_row0 and key j at kv_row(j), so the memory slides by moving
-// kv_row0 and no row is ever copied.
+// at row kv_row0 (plus STEP[0] with kv_dyn, as the forward pass gives
+// it) and key j at kv_row(j), so the memory slides by moving that row
+// and no row is ever copied.
 layout(push_constant) uniform Push {
     uint qlen, mlen, klen;
     uint H, dh;

@@ -153,6 +153,13 @@ static void run_replayed(txlm_model *m, ref_model *rm, uint32_t mem_len, uint32_
               txlm_last_error());
         CHECK(wa == wb && !memcmp(sa, sb, wa), "step %u (memory from row %u): the state after a kept recording differs", step,
               a->kv_base);
+        if (step == n_steps / 2) {
+            /* a restored memory starts at row 0: the recordings kept before
+             * serve it through the step buffer */
+            txlm_session_reset(a);
+            CHECK(txlm_session_restore(a, sa, wa) == TXLM_OK, "restore: %s", txlm_last_error());
+            CHECK(a->kv_base != b->kv_base, "restored at ring row %u, as the other session", a->kv_base);
+        }
     }
     uint64_t ua = 0, ub = 0;
     for (uint32_t k = 0; k < TXLM_K_COUNT; k++) ua += a->rec.kernel_uses[k], ub += b->rec.kernel_uses[k];
