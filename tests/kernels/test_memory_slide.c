@@ -100,9 +100,10 @@ static void run(txlm_model *m, ref_model *rm, uint32_t mem_len, uint32_t max_seg
 }
 
 /* Generation after a prompt that fills the memory: sampled tokens and
- * forced ones from every embedding cluster, single and in pairs (more
- * keys than kept recordings), in session a (recordings kept) and session
- * b (every segment recorded). */
+ * forced ones from every embedding cluster, single, in pairs and in
+ * segments of the longest length (more keys than kept recordings), in
+ * session a (recordings kept) and session b (every segment recorded);
+ * a captures one step's attention, and is reset and restored halfway. */
 static void run_replayed(txlm_model *m, ref_model *rm, uint32_t mem_len, uint32_t max_seg, uint32_t n_steps)
 {
     txlm_err err = {0, ""};
@@ -131,10 +132,10 @@ static void run_replayed(txlm_model *m, ref_model *rm, uint32_t mem_len, uint32_
     txlm_session_set_seed(a, 7);
     txlm_session_set_seed(b, 7);
     txlm_sampling plain = {.temperature = 1.0f};
-    uint32_t wraps = 0, pairs = 0;
+    uint32_t wraps = 0, pairs = 0, long_replays = 0;
     for (uint32_t step = 0; step < n_steps; step++) {
-        int32_t t[2] = {0, 0}, tb = 0;
-        uint32_t n = step % 5 == 4 ? 2 : 1, base = a->kv_base;
+        int32_t t[4] = {0, 0, 0, 0}, tb = 0;
+        uint32_t n = step % 5 == 4 ? 2 : step % 7 == 6 ? 4 : 1, base = a->kv_base;
         if (step % 2 == 0) {
             CHECK(txlm_session_sample(a, &plain, &t[0]) == TXLM_OK && txlm_session_sample(b, &plain, &tb) == TXLM_OK,
                   "sample: %s", txlm_last_error());
@@ -142,10 +143,15 @@ static void run_replayed(txlm_model *m, ref_model *rm, uint32_t mem_len, uint32_
         } else {
             t[0] = forced[step / 2 % 6];
         }
-        t[1] = forced[(step + 3) % 6];
+        for (uint32_t i = 1; i < 4; i++) t[i] = forced[(step + 2 * i + 1) % 6];
         pairs += n == 2;
+        /* one step with attention captured (recorded afresh), the next ones not */
+        CHECK(txlm_session_capture_attention(a, step == 11 ? TXLM_CAPTURE_PROBS : TXLM_CAPTURE_OFF) == TXLM_OK,
+              "capture: %s", txlm_last_error());
+        uint32_t replays = a->rec.replays;
         CHECK(txlm_session_feed_rows(a, t, n, n, NULL) == TXLM_OK && txlm_session_feed_rows(b, t, n, n, NULL) == TXLM_OK,
               "step %u: %s", step, txlm_last_error());
+        long_replays += n == max_seg && a->rec.replays > replays;
         CHECK(!ref_forward(rs, t, n, want, &err), "reference: %s", err.msg);
         wraps += a->kv_base < base;
         size_t wa = 0, wb = 0;
@@ -172,9 +178,9 @@ static void run_replayed(txlm_model *m, ref_model *rm, uint32_t mem_len, uint32_
     CHECK(!ref_forward(rs, &last, 1, want, &err), "reference: %s", err.msg);
     double d = max_abs_diff(got, want, V);
     CHECK(d < TOLERANCE, "after %u generated steps: max diff %g from the reference", n_steps, d);
-    CHECK(a->rec.replays >= n_steps / 2 && b->rec.replays == 0 && wraps >= 2 && pairs >= 3,
-          "%u of %u steps replayed (session b: %u), the memory wrapped %u times, %u pairs", a->rec.replays, n_steps,
-          b->rec.replays, wraps, pairs);
+    CHECK(a->rec.replays >= n_steps / 3 && long_replays >= 1 && b->rec.replays == 0 && wraps >= 2 && pairs >= 3,
+          "%u of %u steps replayed (%u of the longest segments; session b: %u), the memory wrapped %u times, %u pairs",
+          a->rec.replays, n_steps, long_replays, b->rec.replays, wraps, pairs);
     printf("generation in a ring of %u rows: %u of %u steps replayed a kept recording, %u wraps, memory identical\n",
            a->kv_rows, a->rec.replays, n_steps, wraps);
     free(want), free(got), free(sa), free(sb);
