@@ -145,8 +145,10 @@ static void run_replayed(txlm_model *m, ref_model *rm, uint32_t mem_len, uint32_
         }
         for (uint32_t i = 1; i < 4; i++) t[i] = forced[(step + 2 * i + 1) % 6];
         pairs += n == 2;
-        /* one step with attention captured (recorded afresh), the next ones not */
-        CHECK(txlm_session_capture_attention(a, step == 11 ? TXLM_CAPTURE_PROBS : TXLM_CAPTURE_OFF) == TXLM_OK,
+        /* one step with attention captured (recorded afresh, and through
+         * the three-pass attention, so in both), the next ones not */
+        txlm_capture_mode cm = step == 11 ? TXLM_CAPTURE_PROBS : TXLM_CAPTURE_OFF;
+        CHECK(txlm_session_capture_attention(a, cm) == TXLM_OK && txlm_session_capture_attention(b, cm) == TXLM_OK,
               "capture: %s", txlm_last_error());
         uint32_t replays = a->rec.replays;
         CHECK(txlm_session_feed_rows(a, t, n, n, NULL) == TXLM_OK && txlm_session_feed_rows(b, t, n, n, NULL) == TXLM_OK,
