@@ -50,7 +50,7 @@ int main(int argc, char **argv)
     if (txlm_context_create(&o, &ctx)) return fprintf(stderr, "%s\n", txlm_last_error()), 1;
     txlm_err e = {0};
     txlm_rec rec;
-    txlm_rec_init(&rec, &ctx->vk, &ctx->kernels, 16, &e);
+    txlm_rec_init(&rec, &ctx->vk, &ctx->kernels, 16, txlm_view_of(&ctx->dummy), &e);
     txlm_ops ops = {.rec = &rec, .dummy = txlm_view_of(&ctx->dummy), .no_gemv = getenv("NO_GEMV") != NULL,
                     .no_fused_attention = getenv("NO_FUSED") != NULL, .no_gemv_q8 = getenv("NO_GEMV_Q8") != NULL, .no_touch = getenv("NO_TOUCH") != NULL,
                     .no_paired_attention = getenv("NO_PAIR") != NULL};

@@ -161,6 +161,16 @@ static void update_memory(txlm_session *s, uint32_t qlen)
     s->mlen = s->mem_len;
 }
 
+/* What a fed segment leaves behind, recorded or replayed: the shape its
+ * attention capture has, the memory for the next one, z's rows. */
+static void segment_fed(txlm_session *s, uint32_t qlen)
+{
+    s->cap_qlen = qlen;
+    s->cap_mlen = s->mlen;
+    update_memory(s, qlen);
+    s->z_rows = qlen;
+}
+
 static int submit(txlm_session *s, txlm_err *err) { return txlm_session_submit(s, err); }
 
 /* The segment's values that its recording reads from the step buffer
@@ -259,10 +269,7 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
         /* the same commands as the recording made for this key */
         rc = txlm_rec_replay(&s->rec, (uint32_t)slot, err);
         if (rc) return forget_memory(s), rc;
-        s->cap_qlen = qlen;
-        s->cap_mlen = s->mlen;
-        update_memory(s, qlen);
-        s->z_rows = qlen;
+        segment_fed(s, qlen);
         return 0;
     }
     rc = slot < 0 ? txlm_rec_begin_kept(&s->rec, (uint32_t)-slot, err) : txlm_rec_begin(&s->rec, err);
@@ -281,10 +288,7 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
         txlm_arg out = n + 1 < h->n_layer ? rows_of(&s->h[(n + 1) % 2], 0, d) : rows_of(&s->z, 0, d);
         layer(s, n, qlen, in, out);
     }
-    s->cap_qlen = qlen;
-    s->cap_mlen = s->mlen;
-    update_memory(s, qlen);
-    s->z_rows = qlen;
+    segment_fed(s, qlen);
 
     /* The output layer in blocks of rows that fit one binding; the first
      * block rides in the segment's command buffer. */

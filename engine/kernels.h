@@ -69,7 +69,7 @@ typedef enum txlm_kernel_id {
 
 #define TXLM_MAX_BINDINGS 9
 /* The binding of the per-submission values (shaders/step.glsl) in the
- * kernels that have it; the dispatch's view for it follows the others. */
+ * kernels that have it; the recorder binds its step view there. */
 #define TXLM_STEP_BINDING 8
 #define TXLM_PUSH_BYTES 128
 
@@ -77,7 +77,7 @@ typedef struct txlm_kernel {
     const char *name;
     uint32_t n_bindings;
     uint32_t texel_mask; /* bit i: binding i is a uniform texel buffer (RGBA32_UINT view), else a storage buffer */
-    int step;            /* binding TXLM_STEP_BINDING too, bound to views[n_bindings] */
+    int step;            /* binding TXLM_STEP_BINDING too (the recorder's step view) */
     VkDescriptorSetLayout dsl;
     VkPipelineLayout layout;
     VkPipeline pipeline;

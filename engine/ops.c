@@ -4,10 +4,6 @@
 
 static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
-/* The view for the step binding (kernels.h, TXLM_STEP_BINDING), which
- * every product and attention kernel has: read only under DYN_Y or kv_dyn. */
-static txlm_view step_view(const txlm_ops *o) { return o->step.buf ? o->step : o->dummy; }
-
 struct linear_push {
     uint32_t M, N, K, x_off, ldx, w_off, w_ld, y_off, ldy, b_off, r_off, ldr, flags;
     float alpha;
@@ -114,8 +110,8 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
             .flags = (flags & (TXLM_LIN_RELU | TXLM_LIN_RESIDUAL)) | (bias ? 1u : 0u) | (flags & TXLM_LIN_DYN_Y ? 16u : 0u),
             .alpha = alpha,
         };
-        txlm_view views[6] = {x.view, wv, bias ? txlm_tensor_view(bias) : o->dummy,
-                              (flags & TXLM_LIN_RESIDUAL) && r ? r->view : o->dummy, y.view, step_view(o)};
+        txlm_view views[5] = {x.view, wv, bias ? txlm_tensor_view(bias) : o->dummy,
+                              (flags & TXLM_LIN_RESIDUAL) && r ? r->view : o->dummy, y.view};
         txlm_rec_dispatch(o->rec, kernel, views, &p, sizeof p, div_up(p.N, per_n), div_up(M, per_m), 1);
         /* chunks write disjoint columns of Y, but bindings cover whole
          * buffers, so each chunk is ordered after the previous one */
@@ -149,8 +145,8 @@ void txlm_op_linear_ln(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32
         .alpha = 1.0f,
         .ln_d = d, .ln_d_out = nrows, .ln_eps = eps,
     };
-    txlm_view views[9] = {x.view, wv, bias ? txlm_tensor_view(bias) : o->dummy, r ? r->view : o->dummy, y.view,
-                          txlm_tensor_view(g), txlm_tensor_view(b), o->sync, step_view(o)};
+    txlm_view views[8] = {x.view, wv, bias ? txlm_tensor_view(bias) : o->dummy, r ? r->view : o->dummy, y.view,
+                          txlm_tensor_view(g), txlm_tensor_view(b), o->sync};
     txlm_rec_dispatch(o->rec, k, views, &p, sizeof p, div_up(nrows, 8 * gemv_tex_rows(w->dtype)), 1, 1);
     txlm_rec_barrier(o->rec);
 }
@@ -171,7 +167,7 @@ void txlm_op_linear_t(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *pj, txlm_a
             .flags = 8u /* TRANS_W */ | (c ? TXLM_LIN_RESIDUAL : 0u),
             .alpha = 1.0f,
         };
-        txlm_view views[6] = {x.view, pv, o->dummy, c ? y.view : o->dummy, y.view, step_view(o)};
+        txlm_view views[5] = {x.view, pv, o->dummy, c ? y.view : o->dummy, y.view};
         txlm_rec_dispatch(o->rec, txlm_kernel_for_dtype(TXLM_K_LINEAR, pj->dtype), views, &p, sizeof p,
                           div_up(p.N, 32), div_up(M, 32), 1);
         txlm_rec_barrier(o->rec);
@@ -249,7 +245,7 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
     /* A handful of queries (generation): the keys are split into runs so
      * that every lane has work, then the runs are merged. */
     if (vec_ok && !all_masked_rows && s->qlen <= 4 && txlm_attn_split_bytes(s) <= scratch.size) {
-        txlm_view v[9] = {q, kv, rk, rw, rr, scratch, o->dummy, o->dummy, step_view(o)};
+        txlm_view v[8] = {q, kv, rk, rw, rr, scratch, o->dummy, o->dummy};
         uint32_t nparts = div_up(klen, TXLM_ATTN_RUN);
         if (tex && s->dh == 64 && !o->no_attn_sg && txlm_kernel_usable(o->rec->vk, TXLM_K_ATTN_SPLIT_SG64)) {
             uint32_t groups = div_up(s->H, TXLM_ATTN_SG_HEADS);
@@ -267,8 +263,7 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
                                    : s->dh == 64 ? TXLM_K_ATTN_SPLIT_TEX64
                                    : s->dh == 48 ? TXLM_K_ATTN_SPLIT_TEX48
                                                  : TXLM_K_ATTN_SPLIT_TEX;
-            txlm_view v6[7] = {q, kv, rk, rw, rr, scratch, step_view(o)};
-            txlm_rec_dispatch(o->rec, split, v6, &ps, sizeof ps, div_up(nparts, 8), s->H, s->qlen);
+            txlm_rec_dispatch(o->rec, split, v, &ps, sizeof ps, div_up(nparts, 8), s->H, s->qlen);
         }
         txlm_rec_barrier(o->rec);
         struct {
@@ -282,7 +277,7 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
     /* Two queries per invocation (each key and value row loaded serves
      * both), or one. */
     if (vec_ok && (s->qlen > 4 || all_masked_rows)) {
-        txlm_view v[7] = {q, kv, rk, rw, rr, out, step_view(o)};
+        txlm_view v[6] = {q, kv, rk, rw, rr, out};
         int pair = !o->no_paired_attention && !all_masked_rows;
         int sg = s->dh == 64 && !o->no_shuffle && txlm_kernel_usable(o->rec->vk, TXLM_K_ATTN_PAIR_TEXSG64);
         txlm_kernel_id paired = !tex            ? TXLM_K_ATTN_PAIR
@@ -296,7 +291,7 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
         return;
     }
     txlm_view scores = probs ? *probs : scratch;
-    txlm_view v1[7] = {q, kv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), scores, step_view(o)};
+    txlm_view v1[6] = {q, kv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), scores};
     txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SCORES, v1, &ps, sizeof ps, div_up(klen, 64), s->qlen, s->H);
     txlm_rec_barrier(o->rec);
 
@@ -306,7 +301,7 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
     txlm_rec_dispatch(o->rec, TXLM_K_SOFTMAX, &scores, &pm, sizeof pm, pm.rows, 1, 1);
     txlm_rec_barrier(o->rec);
 
-    txlm_view v3[4] = {scores, kv, out, step_view(o)};
+    txlm_view v3[3] = {scores, kv, out};
     txlm_rec_dispatch(o->rec, TXLM_K_ATTN_PV, v3, &ps, sizeof ps, div_up(s->H * s->dh, 64), s->qlen, 1);
     txlm_rec_barrier(o->rec);
 }
@@ -321,7 +316,7 @@ void txlm_op_attention_terms(txlm_ops *o, const txlm_attn_shape *s, txlm_view q,
                              const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, txlm_view terms)
 {
     struct attn_push ps = attn_push_of(s, rk_off);
-    txlm_view v[7] = {q, kv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), terms, step_view(o)};
+    txlm_view v[6] = {q, kv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), terms};
     txlm_rec_dispatch(o->rec, TXLM_K_ATTN_TERMS, v, &ps, sizeof ps, div_up(ps.klen, 64), s->qlen, s->H);
     txlm_rec_barrier(o->rec);
 }

@@ -31,7 +31,6 @@ typedef struct txlm_ops {
     int no_fused_merge; /* tests: the one-query attention's runs merged by their own dispatch */
     txlm_view sync;    /* TXLM_SYNC_WORDS uints, 0 between dispatches: counts of finished workgroups for
                         * the kernels whose last workgroup finishes the op (no buffer: never so) */
-    txlm_view step;    /* the host-written values of shaders/step.glsl (TXLM_LIN_DYN_Y, kv_dyn); no buffer: none */
 } txlm_ops;
 
 /* Words of txlm_ops.sync: word 0 for txlm_op_linear_ln, then one per head

@@ -1,6 +1,5 @@
 #include "recorder.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include <stb/stb_ds.h>
@@ -30,12 +29,13 @@ static VkResult make_cmd(txlm_rec *r, txlm_rec_cmd *c)
     return res;
 }
 
-int txlm_rec_init(txlm_rec *r, txlm_vk *vk, const txlm_kernels *ks, uint32_t max_sets, txlm_err *err)
+int txlm_rec_init(txlm_rec *r, txlm_vk *vk, const txlm_kernels *ks, uint32_t max_sets, txlm_view step, txlm_err *err)
 {
     memset(r, 0, sizeof *r);
     r->vk = vk;
     r->ks = ks;
     r->max_sets = max_sets;
+    r->step = step;
     r->cur = &r->cmds[0];
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                    .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
@@ -50,9 +50,8 @@ int txlm_rec_init(txlm_rec *r, txlm_vk *vk, const txlm_kernels *ks, uint32_t max
         txlm_rec_destroy(r);
         return txlm_vk_fail(err, res, "creating a command recorder");
     }
-    r->cmd = r->cmds[0].cmd;
     r->prof = txlm_rec_profile_create(vk);
-    r->no_keep = getenv("TXLM_NO_REPLAY") != NULL; /* comparisons: every segment recorded afresh */
+    r->no_keep = txlm_env_on("TXLM_NO_REPLAY"); /* comparisons: every segment recorded afresh */
     return 0;
 }
 
@@ -91,12 +90,9 @@ static int begin_cmd(txlm_rec *r, uint32_t i, txlm_err *err)
     if (res == VK_SUCCESS) res = vkBeginCommandBuffer(c->cmd, &bi);
     if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "beginning a command buffer");
     r->cur = c;
-    r->cmd = c->cmd;
-    txlm_rec_profile_begin(r->prof, r->cmd);
+    txlm_rec_profile_begin(r->prof, c->cmd);
     c->sets_used = 0;
-    c->dispatches = 0;
     memset(c->kernel_uses, 0, sizeof c->kernel_uses);
-    r->dispatches = 0;
     r->recording = 1;
     r->failed = 0;
     return 0;
@@ -163,6 +159,10 @@ void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, c
         latch(r, TXLM_ERR_LIMIT, "a dispatch exceeds the device's workgroup-count limits (sequence too long for this device)");
         return;
     }
+    if (k->step && !r->step.buf) {
+        latch(r, TXLM_ERR_INVALID_ARGUMENT, "internal: a kernel with a step binding on a recorder without one");
+        return;
+    }
     if (r->cur->sets_used >= r->max_sets) {
         latch(r, TXLM_ERR_LIMIT, "too many dispatches in one command buffer (descriptor pool exhausted)");
         return;
@@ -180,12 +180,13 @@ void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, c
     VkWriteDescriptorSet w[TXLM_MAX_BINDINGS];
     uint32_t n_writes = k->n_bindings + (k->step != 0);
     for (uint32_t i = 0; i < n_writes; i++) {
+        const txlm_view *v = i < k->n_bindings ? &views[i] : &r->step;
         if (k->texel_mask >> i & 1) {
-            if (!txlm_rec_texel_fits(r, views[i])) {
+            if (!txlm_rec_texel_fits(r, *v)) {
                 latch(r, TXLM_ERR_LIMIT, "internal: a texel buffer view is misaligned or exceeds maxTexelBufferElements");
                 return;
             }
-            if (!(tv[i] = texel_view(r, views[i]))) {
+            if (!(tv[i] = texel_view(r, *v))) {
                 latch(r, TXLM_ERR_VULKAN, "vkCreateBufferView failed");
                 return;
             }
@@ -194,11 +195,11 @@ void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, c
                                           .pTexelBufferView = &tv[i]};
             continue;
         }
-        if (views[i].size > r->vk->max_storage_range || views[i].off % r->vk->storage_align) {
+        if (v->size > r->vk->max_storage_range || v->off % r->vk->storage_align) {
             latch(r, TXLM_ERR_LIMIT, "internal: a buffer view exceeds maxStorageBufferRange or is misaligned");
             return;
         }
-        bi[i] = (VkDescriptorBufferInfo){views[i].buf, views[i].off, views[i].size};
+        bi[i] = (VkDescriptorBufferInfo){v->buf, v->off, v->size};
         w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set,
                                       .dstBinding = i < k->n_bindings ? i : TXLM_STEP_BINDING,
                                       .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
@@ -207,13 +208,11 @@ void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, c
     vkUpdateDescriptorSets(r->vk->device, n_writes, w, 0, NULL);
     uint8_t pc[TXLM_PUSH_BYTES] = {0};
     memcpy(pc, push, push_size < TXLM_PUSH_BYTES ? push_size : TXLM_PUSH_BYTES);
-    vkCmdBindPipeline(r->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
-    vkCmdBindDescriptorSets(r->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0, NULL);
-    vkCmdPushConstants(r->cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, TXLM_PUSH_BYTES, pc);
-    vkCmdDispatch(r->cmd, gx, gy, gz);
-    txlm_rec_profile_mark(r->prof, r->cmd, id);
-    r->dispatches++;
-    r->cur->dispatches++;
+    vkCmdBindPipeline(r->cur->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
+    vkCmdBindDescriptorSets(r->cur->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0, NULL);
+    vkCmdPushConstants(r->cur->cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, TXLM_PUSH_BYTES, pc);
+    vkCmdDispatch(r->cur->cmd, gx, gy, gz);
+    txlm_rec_profile_mark(r->prof, r->cur->cmd, id);
     r->cur->kernel_uses[id]++;
     r->kernel_uses[id]++;
 }
@@ -227,42 +226,42 @@ void txlm_rec_barrier(txlm_rec *r)
                          VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_READ_BIT,
     };
     VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-    vkCmdPipelineBarrier(r->cmd, stages, stages | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+    vkCmdPipelineBarrier(r->cur->cmd, stages, stages | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
 void txlm_rec_copy(txlm_rec *r, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size)
 {
     if (r->failed || size == 0) return;
     VkBufferCopy c = {.srcOffset = src_off, .dstOffset = dst_off, .size = size};
-    vkCmdCopyBuffer(r->cmd, src, dst, 1, &c);
-    txlm_rec_profile_mark(r->prof, r->cmd, TXLM_K_COUNT);
+    vkCmdCopyBuffer(r->cur->cmd, src, dst, 1, &c);
+    txlm_rec_profile_mark(r->prof, r->cur->cmd, TXLM_K_COUNT);
 }
 
 void txlm_rec_copy_regions(txlm_rec *r, VkBuffer src, VkBuffer dst, const VkBufferCopy *regions, uint32_t n)
 {
     if (r->failed || n == 0) return;
-    vkCmdCopyBuffer(r->cmd, src, dst, n, regions);
-    txlm_rec_profile_mark(r->prof, r->cmd, TXLM_K_COUNT);
+    vkCmdCopyBuffer(r->cur->cmd, src, dst, n, regions);
+    txlm_rec_profile_mark(r->prof, r->cur->cmd, TXLM_K_COUNT);
 }
 
 void txlm_rec_fill_zero(txlm_rec *r, VkBuffer buf, VkDeviceSize off, VkDeviceSize size)
 {
     if (r->failed || size == 0) return;
-    vkCmdFillBuffer(r->cmd, buf, off, size, 0);
-    txlm_rec_profile_mark(r->prof, r->cmd, TXLM_K_COUNT);
+    vkCmdFillBuffer(r->cur->cmd, buf, off, size, 0);
+    txlm_rec_profile_mark(r->prof, r->cur->cmd, TXLM_K_COUNT);
 }
 
 int txlm_rec_submit(txlm_rec *r, txlm_err *err)
 {
     if (!r->recording) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "internal: submit without begin");
     r->recording = 0;
-    VkResult res = vkEndCommandBuffer(r->cmd);
+    VkResult res = vkEndCommandBuffer(r->cur->cmd);
     if (r->failed) {
         if (err) *err = r->first_err;
         return r->first_err.code;
     }
     if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "vkEndCommandBuffer");
-    res = txlm_vk_submit_wait(r->vk, r->cmd, r->fence);
+    res = txlm_vk_submit_wait(r->vk, r->cur->cmd, r->fence);
     if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "running a segment on the device");
     r->cur->ready = 1;
     txlm_rec_profile_collect(r->prof);
@@ -275,13 +274,12 @@ int txlm_rec_replay(txlm_rec *r, uint32_t slot, txlm_err *err)
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "internal: kept recording %u is not ready", slot);
     if (r->recording) {
         /* one left open by an error before its submit: never to be submitted */
-        vkEndCommandBuffer(r->cmd);
+        vkEndCommandBuffer(r->cur->cmd);
         r->cur->ready = 0;
         r->recording = 0;
     }
     txlm_rec_cmd *c = &r->cmds[slot];
     r->cur = c;
-    r->cmd = c->cmd;
     VkResult res = txlm_vk_submit_wait(r->vk, c->cmd, r->fence);
     if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "running a segment on the device");
     r->replays++;

@@ -33,7 +33,6 @@ typedef struct txlm_rec_cmd {
     VkDescriptorPool dpool;
     txlm_texel_view *texel_views; /* stb_ds array */
     uint32_t sets_used;
-    uint32_t dispatches;
     uint32_t kernel_uses[TXLM_K_COUNT]; /* this recording's dispatches per kernel (kept ones: counted again per replay) */
     int ready;                          /* ended without error: a kept one can be replayed */
 } txlm_rec_cmd;
@@ -46,10 +45,9 @@ typedef struct txlm_rec {
     VkCommandPool pool;
     VkFence fence;
     uint32_t max_sets;
+    txlm_view step;                       /* txlm_rec_init's step */
     txlm_rec_cmd cmds[1 + TXLM_REC_KEPT]; /* [0] one-time, then the kept ones */
     txlm_rec_cmd *cur;                    /* the one being recorded or last submitted */
-    VkCommandBuffer cmd;                  /* cur->cmd */
-    uint32_t dispatches;                  /* in the current recording */
     uint32_t replays;                     /* kept recordings submitted again since init */
     uint32_t kernel_uses[TXLM_K_COUNT]; /* dispatches per kernel since init, replays included: tests check every variant ran */
     int no_keep;                          /* TXLM_NO_REPLAY set */
@@ -59,7 +57,10 @@ typedef struct txlm_rec {
     txlm_rec_profile *prof; /* TXLM_PROFILE: device time per kernel (rec_profile.h); else NULL */
 } txlm_rec;
 
-int txlm_rec_init(txlm_rec *r, txlm_vk *vk, const txlm_kernels *ks, uint32_t max_sets, txlm_err *err);
+/* step: the buffer bound at TXLM_STEP_BINDING in every dispatch of a
+ * kernel that has it (shaders/step.glsl; 16 bytes or more; read only
+ * under DYN_Y or kv_dyn); NULL buf for a recorder of copies only. */
+int txlm_rec_init(txlm_rec *r, txlm_vk *vk, const txlm_kernels *ks, uint32_t max_sets, txlm_view step, txlm_err *err);
 void txlm_rec_destroy(txlm_rec *r);
 int txlm_rec_begin(txlm_rec *r, txlm_err *err);
 /* Whether kept recordings are available (not while TXLM_PROFILE times each recording's commands). */

@@ -137,7 +137,7 @@ int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_sess
         rc = txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     /* Every dispatch of a segment gets its own descriptor set. */
     uint32_t max_sets = 64 + h->n_layer * 16 + 8 * txlm_n_clusters(h) * 4;
-    if (!rc) rc = txlm_rec_init(&s->rec, &m->ctx->vk, &m->ctx->kernels, max_sets, err);
+    if (!rc) rc = txlm_rec_init(&s->rec, &m->ctx->vk, &m->ctx->kernels, max_sets, txlm_view_of(&s->step), err);
     if (rc) {
         txlm_session_close(s);
         return rc;
@@ -145,7 +145,6 @@ int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_sess
     s->ops.rec = &s->rec;
     s->ops.dummy = txlm_view_of(&m->ctx->dummy);
     s->ops.sync = txlm_view_of(&s->sync);
-    s->ops.step = txlm_view_of(&s->step);
     *out = s;
     return 0;
 }

@@ -60,7 +60,7 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
     txlm_buf rkb = host_buf(rkd, rk_off + (size_t)(max_dist + 1) * hd);
     txlm_gpu_tensor rwt = weight(rwb, H, dh, 0), rrt = weight(rrb, H, dh, 0);
     txlm_view qv = txlm_view_of(&qb), kvv = txlm_view_of(&kvb), rkv = txlm_view_of(&rkb), ov = txlm_view_of(&ob);
-    ops.step = txlm_view_of(&stepb);
+    rec.step = txlm_view_of(&stepb);
     begin();
     txlm_view probs = txlm_view_of(&sb);
     txlm_op_attention(&ops, dyn ? &sd : &s, qv, kvv, rkv, rk_off, &rwt, &rrt, &probs, probs, ov);
@@ -161,7 +161,7 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
               "kv_row0=%u%s ring=%u texel=%d: out diff %g", names[used], names[expect], qlen, mlen, H, dh, same_length, mem_len,
               clamp_len, rk_off, kv_row0, sh == &sd ? " (step buffer)" : "", ring, texel, d);
     }
-    ops.step = (txlm_view){0};
+    rec.step = txlm_view_of(&ctx->dummy);
     txlm_buf_destroy(&ctx->vk, &stepb);
     txlm_buf_destroy(&ctx->vk, &qb), txlm_buf_destroy(&ctx->vk, &kvb), txlm_buf_destroy(&ctx->vk, &sb);
     txlm_buf_destroy(&ctx->vk, &ob), txlm_buf_destroy(&ctx->vk, &tb), txlm_buf_destroy(&ctx->vk, &rkb);

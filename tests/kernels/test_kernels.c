@@ -70,12 +70,12 @@ static void linear_case(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int 
         const uint32_t skip = 3;
         txlm_buf db = host_buf(NULL, (size_t)(skip + M) * N), stepb = host_buf(NULL, 4);
         ((uint32_t *)stepb.map)[1] = skip * N;
-        ops.step = txlm_view_of(&stepb);
+        rec.step = txlm_view_of(&stepb);
         begin();
         txlm_op_linear(&ops, xa, &wt, 0, N, with_bias ? &bt : NULL, 0, &ra, txlm_arg_of(&db, 0, N), M, flags | TXLM_LIN_DYN_Y,
                        alpha);
         run();
-        ops.step = (txlm_view){0};
+        rec.step = txlm_view_of(&ctx->dummy);
         const float *dy = db.map;
         int untouched = 1;
         for (size_t i = 0; i < (size_t)skip * N; i++) untouched &= dy[i] == 0.0f;
@@ -316,7 +316,7 @@ int main(void)
         return 1;
     }
     txlm_err e = {0};
-    die_if(txlm_rec_init(&rec, &ctx->vk, &ctx->kernels, 64, &e), &e);
+    die_if(txlm_rec_init(&rec, &ctx->vk, &ctx->kernels, 64, txlm_view_of(&ctx->dummy), &e), &e);
     ops.rec = &rec;
     ops.dummy = txlm_view_of(&ctx->dummy);
 
