@@ -13,6 +13,7 @@
 #include <txlm.h>
 
 #include "dtype.h"
+#include "pickle_vm.h"
 
 #define CHUNK_VALUES 4096
 #define GLOBAL_LINE_CAP 256
@@ -27,21 +28,7 @@ struct txlm_pickle {
     chunk *chunks;
 };
 
-typedef struct vm {
-    const char *where;
-    const uint8_t *data;
-    uint64_t len, pos, base;
-    uint64_t at; /* file offset of the current opcode */
-    txlm_pickle *pk;
-    txlm_pk_value **stack;
-    uint64_t sp, scap;
-    uint64_t *marks;
-    uint64_t nm, mcap;
-    txlm_pk_value **memo;
-    uint64_t memo_cap, memo_count;
-    uint64_t n_ops;
-    txlm_err *err;
-} vm;
+typedef txlm_pk_vm vm;
 
 static const struct {
     uint8_t op;
@@ -72,16 +59,16 @@ static const char *op_name(uint8_t op)
 const char *txlm_pk_kind_name(uint32_t kind)
 {
     static const char *names[] = {"None", "bool", "int", "float", "str", "tuple", "list", "dict", "global", "storage",
-                                  "tensor"};
+                                  "tensor", "class", "object record"};
     return kind < sizeof names / sizeof names[0] ? names[kind] : "?";
 }
 
-static int fail_at(vm *m, int code, const char *what)
+int txlm_pkvm_fail(vm *m, int code, const char *what)
 {
     return txlm_fail(m->err, code, "%s: pickle %s at byte %" PRIu64, m->where, what, m->at);
 }
 
-static txlm_pk_value *new_value(vm *m, uint32_t kind)
+txlm_pk_value *txlm_pkvm_new(vm *m, uint32_t kind)
 {
     chunk *c = m->pk->chunks;
     if (!c || c->used == CHUNK_VALUES) {
@@ -113,7 +100,7 @@ static int grow(void **buf, uint64_t *cap, uint64_t need, size_t elem)
     return 0;
 }
 
-static int push(vm *m, txlm_pk_value *v)
+int txlm_pkvm_push(vm *m, txlm_pk_value *v)
 {
     if (!v) return m->err ? m->err->code : TXLM_ERR_OUT_OF_MEMORY;
     if (grow((void **)&m->stack, &m->scap, m->sp + 1, sizeof *m->stack))
@@ -126,20 +113,20 @@ static int push(vm *m, txlm_pk_value *v)
  * construction and may not be popped by a plain pop. */
 static uint64_t floor_of(const vm *m) { return m->nm ? m->marks[m->nm - 1] : 0; }
 
-static txlm_pk_value *pop(vm *m, const char *op)
+txlm_pk_value *txlm_pkvm_pop(vm *m, const char *op)
 {
     if (m->sp <= floor_of(m)) {
         char what[64];
         snprintf(what, sizeof what, "%s on an empty stack", op);
-        fail_at(m, TXLM_ERR_FORMAT, what);
+        txlm_pkvm_fail(m, TXLM_ERR_FORMAT, what);
         return NULL;
     }
     return m->stack[--m->sp];
 }
 
-static txlm_pk_value *top(vm *m, const char *op)
+txlm_pk_value *txlm_pkvm_top(vm *m, const char *op)
 {
-    txlm_pk_value *v = pop(m, op);
+    txlm_pk_value *v = txlm_pkvm_pop(m, op);
     if (v) m->sp++;
     return v;
 }
@@ -149,7 +136,7 @@ static int pop_mark(vm *m, const char *op, uint64_t *mark)
     if (!m->nm) {
         char what[64];
         snprintf(what, sizeof what, "%s without a MARK", op);
-        return fail_at(m, TXLM_ERR_FORMAT, what);
+        return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, what);
     }
     *mark = m->marks[--m->nm];
     return 0;
@@ -171,9 +158,9 @@ static uint64_t rd_le(const uint8_t *p, int n)
     return v;
 }
 
-static int append_item(vm *m, txlm_pk_value *seq, txlm_pk_value *v)
+int txlm_pkvm_append(vm *m, txlm_pk_value *seq, txlm_pk_value *v)
 {
-    if (seq->n == UINT32_MAX) return fail_at(m, TXLM_ERR_LIMIT, "container too large");
+    if (seq->n == UINT32_MAX) return txlm_pkvm_fail(m, TXLM_ERR_LIMIT, "container too large");
     uint64_t cap = seq->u.seq.cap;
     if (grow((void **)&seq->u.seq.items, &cap, (uint64_t)seq->n + 1, sizeof *seq->u.seq.items))
         return txlm_fail(m->err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory reading the pickle", m->where);
@@ -185,16 +172,16 @@ static int append_item(vm *m, txlm_pk_value *seq, txlm_pk_value *v)
 /* A new container holding stack[from .. sp), which is then dropped. */
 static int collect(vm *m, uint32_t kind, uint64_t from)
 {
-    txlm_pk_value *c = new_value(m, kind);
+    txlm_pk_value *c = txlm_pkvm_new(m, kind);
     if (!c) return m->err->code;
     if (kind == TXLM_PK_DICT && (m->sp - from) % 2)
-        return fail_at(m, TXLM_ERR_FORMAT, "DICT with an odd number of keys and values");
+        return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "DICT with an odd number of keys and values");
     for (uint64_t i = from; i < m->sp; i++) {
-        int rc = append_item(m, c, m->stack[i]);
+        int rc = txlm_pkvm_append(m, c, m->stack[i]);
         if (rc) return rc;
     }
     m->sp = from;
-    return push(m, c);
+    return txlm_pkvm_push(m, c);
 }
 
 static int add_items(vm *m, txlm_pk_value *target, uint32_t kind, uint64_t from, const char *op)
@@ -202,12 +189,12 @@ static int add_items(vm *m, txlm_pk_value *target, uint32_t kind, uint64_t from,
     if (target->kind != kind) {
         char what[96];
         snprintf(what, sizeof what, "%s on a %s", op, txlm_pk_kind_name(target->kind));
-        return fail_at(m, TXLM_ERR_FORMAT, what);
+        return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, what);
     }
     if (kind == TXLM_PK_DICT && (m->sp - from) % 2)
-        return fail_at(m, TXLM_ERR_FORMAT, "SETITEMS with an odd number of keys and values");
+        return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "SETITEMS with an odd number of keys and values");
     for (uint64_t i = from; i < m->sp; i++) {
-        int rc = append_item(m, target, m->stack[i]);
+        int rc = txlm_pkvm_append(m, target, m->stack[i]);
         if (rc) return rc;
     }
     m->sp = from;
@@ -216,9 +203,9 @@ static int add_items(vm *m, txlm_pk_value *target, uint32_t kind, uint64_t from,
 
 static int push_int(vm *m, int64_t i)
 {
-    txlm_pk_value *v = new_value(m, TXLM_PK_INT);
+    txlm_pk_value *v = txlm_pkvm_new(m, TXLM_PK_INT);
     if (v) v->u.i = i;
-    return push(m, v);
+    return txlm_pkvm_push(m, v);
 }
 
 static int push_str(vm *m, uint64_t len_bytes, int len_signed)
@@ -226,17 +213,17 @@ static int push_str(vm *m, uint64_t len_bytes, int len_signed)
     int rc = need(m, (uint64_t)len_bytes);
     if (rc) return rc;
     uint64_t n = rd_le(m->data + m->pos, (int)len_bytes);
-    if (len_signed && (n & 0x80000000u)) return fail_at(m, TXLM_ERR_FORMAT, "string with a negative length");
+    if (len_signed && (n & 0x80000000u)) return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "string with a negative length");
     m->pos += len_bytes;
     if ((rc = need(m, n))) return rc;
-    if (n > UINT32_MAX) return fail_at(m, TXLM_ERR_LIMIT, "string longer than 4 GiB");
-    txlm_pk_value *v = new_value(m, TXLM_PK_STR);
+    if (n > UINT32_MAX) return txlm_pkvm_fail(m, TXLM_ERR_LIMIT, "string longer than 4 GiB");
+    txlm_pk_value *v = txlm_pkvm_new(m, TXLM_PK_STR);
     if (v) {
         v->u.str.s = (const char *)m->data + m->pos;
         v->u.str.len = (uint32_t)n;
     }
     m->pos += n;
-    return push(m, v);
+    return txlm_pkvm_push(m, v);
 }
 
 /* LONG1/LONG4: little-endian two's complement of n bytes. */
@@ -244,7 +231,7 @@ static int push_long(vm *m, uint64_t n)
 {
     int rc = need(m, n);
     if (rc) return rc;
-    if (n > 8) return fail_at(m, TXLM_ERR_UNSUPPORTED, "integer wider than 64 bits");
+    if (n > 8) return txlm_pkvm_fail(m, TXLM_ERR_UNSUPPORTED, "integer wider than 64 bits");
     uint64_t u = n ? rd_le(m->data + m->pos, (int)n) : 0;
     if (n && n < 8 && (m->data[m->pos + n - 1] & 0x80)) u |= ~0ull << (8 * n);
     m->pos += n;
@@ -255,8 +242,8 @@ static int memo_put(vm *m, uint64_t idx)
 {
     /* A pickler numbers memo entries consecutively, so an index beyond the
      * opcodes seen so far is corrupt (and would size a huge table). */
-    if (idx > m->n_ops) return fail_at(m, TXLM_ERR_FORMAT, "memo index larger than the pickle");
-    txlm_pk_value *v = top(m, "PUT");
+    if (idx > m->n_ops) return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "memo index larger than the pickle");
+    txlm_pk_value *v = txlm_pkvm_top(m, "PUT");
     if (!v) return m->err->code;
     uint64_t old = m->memo_cap;
     if (grow((void **)&m->memo, &m->memo_cap, idx + 1, sizeof *m->memo))
@@ -272,47 +259,9 @@ static int memo_get(vm *m, uint64_t idx)
     if (idx >= m->memo_cap || !m->memo[idx]) {
         char what[64];
         snprintf(what, sizeof what, "GET of memo entry %" PRIu64 " that was never stored", idx);
-        return fail_at(m, TXLM_ERR_FORMAT, what);
+        return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, what);
     }
-    return push(m, m->memo[idx]);
-}
-
-static const struct {
-    const char *module, *name;
-    uint32_t id;
-} allowed[] = {
-    {"collections", "OrderedDict", TXLM_PKG_ORDERED_DICT},
-    {"collections", "Counter", TXLM_PKG_COUNTER},
-    {"torch._utils", "_rebuild_tensor_v2", TXLM_PKG_REBUILD_TENSOR_V2},
-    {"torch", "FloatStorage", TXLM_PKG_FLOAT_STORAGE},
-    {"torch", "HalfStorage", TXLM_PKG_HALF_STORAGE},
-    {"torch", "BFloat16Storage", TXLM_PKG_BFLOAT16_STORAGE},
-};
-
-static void printable(char *out, size_t cap, const char *s, size_t n)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n && k + 1 < cap; i++) out[k++] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
-    out[k] = 0;
-}
-
-static int push_global(vm *m, const char *mod, size_t mod_len, const char *name, size_t name_len)
-{
-    for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
-        if (strlen(allowed[i].module) == mod_len && !memcmp(allowed[i].module, mod, mod_len) &&
-            strlen(allowed[i].name) == name_len && !memcmp(allowed[i].name, name, name_len)) {
-            txlm_pk_value *v = new_value(m, TXLM_PK_GLOBAL);
-            if (v) v->u.global = allowed[i].id;
-            return push(m, v);
-        }
-    char a[128], b[128];
-    printable(a, sizeof a, mod, mod_len);
-    printable(b, sizeof b, name, name_len);
-    return txlm_fail(m->err, TXLM_ERR_UNSUPPORTED,
-                     "%s: pickle global '%s.%s' at byte %" PRIu64
-                     " is not allowed: loading never runs code, and only state dicts of float32/float16/bfloat16 "
-                     "tensors and vocabulary dicts are read (save model.state_dict(), not the model)",
-                     m->where, a, b, m->at);
+    return txlm_pkvm_push(m, m->memo[idx]);
 }
 
 static int read_line(vm *m, const char **s, size_t *n)
@@ -320,7 +269,7 @@ static int read_line(vm *m, const char **s, size_t *n)
     uint64_t left = m->len - m->pos;
     if (left > GLOBAL_LINE_CAP) left = GLOBAL_LINE_CAP;
     const uint8_t *nl = memchr(m->data + m->pos, '\n', left);
-    if (!nl) return fail_at(m, TXLM_ERR_FORMAT, "GLOBAL name without its line feed");
+    if (!nl) return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "GLOBAL name without its line feed");
     *s = (const char *)m->data + m->pos;
     *n = (size_t)(nl - (m->data + m->pos));
     m->pos += *n + 1;
@@ -333,151 +282,21 @@ static int op_global(vm *m)
     size_t ml = 0, nl = 0;
     int rc = read_line(m, &mod, &ml);
     if (!rc) rc = read_line(m, &name, &nl);
-    return rc ? rc : push_global(m, mod, ml, name, nl);
+    return rc ? rc : txlm_pkvm_global(m, mod, ml, name, nl);
 }
 
 static int op_stack_global(vm *m)
 {
-    txlm_pk_value *name = pop(m, "STACK_GLOBAL"), *mod = name ? pop(m, "STACK_GLOBAL") : NULL;
+    txlm_pk_value *name = txlm_pkvm_pop(m, "STACK_GLOBAL"), *mod = name ? txlm_pkvm_pop(m, "STACK_GLOBAL") : NULL;
     if (!mod) return m->err->code;
     if (mod->kind != TXLM_PK_STR || name->kind != TXLM_PK_STR)
-        return fail_at(m, TXLM_ERR_FORMAT, "STACK_GLOBAL of something other than two strings");
-    return push_global(m, mod->u.str.s, mod->u.str.len, name->u.str.s, name->u.str.len);
-}
-
-static int uint_item(const txlm_pk_value *v, uint64_t *out)
-{
-    if (v->kind != TXLM_PK_INT || v->u.i < 0) return 0;
-    *out = (uint64_t)v->u.i;
-    return 1;
-}
-
-/* ('storage', <FloatStorage|HalfStorage|BFloat16Storage>, key, location, numel[, view]) */
-static int op_persid(vm *m)
-{
-    txlm_pk_value *pid = pop(m, "BINPERSID");
-    if (!pid) return m->err->code;
-    if (pid->kind != TXLM_PK_TUPLE || (pid->n != 5 && pid->n != 6) || !txlm_pk_str_is(pid->u.seq.items[0], "storage"))
-        return fail_at(m, TXLM_ERR_UNSUPPORTED, "persistent id that is not a ('storage', type, key, location, size) tuple");
-    txlm_pk_value **it = pid->u.seq.items;
-    txlm_pk_value *v = new_value(m, TXLM_PK_STORAGE);
-    if (!v) return m->err->code;
-    txlm_pk_storage *s = &v->u.storage;
-    if (it[1]->kind != TXLM_PK_GLOBAL || it[1]->u.global < TXLM_PKG_FLOAT_STORAGE)
-        return fail_at(m, TXLM_ERR_UNSUPPORTED, "storage whose type is not FloatStorage, HalfStorage or BFloat16Storage");
-    switch (it[1]->u.global) {
-    case TXLM_PKG_FLOAT_STORAGE: s->dtype = TXLM_DT_F32, s->elem_size = 4; break;
-    case TXLM_PKG_HALF_STORAGE: s->dtype = TXLM_DT_F16, s->elem_size = 2; break;
-    default: s->dtype = TXLM_DT_BF16, s->elem_size = 2; break;
-    }
-    if (it[2]->kind != TXLM_PK_STR || it[3]->kind != TXLM_PK_STR || !uint_item(it[4], &s->numel))
-        return fail_at(m, TXLM_ERR_FORMAT, "storage reference with a key, location or size of the wrong type");
-    s->key = it[2]->u.str.s;
-    s->key_len = it[2]->u.str.len;
-    if (pid->n == 6 && it[5]->kind != TXLM_PK_NONE) {
-        const txlm_pk_value *w = it[5];
-        if (w->kind != TXLM_PK_TUPLE || w->n != 3 || w->u.seq.items[0]->kind != TXLM_PK_STR ||
-            !uint_item(w->u.seq.items[1], &s->view_offset) || !uint_item(w->u.seq.items[2], &s->view_numel))
-            return fail_at(m, TXLM_ERR_FORMAT, "storage view that is not (key, offset, size)");
-        if (s->view_offset > s->numel || s->view_numel > s->numel - s->view_offset)
-            return fail_at(m, TXLM_ERR_FORMAT, "storage view beyond its storage");
-        s->is_view = 1;
-        s->view_key = w->u.seq.items[0]->u.str.s;
-        s->view_key_len = w->u.seq.items[0]->u.str.len;
-    }
-    return push(m, v);
-}
-
-static int rebuild_tensor(vm *m, const txlm_pk_value *args)
-{
-    if (args->n != 6 && args->n != 7)
-        return fail_at(m, TXLM_ERR_UNSUPPORTED, "_rebuild_tensor_v2 with other than 6 or 7 arguments");
-    txlm_pk_value **a = args->u.seq.items;
-    txlm_pk_value *v = new_value(m, TXLM_PK_TENSOR);
-    if (!v) return m->err->code;
-    txlm_pk_tensor *t = &v->u.tensor;
-    if (a[0]->kind != TXLM_PK_STORAGE) return fail_at(m, TXLM_ERR_FORMAT, "_rebuild_tensor_v2 without a storage");
-    t->storage = a[0];
-    if (!uint_item(a[1], &t->offset)) return fail_at(m, TXLM_ERR_FORMAT, "tensor with a negative or non-integer offset");
-    if (a[2]->kind != TXLM_PK_TUPLE || a[3]->kind != TXLM_PK_TUPLE || a[2]->n != a[3]->n)
-        return fail_at(m, TXLM_ERR_FORMAT, "tensor whose size and stride are not tuples of the same length");
-    if (a[2]->n > TXLM_PK_MAX_RANK) return fail_at(m, TXLM_ERR_UNSUPPORTED, "tensor of rank above 8");
-    t->rank = a[2]->n;
-    for (uint32_t i = 0; i < t->rank; i++)
-        if (!uint_item(a[2]->u.seq.items[i], &t->dims[i]) || !uint_item(a[3]->u.seq.items[i], &t->strides[i]))
-            return fail_at(m, TXLM_ERR_FORMAT, "tensor size or stride that is not a non-negative integer");
-    if (a[4]->kind != TXLM_PK_BOOL && a[4]->kind != TXLM_PK_INT)
-        return fail_at(m, TXLM_ERR_FORMAT, "tensor whose requires_grad is not a bool");
-    if (a[5]->kind != TXLM_PK_DICT) return fail_at(m, TXLM_ERR_FORMAT, "tensor whose backward hooks are not a dict");
-    if (args->n == 7 && a[6]->kind != TXLM_PK_NONE && a[6]->kind != TXLM_PK_DICT)
-        return fail_at(m, TXLM_ERR_FORMAT, "tensor whose metadata is not a dict");
-    return push(m, v);
-}
-
-/* OrderedDict() / Counter() / either of (dict) or, for OrderedDict, of a
- * list of (key, value) pairs. */
-static int new_dict(vm *m, const txlm_pk_value *args)
-{
-    txlm_pk_value *d = new_value(m, TXLM_PK_DICT);
-    if (!d) return m->err->code;
-    if (args->n == 1 && args->u.seq.items[0]->kind == TXLM_PK_DICT) {
-        const txlm_pk_value *src = args->u.seq.items[0];
-        for (uint32_t i = 0; i < src->n; i++) {
-            int rc = append_item(m, d, src->u.seq.items[i]);
-            if (rc) return rc;
-        }
-    } else if (args->n == 1 && args->u.seq.items[0]->kind == TXLM_PK_LIST) {
-        const txlm_pk_value *src = args->u.seq.items[0];
-        for (uint32_t i = 0; i < src->n; i++) {
-            const txlm_pk_value *pr = src->u.seq.items[i];
-            if ((pr->kind != TXLM_PK_LIST && pr->kind != TXLM_PK_TUPLE) || pr->n != 2)
-                return fail_at(m, TXLM_ERR_FORMAT, "dict built from a list of items that are not pairs");
-            int rc = append_item(m, d, pr->u.seq.items[0]);
-            if (!rc) rc = append_item(m, d, pr->u.seq.items[1]);
-            if (rc) return rc;
-        }
-    } else if (args->n != 0) {
-        return fail_at(m, TXLM_ERR_UNSUPPORTED, "OrderedDict/Counter built from something other than a dict");
-    }
-    return push(m, d);
-}
-
-static int op_reduce(vm *m)
-{
-    txlm_pk_value *args = pop(m, "REDUCE"), *fn = args ? pop(m, "REDUCE") : NULL;
-    if (!fn) return m->err->code;
-    if (args->kind != TXLM_PK_TUPLE) return fail_at(m, TXLM_ERR_FORMAT, "REDUCE whose arguments are not a tuple");
-    if (fn->kind != TXLM_PK_GLOBAL) {
-        char what[64];
-        snprintf(what, sizeof what, "REDUCE of a %s", txlm_pk_kind_name(fn->kind));
-        return fail_at(m, TXLM_ERR_UNSUPPORTED, what);
-    }
-    switch (fn->u.global) {
-    case TXLM_PKG_ORDERED_DICT:
-    case TXLM_PKG_COUNTER: return new_dict(m, args);
-    case TXLM_PKG_REBUILD_TENSOR_V2: return rebuild_tensor(m, args);
-    default: return fail_at(m, TXLM_ERR_UNSUPPORTED, "REDUCE of a storage type (storages come only by persistent id)");
-    }
-}
-
-/* BUILD sets instance attributes; on an OrderedDict that is the state
- * dict's _metadata, which carries nothing the packer needs. */
-static int op_build(vm *m)
-{
-    txlm_pk_value *state = pop(m, "BUILD");
-    txlm_pk_value *obj = state ? top(m, "BUILD") : NULL;
-    if (!obj) return m->err->code;
-    if (obj->kind != TXLM_PK_DICT) {
-        char what[64];
-        snprintf(what, sizeof what, "BUILD on a %s", txlm_pk_kind_name(obj->kind));
-        return fail_at(m, TXLM_ERR_UNSUPPORTED, what);
-    }
-    return 0;
+        return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "STACK_GLOBAL of something other than two strings");
+    return txlm_pkvm_global(m, mod->u.str.s, mod->u.str.len, name->u.str.s, name->u.str.len);
 }
 
 static int tuple_n(vm *m, uint64_t n)
 {
-    if (m->sp - floor_of(m) < n) return fail_at(m, TXLM_ERR_FORMAT, "TUPLE1/2/3 on a short stack");
+    if (m->sp - floor_of(m) < n) return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "TUPLE1/2/3 on a short stack");
     return collect(m, TXLM_PK_TUPLE, m->sp - n);
 }
 
@@ -492,17 +311,17 @@ static int step(vm *m, uint8_t op, int *stop)
         if (m->data[m->pos] < 2 || m->data[m->pos] > 5) {
             char what[64];
             snprintf(what, sizeof what, "protocol %u (only 2 to 5 are read)", m->data[m->pos]);
-            return fail_at(m, TXLM_ERR_UNSUPPORTED, what);
+            return txlm_pkvm_fail(m, TXLM_ERR_UNSUPPORTED, what);
         }
         m->pos++;
         return 0;
     case 0x95: /* FRAME: only a read-ahead hint */
         if ((rc = need(m, 8))) return rc;
-        if (rd_le(m->data + m->pos, 8) > m->len - m->pos - 8) return fail_at(m, TXLM_ERR_FORMAT, "FRAME longer than the data");
+        if (rd_le(m->data + m->pos, 8) > m->len - m->pos - 8) return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "FRAME longer than the data");
         m->pos += 8;
         return 0;
     case '.':
-        if (m->sp != 1 || m->nm) return fail_at(m, TXLM_ERR_FORMAT, "STOP with other than one value on the stack");
+        if (m->sp != 1 || m->nm) return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "STOP with other than one value on the stack");
         *stop = 1;
         return 0;
     case '(':
@@ -510,17 +329,17 @@ static int step(vm *m, uint8_t op, int *stop)
             return txlm_fail(m->err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory reading the pickle", m->where);
         m->marks[m->nm++] = m->sp;
         return 0;
-    case '0': return pop(m, "POP") ? 0 : m->err->code;
+    case '0': return txlm_pkvm_pop(m, "POP") ? 0 : m->err->code;
     case '1':
         if ((rc = pop_mark(m, "POP_MARK", &mark))) return rc;
         m->sp = mark;
         return 0;
-    case '2': return (v = top(m, "DUP")) ? push(m, v) : m->err->code;
-    case 'N': return push(m, new_value(m, TXLM_PK_NONE));
+    case '2': return (v = txlm_pkvm_top(m, "DUP")) ? txlm_pkvm_push(m, v) : m->err->code;
+    case 'N': return txlm_pkvm_push(m, txlm_pkvm_new(m, TXLM_PK_NONE));
     case 0x88:
     case 0x89:
-        if ((v = new_value(m, TXLM_PK_BOOL))) v->u.i = op == 0x88;
-        return push(m, v);
+        if ((v = txlm_pkvm_new(m, TXLM_PK_BOOL))) v->u.i = op == 0x88;
+        return txlm_pkvm_push(m, v);
     case 'J':
         if ((rc = need(m, 4))) return rc;
         m->pos += 4;
@@ -538,24 +357,24 @@ static int step(vm *m, uint8_t op, int *stop)
     case 0x8b:
         if ((rc = need(m, 4))) return rc;
         m->pos += 4;
-        if (m->data[m->pos - 1] & 0x80) return fail_at(m, TXLM_ERR_FORMAT, "LONG4 with a negative length");
+        if (m->data[m->pos - 1] & 0x80) return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "LONG4 with a negative length");
         return push_long(m, rd_le(m->data + m->pos - 4, 4));
     case 'G': {
         if ((rc = need(m, 8))) return rc;
         uint64_t u = 0;
         for (int i = 0; i < 8; i++) u = u << 8 | m->data[m->pos + i]; /* big-endian */
         m->pos += 8;
-        if ((v = new_value(m, TXLM_PK_FLOAT))) memcpy(&v->u.f, &u, 8);
-        return push(m, v);
+        if ((v = txlm_pkvm_new(m, TXLM_PK_FLOAT))) memcpy(&v->u.f, &u, 8);
+        return txlm_pkvm_push(m, v);
     }
     case 'X': return push_str(m, 4, 0);
     case 0x8c: return push_str(m, 1, 0);
     case 0x8d: return push_str(m, 8, 0);
     case 'T': return push_str(m, 4, 1);
     case 'U': return push_str(m, 1, 0);
-    case ')': return push(m, new_value(m, TXLM_PK_TUPLE));
-    case ']': return push(m, new_value(m, TXLM_PK_LIST));
-    case '}': return push(m, new_value(m, TXLM_PK_DICT));
+    case ')': return txlm_pkvm_push(m, txlm_pkvm_new(m, TXLM_PK_TUPLE));
+    case ']': return txlm_pkvm_push(m, txlm_pkvm_new(m, TXLM_PK_LIST));
+    case '}': return txlm_pkvm_push(m, txlm_pkvm_new(m, TXLM_PK_DICT));
     case 0x85: return tuple_n(m, 1);
     case 0x86: return tuple_n(m, 2);
     case 0x87: return tuple_n(m, 3);
@@ -565,18 +384,18 @@ static int step(vm *m, uint8_t op, int *stop)
         if ((rc = pop_mark(m, op_name(op), &mark))) return rc;
         return collect(m, op == 't' ? TXLM_PK_TUPLE : op == 'l' ? TXLM_PK_LIST : TXLM_PK_DICT, mark);
     case 'a':
-        if (!(v = pop(m, "APPEND")) || !(t = top(m, "APPEND"))) return m->err->code;
-        if (t->kind != TXLM_PK_LIST) return fail_at(m, TXLM_ERR_FORMAT, "APPEND to something other than a list");
-        return append_item(m, t, v);
+        if (!(v = txlm_pkvm_pop(m, "APPEND")) || !(t = txlm_pkvm_top(m, "APPEND"))) return m->err->code;
+        if (t->kind != TXLM_PK_LIST) return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "APPEND to something other than a list");
+        return txlm_pkvm_append(m, t, v);
     case 's':
-        if (!(v = pop(m, "SETITEM")) || !(k = pop(m, "SETITEM")) || !(t = top(m, "SETITEM"))) return m->err->code;
-        if (t->kind != TXLM_PK_DICT) return fail_at(m, TXLM_ERR_FORMAT, "SETITEM on something other than a dict");
-        if ((rc = append_item(m, t, k))) return rc;
-        return append_item(m, t, v);
+        if (!(v = txlm_pkvm_pop(m, "SETITEM")) || !(k = txlm_pkvm_pop(m, "SETITEM")) || !(t = txlm_pkvm_top(m, "SETITEM"))) return m->err->code;
+        if (t->kind != TXLM_PK_DICT) return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "SETITEM on something other than a dict");
+        if ((rc = txlm_pkvm_append(m, t, k))) return rc;
+        return txlm_pkvm_append(m, t, v);
     case 'e':
     case 'u':
         if ((rc = pop_mark(m, op_name(op), &mark))) return rc;
-        if (mark == floor_of(m) || mark == 0) return fail_at(m, TXLM_ERR_FORMAT, op == 'e' ? "APPENDS without a list" : "SETITEMS without a dict");
+        if (mark == floor_of(m) || mark == 0) return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, op == 'e' ? "APPENDS without a list" : "SETITEMS without a dict");
         return add_items(m, m->stack[mark - 1], op == 'e' ? TXLM_PK_LIST : TXLM_PK_DICT, mark, op_name(op));
     case 'q':
         if ((rc = need(m, 1))) return rc;
@@ -595,16 +414,17 @@ static int step(vm *m, uint8_t op, int *stop)
         return memo_get(m, rd_le(m->data + m->pos - 4, 4));
     case 'c': return op_global(m);
     case 0x93: return op_stack_global(m);
-    case 'R': return op_reduce(m);
-    case 'b': return op_build(m);
-    case 'Q': return op_persid(m);
+    case 'R': return txlm_pkvm_reduce(m);
+    case 'b': return txlm_pkvm_build(m);
+    case 'Q': return txlm_pkvm_persid(m);
+    case 0x81: return txlm_pkvm_newobj(m);
     default: {
         char what[96];
         if (op >= 0x20 && op < 0x7f)
             snprintf(what, sizeof what, "opcode %s ('%c', 0x%02x) is outside the supported subset", op_name(op), op, op);
         else
             snprintf(what, sizeof what, "opcode %s (0x%02x) is outside the supported subset", op_name(op), op);
-        return fail_at(m, TXLM_ERR_UNSUPPORTED, what);
+        return txlm_pkvm_fail(m, TXLM_ERR_UNSUPPORTED, what);
     }
     }
 }

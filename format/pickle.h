@@ -1,11 +1,15 @@
-/* A pickle reader for the subset that state dicts and tokenizer
- * vocabularies use. It builds plain values and never calls anything: the
- * few globals it knows (OrderedDict, Counter, torch storages and
- * _rebuild_tensor_v2) are interpreted as data, every other global or opcode
- * is refused with its byte offset. */
+/* A pickle reader for the subset that torch.save files and tokenizer
+ * vocabularies use. It builds plain values and never calls or imports
+ * anything: the few globals it knows (OrderedDict, Counter, torch storages,
+ * _rebuild_tensor_v2 and _rebuild_parameter) are interpreted as data; any
+ * other global becomes an inert record of its name, and what the pickle
+ * builds from it (REDUCE, NEWOBJ, BUILD) a record of the class name, the
+ * arguments and the state. Opcodes outside the subset are refused with
+ * their byte offset. */
 #ifndef TXLM_PICKLE_H
 #define TXLM_PICKLE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "errmsg.h"
@@ -21,24 +25,41 @@ typedef enum txlm_pk_kind {
     TXLM_PK_DICT,    /* dict, OrderedDict or Counter: items[2k] -> items[2k+1], in order */
     TXLM_PK_GLOBAL,  /* one of txlm_pk_global, before it is applied */
     TXLM_PK_STORAGE, /* a persistent storage reference */
-    TXLM_PK_TENSOR,  /* _rebuild_tensor_v2(...) */
+    TXLM_PK_TENSOR,  /* _rebuild_tensor_v2(...) or _rebuild_parameter(...) */
+    TXLM_PK_CLASS,   /* a global outside the allow-list: its name, never imported */
+    TXLM_PK_OBJECT,  /* an inert record: a CLASS applied to arguments, and the state BUILD gave it */
 } txlm_pk_kind;
 
 typedef enum txlm_pk_global {
     TXLM_PKG_ORDERED_DICT,
     TXLM_PKG_COUNTER,
     TXLM_PKG_REBUILD_TENSOR_V2,
+    TXLM_PKG_REBUILD_PARAMETER,
+    /* storage types: every id from here on */
     TXLM_PKG_FLOAT_STORAGE,
     TXLM_PKG_HALF_STORAGE,
     TXLM_PKG_BFLOAT16_STORAGE,
+    /* storages of other element types: located and skipped, never read
+     * (optimizer steps, random-number states, a corpus' token ids) */
+    TXLM_PKG_DOUBLE_STORAGE,
+    TXLM_PKG_LONG_STORAGE,
+    TXLM_PKG_INT_STORAGE,
+    TXLM_PKG_SHORT_STORAGE,
+    TXLM_PKG_CHAR_STORAGE,
+    TXLM_PKG_BYTE_STORAGE,
+    TXLM_PKG_BOOL_STORAGE,
 } txlm_pk_global;
+
+/* The dtype of a storage whose elements are not floats txlm reads. */
+#define TXLM_PK_DT_OTHER 0xffffffffu
 
 #define TXLM_PK_MAX_RANK 8
 
 typedef struct txlm_pk_value txlm_pk_value;
 
 typedef struct txlm_pk_storage {
-    uint32_t dtype;        /* TXLM_DT_F32, _F16 or _BF16 */
+    uint32_t dtype;        /* TXLM_DT_F32, _F16, _BF16 or TXLM_PK_DT_OTHER */
+    const char *type_name; /* "FloatStorage", ... (static) */
     uint32_t elem_size;
     const char *key;       /* the storage key (points into the pickle bytes) */
     uint32_t key_len;
@@ -77,6 +98,15 @@ struct txlm_pk_value {
         uint32_t global;
         txlm_pk_storage storage;
         txlm_pk_tensor tensor;
+        struct {
+            const char *module, *name; /* point into the pickle bytes */
+            uint32_t module_len, name_len;
+        } cls;
+        struct {
+            const txlm_pk_value *cls;   /* a TXLM_PK_CLASS */
+            const txlm_pk_value *args;  /* a tuple */
+            const txlm_pk_value *state; /* what BUILD gave it, or NULL */
+        } obj;
     } u;
 };
 
@@ -98,5 +128,12 @@ int txlm_pickle_each(const txlm_pickle *p, uint32_t kind, int (*fn)(void *user, 
 const txlm_pk_value *txlm_pk_dict_get(const txlm_pk_value *dict, const char *key);
 int txlm_pk_str_is(const txlm_pk_value *v, const char *s);
 const char *txlm_pk_kind_name(uint32_t kind);
+/* 1 if v is a CLASS of that module and name, or an OBJECT record of one. */
+int txlm_pk_class_is(const txlm_pk_value *v, const char *module, const char *name);
+/* "module.Name" of a CLASS or OBJECT (printable, truncated to cap), else the kind's name. */
+const char *txlm_pk_describe(const txlm_pk_value *v, char *buf, size_t cap);
+/* An object record's attribute: its BUILD state's entry `name` (the state
+ * is the instance __dict__, or a (dict, slots) pair). NULL when absent. */
+const txlm_pk_value *txlm_pk_attr(const txlm_pk_value *obj, const char *name);
 
 #endif

@@ -159,29 +159,36 @@ static int legacy_storage(void *user, const txlm_pk_storage *s, const uint8_t **
     return 0;
 }
 
-int txlm_torch_legacy_open(const char *path, txlm_checkpoint **out, txlm_err *err)
+typedef struct legacy_owned {
+    legacy_ctx ctx;
+    txlm_pickle *keys;
+} legacy_owned;
+
+static void legacy_free(void *user)
 {
-    txlm_checkpoint *c = NULL;
-    txlm_torch_impl *impl = NULL;
-    int rc = txlm_torch_checkpoint_new(path, "torch-legacy", out, &c, &impl, err);
-    if (rc) return rc;
-    txlm_pickle *obj = NULL, *keys = NULL;
-    const txlm_pk_value *root = NULL, *list = NULL;
-    legacy_ctx ctx = {path, impl->map.data, NULL, 0, err};
-    uint64_t pos = 0;
-    rc = txlm_torch_legacy_object(path, impl->map.data, impl->map.len, &obj, &root, &pos, err);
-    if (!rc) rc = parse_at(path, impl->map.data, impl->map.len, &pos, &keys, &list, err);
-    if (!rc) rc = read_keys(&ctx, list);
-    if (!rc) rc = txlm_pickle_each(obj, TXLM_PK_STORAGE, note_reference, &ctx);
-    if (!rc) rc = locate(&ctx, pos, impl->map.len);
-    if (!rc) rc = txlm_torch_collect(path, root, legacy_storage, &ctx, impl, c, err);
-    txlm_pickle_free(obj);
-    txlm_pickle_free(keys);
-    free(ctx.r);
-    if (rc) {
-        txlm_checkpoint_free(c);
-        return rc;
-    }
-    *out = c;
-    return 0;
+    legacy_owned *l = user;
+    if (!l) return;
+    txlm_pickle_free(l->keys);
+    free(l->ctx.r);
+    free(l);
+}
+
+int txlm_torch_legacy_load(txlm_torch_obj *o, txlm_err *err)
+{
+    legacy_owned *l = calloc(1, sizeof *l);
+    if (!l) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory", o->path);
+    const uint8_t *data = o->impl->map.data;
+    uint64_t len = o->impl->map.len, pos = 0;
+    l->ctx = (legacy_ctx){o->path, data, NULL, 0, err};
+    o->ctx = l;
+    o->ctx_free = legacy_free;
+    o->fn = legacy_storage;
+    o->ck->format = "torch-legacy";
+    const txlm_pk_value *list = NULL;
+    int rc = txlm_torch_legacy_object(o->path, data, len, &o->pk, &o->root, &pos, err);
+    if (!rc) rc = parse_at(o->path, data, len, &pos, &l->keys, &list, err);
+    if (!rc) rc = read_keys(&l->ctx, list);
+    if (!rc) rc = txlm_pickle_each(o->pk, TXLM_PK_STORAGE, note_reference, &l->ctx);
+    if (!rc) rc = locate(&l->ctx, pos, len);
+    return rc;
 }

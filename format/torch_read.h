@@ -11,6 +11,7 @@
 #include "errmsg.h"
 #include "file_map.h"
 #include "pickle.h"
+#include "torch.h"
 #include "zip.h"
 
 /* The first pickle of a legacy torch.save file: protocol 2, LONG1 of the
@@ -41,18 +42,27 @@ typedef struct txlm_torch_impl {
 } txlm_torch_impl;
 
 void txlm_torch_impl_free(void *impl);
-/* An empty checkpoint of the given format owning a mapping of path
- * (*out is cleared: the caller sets it on success). */
-int txlm_torch_checkpoint_new(const char *path, const char *format, txlm_checkpoint **out, txlm_checkpoint **c,
-                              txlm_torch_impl **impl, txlm_err *err);
 
-/* Fills c->tensors from a state dict (or a dict holding one under
- * "state_dict", "model_state_dict" or "model"), checking that every tensor
- * view lies inside its storage. Non-contiguous views are copied into impl. */
-int txlm_torch_collect(const char *where, const txlm_pk_value *root, txlm_storage_fn fn, void *user,
-                       txlm_torch_impl *impl, txlm_checkpoint *c, txlm_err *err);
+/* An opened torch.save file (torch.h): its saved object and the way to
+ * its storages; tensors taken from it go into ck, which owns the mapping. */
+struct txlm_torch_obj {
+    const char *path;
+    txlm_checkpoint *ck;
+    txlm_torch_impl *impl;
+    txlm_pickle *pk;
+    const txlm_pk_value *root;
+    txlm_storage_fn fn;
+    void *ctx;                   /* the reader's, freed by ctx_free */
+    void (*ctx_free)(void *ctx);
+    uint32_t cap;                /* ck->tensors allocated */
+};
 
-int txlm_torch_zip_open(const char *path, txlm_checkpoint **out, txlm_err *err);
-int txlm_torch_legacy_open(const char *path, txlm_checkpoint **out, txlm_err *err);
+/* Fill o (zeroed, path set, ck and impl made by txlm_torch_load) from the
+ * mapping in o->impl. */
+int txlm_torch_zip_load(txlm_torch_obj *o, txlm_err *err);
+int txlm_torch_legacy_load(txlm_torch_obj *o, txlm_err *err);
+/* Adds every tensor of the state dict (the saved dict, or the dict under
+ * "state_dict", "model_state_dict" or "model" in it) to o->ck. */
+int txlm_torch_collect(txlm_torch_obj *o, txlm_err *err);
 
 #endif

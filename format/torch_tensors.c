@@ -22,25 +22,6 @@ void txlm_torch_impl_free(void *impl)
     free(t);
 }
 
-int txlm_torch_checkpoint_new(const char *path, const char *format, txlm_checkpoint **out, txlm_checkpoint **c,
-                              txlm_torch_impl **impl, txlm_err *err)
-{
-    *out = NULL;
-    *c = calloc(1, sizeof **c);
-    *impl = calloc(1, sizeof **impl);
-    if (!*c || !*impl) {
-        free(*c);
-        free(*impl);
-        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
-    }
-    (*c)->format = format;
-    (*c)->impl = *impl;
-    (*c)->free_impl = txlm_torch_impl_free;
-    int rc = txlm_file_map_open(path, &(*impl)->map, err);
-    if (rc) txlm_checkpoint_free(*c);
-    return rc;
-}
-
 static void shown_name(char *out, size_t cap, const txlm_pk_value *k)
 {
     size_t n = 0;
@@ -99,15 +80,31 @@ static void gather(const txlm_pk_tensor *t, const uint8_t *base, uint32_t esize,
     }
 }
 
-static int add_tensor(const char *where, const txlm_pk_value *key, const txlm_pk_value *val, txlm_storage_fn fn,
-                      void *user, txlm_torch_impl *impl, txlm_src_tensor *out, txlm_err *err)
+int txlm_torch_add(txlm_torch_obj *o, const char *name, const txlm_pk_value *val, txlm_err *err)
 {
-    char name[160];
-    shown_name(name, sizeof name, key);
+    const char *where = o->path;
+    if (val->kind != TXLM_PK_TENSOR) {
+        char d[240];
+        return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "%s: '%s' is %s, not a tensor", where, name,
+                         txlm_pk_describe(val, d, sizeof d));
+    }
     const txlm_pk_tensor *t = &val->u.tensor;
     const txlm_pk_storage *s = &t->storage->u.storage;
+    if (s->dtype == TXLM_PK_DT_OTHER)
+        return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "%s: tensor '%s' is held in a '%s': only float32, float16 and bfloat16 "
+                         "tensors are read", where, name, s->type_name);
+    if (o->ck->n_tensors == o->cap) {
+        if (o->cap >= TENSOR_CAP) return txlm_fail(err, TXLM_ERR_LIMIT, "%s: more than %u tensors", where, TENSOR_CAP);
+        uint32_t cap = o->cap ? 2 * o->cap : 64;
+        txlm_src_tensor *n = realloc(o->ck->tensors, cap * sizeof *n);
+        if (!n) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory for %" PRIu32 " tensors", where, cap);
+        o->ck->tensors = n;
+        o->cap = cap;
+    }
+    txlm_src_tensor *out = &o->ck->tensors[o->ck->n_tensors];
+    memset(out, 0, sizeof *out);
     const uint8_t *base = NULL;
-    int rc = fn(user, s, &base, err);
+    int rc = o->fn(o->ctx, s, &base, err);
     if (rc) return txlm_fail_prefix(err, "tensor '%s': ", name);
     uint64_t avail = s->numel;
     if (s->is_view) {
@@ -127,10 +124,8 @@ static int add_tensor(const char *where, const txlm_pk_value *key, const txlm_pk
                          "%s: tensor '%s' (byte %" PRIu64 "): view at offset %" PRIu64
                          " reaches element %" PRIu64 " of a storage of %" PRIu64 " elements",
                          where, name, val->at, t->offset, last, avail);
-    out->name = malloc(key->u.str.len + 1);
+    out->name = strdup(name);
     if (!out->name) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
-    memcpy(out->name, key->u.str.s, key->u.str.len);
-    out->name[key->u.str.len] = 0;
     out->dtype = s->dtype;
     out->rank = t->rank;
     memcpy(out->dims, t->dims, t->rank * sizeof t->dims[0]);
@@ -138,10 +133,11 @@ static int add_tensor(const char *where, const txlm_pk_value *key, const txlm_pk
     out->nbytes = n * s->elem_size;
     if (!n || contiguous(t)) {
         out->data = base + (n ? t->offset * s->elem_size : 0);
+        o->ck->n_tensors++;
         return 0;
     }
     uint8_t *copy = malloc(out->nbytes);
-    if (!copy || keep_copy(impl, copy)) {
+    if (!copy || keep_copy(o->impl, copy)) {
         free(copy);
         free(out->name);
         out->name = NULL;
@@ -149,6 +145,7 @@ static int add_tensor(const char *where, const txlm_pk_value *key, const txlm_pk
     }
     gather(t, base, s->elem_size, copy, n);
     out->data = copy;
+    o->ck->n_tensors++;
     return 0;
 }
 
@@ -170,17 +167,18 @@ static const txlm_pk_value *find_state_dict(const txlm_pk_value *root)
     return root;
 }
 
-int txlm_torch_collect(const char *where, const txlm_pk_value *root, txlm_storage_fn fn, void *user,
-                       txlm_torch_impl *impl, txlm_checkpoint *c, txlm_err *err)
+/* The state dict's entries, each a tensor, into o->ck. */
+int txlm_torch_collect(txlm_torch_obj *o, txlm_err *err)
 {
-    const txlm_pk_value *d = find_state_dict(root);
-    if (d->kind != TXLM_PK_DICT)
-        return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "%s: the saved object is a %s, not a state dict", where,
-                         txlm_pk_kind_name(d->kind));
+    const char *where = o->path;
+    const txlm_pk_value *d = find_state_dict(o->root);
+    if (d->kind != TXLM_PK_DICT) {
+        char desc[240];
+        return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "%s: the saved object is %s, not a state dict", where,
+                         txlm_pk_describe(d, desc, sizeof desc));
+    }
     uint32_t n = d->n / 2;
     if (n > TENSOR_CAP) return txlm_fail(err, TXLM_ERR_LIMIT, "%s: more than %u tensors", where, TENSOR_CAP);
-    c->tensors = calloc(n ? n : 1, sizeof *c->tensors);
-    if (!c->tensors) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory for %" PRIu32 " tensors", where, n);
     for (uint32_t i = 0; i < n; i++) {
         const txlm_pk_value *k = d->u.seq.items[2 * i], *v = d->u.seq.items[2 * i + 1];
         char name[160];
@@ -188,12 +186,18 @@ int txlm_torch_collect(const char *where, const txlm_pk_value *root, txlm_storag
         if (k->kind != TXLM_PK_STR || memchr(k->u.str.s, 0, k->u.str.len))
             return txlm_fail(err, TXLM_ERR_FORMAT, "%s: state dict key at byte %" PRIu64 " is a %s, not a name",
                              where, k->at, txlm_pk_kind_name(k->kind));
-        if (v->kind != TXLM_PK_TENSOR)
-            return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "%s: state dict entry '%s' is a %s, not a tensor", where, name,
-                             txlm_pk_kind_name(v->kind));
-        int rc = add_tensor(where, k, v, fn, user, impl, &c->tensors[i], err);
+        if (v->kind != TXLM_PK_TENSOR) {
+            char desc[240];
+            return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "%s: state dict entry '%s' is %s, not a tensor", where, name,
+                             txlm_pk_describe(v, desc, sizeof desc));
+        }
+        char *full = malloc(k->u.str.len + 1);
+        if (!full) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
+        memcpy(full, k->u.str.s, k->u.str.len);
+        full[k->u.str.len] = 0;
+        int rc = txlm_torch_add(o, full, v, err);
+        free(full);
         if (rc) return rc;
-        c->n_tensors = i + 1;
     }
     return 0;
 }

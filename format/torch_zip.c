@@ -90,24 +90,29 @@ static int zip_storage(void *user, const txlm_pk_storage *s, const uint8_t **out
     return 0;
 }
 
-int txlm_torch_zip_open(const char *path, txlm_checkpoint **out, txlm_err *err)
+static void zip_ctx_free(void *user)
 {
-    txlm_checkpoint *c = NULL;
-    txlm_torch_impl *impl = NULL;
-    int rc = txlm_torch_checkpoint_new(path, "torch-zip", out, &c, &impl, err);
-    if (rc) return rc;
-    txlm_zip z = {0};
-    txlm_pickle *pk = NULL;
-    const txlm_pk_value *root = NULL;
-    zip_ctx ctx = {path, impl->map.data, &z, NULL, 0};
-    rc = txlm_torch_zip_object(path, impl->map.data, impl->map.len, &z, &ctx.prefix, &ctx.prefix_len, &pk, &root, err);
-    if (!rc) rc = txlm_torch_collect(path, root, zip_storage, &ctx, impl, c, err);
-    txlm_pickle_free(pk);
-    txlm_zip_free(&z);
-    if (rc) {
-        txlm_checkpoint_free(c);
-        return rc;
+    zip_ctx *c = user;
+    if (!c) return;
+    txlm_zip_free(c->z);
+    free(c->z);
+    free(c);
+}
+
+int txlm_torch_zip_load(txlm_torch_obj *o, txlm_err *err)
+{
+    zip_ctx *ctx = calloc(1, sizeof *ctx);
+    txlm_zip *z = calloc(1, sizeof *z);
+    if (!ctx || !z) {
+        free(ctx);
+        free(z);
+        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory", o->path);
     }
-    *out = c;
-    return 0;
+    *ctx = (zip_ctx){o->path, o->impl->map.data, z, NULL, 0};
+    o->ctx = ctx;
+    o->ctx_free = zip_ctx_free;
+    o->fn = zip_storage;
+    o->ck->format = "torch-zip";
+    return txlm_torch_zip_object(o->path, o->impl->map.data, o->impl->map.len, z, &ctx->prefix, &ctx->prefix_len, &o->pk,
+                                 &o->root, err);
 }

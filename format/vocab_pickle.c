@@ -135,11 +135,13 @@ static int special_ids(const char *where, const txlm_pk_value *root, txlm_vocab 
     return 0;
 }
 
-static int from_dict(const char *where, const txlm_pk_value *root, txlm_vocab_buf *b, txlm_err *err)
+int txlm_vocab_from_attrs(const char *where, const txlm_pk_value *root, txlm_vocab_buf *b, txlm_err *err)
 {
+    char desc[240];
     if (root->kind != TXLM_PK_DICT)
-        return txlm_fail(err, TXLM_ERR_FORMAT, "%s: the pickled object is a %s, not a tokenizer's attribute dict", where,
-                         txlm_pk_kind_name(root->kind));
+        return txlm_fail(err, root->kind == TXLM_PK_OBJECT || root->kind == TXLM_PK_CLASS ? TXLM_ERR_UNSUPPORTED : TXLM_ERR_FORMAT,
+                         "%s: the pickled object is %s, not a tokenizer's attribute dict", where,
+                         txlm_pk_describe(root, desc, sizeof desc));
     int rc = fill_symbols(where, txlm_pk_dict_get(root, "idx2sym"), b, err);
     if (rc) return rc;
     uint32_t a = 0, c = 0;
@@ -189,7 +191,7 @@ int txlm_vocab_load_pickle(const char *path, txlm_vocab_buf *out, txlm_err *err)
     }
     txlm_vocab_buf b;
     memset(&b, 0, sizeof b);
-    if (!rc) rc = from_dict(path, root, &b, err);
+    if (!rc) rc = txlm_vocab_from_attrs(path, root, &b, err);
     txlm_pickle_free(pk);
     txlm_zip_free(&z);
     txlm_file_map_close(&map);

@@ -330,7 +330,7 @@ static void test_bad_pickles(void)
     static const struct {
         uint8_t op;
         const char *name;
-    } ops[] = {{'i', "INST ('i', 0x69)"}, {0x81, "NEWOBJ (0x81)"}, {'P', "PERSID"}, {0x82, "EXT1"}, {0xff, "unknown (0xff)"},
+    } ops[] = {{'i', "INST ('i', 0x69)"}, {0x92, "NEWOBJ_EX (0x92)"}, {'P', "PERSID"}, {0x82, "EXT1"}, {0xff, "unknown (0xff)"},
                {'V', "UNICODE"}, {'F', "FLOAT"}};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         pk_ordered_dict_begin(&p);
@@ -339,6 +339,12 @@ static void test_bad_pickles(void)
         expect_pickle_fails(ops[i].name, &p, TXLM_ERR_UNSUPPORTED, ops[i].name, 30);
         buf_free(&p);
     }
+    /* NEWOBJ is read (it makes an inert record), but not on an empty stack. */
+    pk_ordered_dict_begin(&p);
+    pk_op(&p, 0x81);
+    pk_dict_end(&p);
+    expect_pickle_fails("NEWOBJ on the mark", &p, TXLM_ERR_FORMAT, "NEWOBJ on an empty stack", 30);
+    buf_free(&p);
 
 #define PK(s) s, sizeof s - 1
     static const struct {
