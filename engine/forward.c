@@ -115,7 +115,8 @@ static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg hin, txlm
     project_kv(s, n, c, qlen);
     txlm_attn_shape shape = {
         .qlen = qlen, .mlen = mlen, .H = h->n_head, .dh = dv->dh, .dh_real = h->d_head,
-        .clamp_max = s->max_dist, .same_length = s->same_length, .mem_len = s->mem_len, .kv_row0 = 0,
+        .clamp_max = s->max_dist, .same_length = s->same_length,
+        .mem_len = s->mem_len + s->m->h.same_length_rule, /* NVIDIA's rule: one key more (hparams.h) */ .kv_row0 = 0,
         .kv_rows = s->kv_rows, .kv_dyn = 1, /* memory row 0 at kv_base (write_step) */
     };
     txlm_view kv = txlm_view_of(&s->kv[n]), rk = txlm_view_of(&s->rk[n].buf);

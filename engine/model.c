@@ -12,6 +12,7 @@
 #include "model_load.h"
 #include "model_pad.h"
 #include "quantize.h"
+#include "inv_freq.h"
 #include "txlm_file.h"
 
 typedef struct loader {
@@ -180,6 +181,24 @@ static int transpose_projections(loader *L)
     return 0;
 }
 
+/* A checkpoint's 16-bit-rounded frequencies, when the file keeps them
+ * (format/inv_freq.h): the sinusoids are computed on the host from them. */
+static int read_inv_freq(txlm_model *m, const txlm_file *f, txlm_err *err)
+{
+    const txlm_tensor_info *t = txlm_file_find(f, TXLM_INV_FREQ_NAME);
+    if (!t) return 0;
+    uint32_t half = m->h.d_model / 2;
+    if (t->rank != 1 || t->dims[0] != half || t->dtype != TXLM_DT_F32)
+        return txlm_fail(err, TXLM_ERR_FORMAT, "tensor '%s' must be f32 [%u]", TXLM_INV_FREQ_NAME, half);
+    if (!(m->inv_freq = malloc(half * sizeof *m->inv_freq))) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    memcpy(m->inv_freq, txlm_file_data(f, t), half * sizeof *m->inv_freq);
+    for (uint32_t k = 0; k < half; k++)
+        if (!(m->inv_freq[k] > 0.0f && m->inv_freq[k] <= 1.0f))
+            return txlm_fail(err, TXLM_ERR_FORMAT, "tensor '%s'[%u] = %g is not a frequency in (0, 1]", TXLM_INV_FREQ_NAME, k,
+                             (double)m->inv_freq[k]);
+    return 0;
+}
+
 static int copy_vocab(txlm_model *m, const txlm_vocab *v, txlm_err *err)
 {
     m->vocab = *v;
@@ -294,6 +313,7 @@ int txlm_model_open(txlm_context *ctx, const char *path, unsigned open_flags, co
     if (!rc) rc = bind_layers(&L);
     if (!rc) rc = bind_clusters(&L);
     if (!rc) rc = transpose_projections(&L);
+    if (!rc) rc = read_inv_freq(m, f, err);
     txlm_file_close(f);
     if (rc) {
         txlm_model_close(m);
@@ -310,6 +330,7 @@ void txlm_model_close(txlm_model *m)
     for (uint32_t c = 0; c < TXLM_MAX_CLUSTERS; c++) txlm_tensor_free(&m->ctx->vk, &m->proj_t[c]);
     free(m->tensors);
     free(m->layers);
+    free(m->inv_freq);
     free(m->vocab_offsets);
     free(m->vocab_blob);
     if (m->tok) m->tok_free(m->tok);

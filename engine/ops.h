@@ -68,7 +68,7 @@ void txlm_op_layernorm(txlm_ops *o, txlm_arg x, const txlm_arg *r, const txlm_gp
 typedef struct txlm_attn_shape {
     uint32_t qlen, mlen, H, dh;
     uint32_t clamp_max;     /* largest distance row in the rk table */
-    uint32_t same_length, mem_len;
+    uint32_t same_length, mem_len; /* mem_len of same_length's rule: the memory's + hparams' same_length_rule */
     uint32_t kv_row0;       /* row of kv holding the first memory row (with kv_dyn: plus step[0]) */
     uint32_t dh_real;       /* the model's d_head when dh is padded (scores scale by it); 0: dh */
     uint32_t kv_rows;       /* rows of the kv ring (key j at row (kv_row0 + j) mod kv_rows); 0: kv_row0 + klen */

@@ -2,6 +2,7 @@
  * buffers sized for the longest segment, and the sinusoid table. */
 #include "session.h"
 
+#include "inv_freq.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,8 @@ static int alloc_buf(txlm_session *s, txlm_buf *b, uint64_t elems, txlm_buf_kind
 }
 
 /* Sinusoids exactly as the reference computes them in float32:
- * inv_freq = 1 / 10000^(2k/d), row p = [sin(p * inv_freq), cos(p * inv_freq)]. */
+ * inv_freq = 1 / 10000^(2k/d), or the model's stored frequencies,
+ * row p = [sin(p * inv_freq), cos(p * inv_freq)]. */
 static int upload_positions(txlm_session *s, txlm_err *err)
 {
     uint32_t d = s->m->h.d_model, ld = s->m->dev.d, rows = s->max_dist + 1;
@@ -30,7 +32,7 @@ static int upload_positions(txlm_session *s, txlm_err *err)
     float *t = calloc((size_t)rows * ld, sizeof *t); /* padding columns: zeros */
     if (!t) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     for (uint32_t k = 0; k < d / 2; k++) {
-        float inv_freq = 1.0f / powf(10000.0f, (float)(2 * k) / (float)d);
+        float inv_freq = s->m->inv_freq ? s->m->inv_freq[k] : txlm_inv_freq_std(k, d);
         for (uint32_t p = 0; p < rows; p++) {
             float arg = (float)p * inv_freq;
             t[(size_t)p * ld + k] = sinf(arg);

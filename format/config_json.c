@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,61 @@ typedef struct cfg {
     const char *where;
     const cJSON *root;
     txlm_err *err;
+    txlm_config_notes *notes; /* NULL: no HF defaults, no notes */
 } cfg;
+
+/* Keys read below, and keys HF's TransfoXLConfig and PretrainedConfig
+ * write that say nothing about inference: neither is warned about. */
+static const char *const known_keys[] = {
+    "n_token", "vocab_size", "d_model", "d_embed", "n_head", "d_head", "d_inner", "n_layer", "div_val", "cutoffs",
+    "tie_projs", "proj_share_all_but_first", "tie_weight", "tie_word_embeddings", "pre_lnorm", "untie_r",
+    "same_length", "clamp_len", "mem_len", "tgt_len", "ext_len", "attn_type", "layer_norm_epsilon", "sample_softmax",
+    /* training only, or generic to every HF model */
+    "adaptive", "dropout", "dropatt", "init", "init_range", "init_std", "proj_init_std", "eos_token_id",
+    "bos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id", "model_type", "architectures",
+    "transformers_version", "torch_dtype", "_name_or_path", "return_dict", "output_hidden_states", "output_attentions",
+    "torchscript", "use_bfloat16", "tf_legacy_loss", "pruned_heads", "tie_encoder_decoder", "is_decoder",
+    "is_encoder_decoder", "cross_attention_hidden_size", "add_cross_attention", "chunk_size_feed_forward",
+    "max_length", "min_length", "do_sample", "early_stopping", "num_beams", "num_beam_groups", "diversity_penalty",
+    "temperature", "top_k", "top_p", "typical_p", "repetition_penalty", "length_penalty", "no_repeat_ngram_size",
+    "encoder_no_repeat_ngram_size", "bad_words_ids", "num_return_sequences", "output_scores",
+    "return_dict_in_generate", "forced_bos_token_id", "forced_eos_token_id", "remove_invalid_values",
+    "exponential_decay_length_penalty", "suppress_tokens", "begin_suppress_tokens", "finetuning_task", "id2label",
+    "label2id", "tokenizer_class", "prefix", "task_specific_params", "problem_type", "use_cache",
+};
+
+static void note(cfg *c, const char *fmt, ...) TXLM_PRINTF(2, 3);
+static void note(cfg *c, const char *fmt, ...)
+{
+    if (!c->notes) return;
+    size_t n = strlen(c->notes->text), cap = sizeof c->notes->text;
+    if (n + 1 >= cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->notes->text + n, cap - n - 1, fmt, ap);
+    va_end(ap);
+    n = strlen(c->notes->text);
+    c->notes->text[n] = '\n';
+    c->notes->text[n + 1] = 0;
+}
+
+/* Every key the config has that txlm does not know, in one note. */
+static void unknown_keys(cfg *c)
+{
+    char list[512] = "";
+    int count = 0;
+    for (const cJSON *e = c->root->child; e; e = e->next) {
+        int known = 0;
+        for (size_t i = 0; i < sizeof known_keys / sizeof known_keys[0] && !known; i++) known = !strcmp(e->string, known_keys[i]);
+        if (known) continue;
+        size_t n = strlen(list);
+        if (n + 8 < sizeof list) snprintf(list + n, sizeof list - n, "%s'%.60s'", count ? ", " : "", e->string);
+        count++;
+    }
+    if (count)
+        note(c, "warning: %s: %d key%s txlm does not know (misspelt?), ignored: %s", c->where, count, count > 1 ? "s" : "",
+             list);
+}
 
 static const char *type_name(const cJSON *j)
 {
@@ -199,6 +254,58 @@ static int read_epsilon(cfg *c, txlm_hparams *h)
     return 0;
 }
 
+/* HF's TransfoXLConfig defaults for what inference depends on, where the
+ * caller asks for them (txlm-pack); without them these were 0, which
+ * means no memory at all. */
+static int hf_default_u32(cfg *c, const char *key, uint32_t hf, uint32_t *out)
+{
+    int present;
+    int rc = opt_u32(c, key, 0, out, &present);
+    if (!rc && !present && c->notes && c->notes->hf_defaults) {
+        *out = hf;
+        note(c, "%s: %s not given: HF's default %" PRIu32, c->where, key, hf);
+    }
+    return rc;
+}
+
+/* tie_weight (HF before v4, the authors) or tie_word_embeddings (what v4
+ * writes, and reads for the output layer's tie). */
+static int read_tie_weight(cfg *c, txlm_hparams *h)
+{
+    uint8_t a = 1, b = 1;
+    int has_a, has_b;
+    int rc = opt_bool(c, "tie_weight", 1, &a, &has_a);
+    if (!rc) rc = opt_bool(c, "tie_word_embeddings", 1, &b, &has_b);
+    if (rc) return rc;
+    if (has_a && has_b && a != b)
+        return txlm_fail(c->err, TXLM_ERR_FORMAT, "%s: tie_weight (%s) and tie_word_embeddings (%s) disagree", c->where,
+                         a ? "true" : "false", b ? "true" : "false");
+    h->tie_weight = has_b ? b : a;
+    return 0;
+}
+
+static int read_lengths(cfg *c, txlm_hparams *h)
+{
+    int64_t v;
+    int present;
+    int rc = opt_bool(c, "same_length", 0, &h->same_length, &present);
+    if (!rc && !present && c->notes && c->notes->hf_defaults) {
+        h->same_length = 1;
+        note(c, "%s: same_length not given: HF's default true", c->where);
+    }
+    const cJSON *j;
+    if (!rc) rc = get(c, "clamp_len", &j);
+    if (!rc) rc = read_signed(c, "clamp_len", -1, INT32_MIN, INT32_MAX, &v);
+    if (rc) return rc;
+    h->clamp_len = (int32_t)v;
+    if (!j && c->notes && c->notes->hf_defaults) {
+        h->clamp_len = 1000;
+        note(c, "%s: clamp_len not given: HF's default 1000", c->where);
+    }
+    if ((rc = hf_default_u32(c, "mem_len", 1600, &h->mem_len))) return rc;
+    return hf_default_u32(c, "tgt_len", 128, &h->tgt_len);
+}
+
 static int read_all(cfg *c, txlm_hparams *h)
 {
     int rc, has_embed;
@@ -213,14 +320,10 @@ static int read_all(cfg *c, txlm_hparams *h)
     if ((rc = opt_u32(c, "div_val", 1, &h->div_val, NULL))) return rc;
     if ((rc = read_cutoffs(c, h))) return rc;
     if ((rc = read_tie_projs(c, h))) return rc;
-    if ((rc = opt_bool(c, "tie_weight", 1, &h->tie_weight, NULL))) return rc;
+    if ((rc = read_tie_weight(c, h))) return rc;
     if ((rc = opt_bool(c, "pre_lnorm", 0, &h->pre_lnorm, NULL))) return rc;
     if ((rc = opt_bool(c, "untie_r", 1, &h->untie_r, NULL))) return rc;
-    if ((rc = opt_bool(c, "same_length", 0, &h->same_length, NULL))) return rc;
-    if ((rc = read_signed(c, "clamp_len", -1, INT32_MIN, INT32_MAX, &v))) return rc;
-    h->clamp_len = (int32_t)v;
-    if ((rc = opt_u32(c, "mem_len", 0, &h->mem_len, NULL))) return rc;
-    if ((rc = opt_u32(c, "tgt_len", 0, &h->tgt_len, NULL))) return rc;
+    if ((rc = read_lengths(c, h))) return rc;
     if ((rc = opt_u32(c, "ext_len", 0, &h->ext_len, NULL))) return rc;
     if ((rc = opt_u32(c, "attn_type", 0, &h->attn_type, NULL))) return rc;
     if ((rc = read_epsilon(c, h))) return rc;
@@ -237,7 +340,8 @@ static int read_all(cfg *c, txlm_hparams *h)
     return 0;
 }
 
-static int parse(const char *where, const char *text, uint64_t len, txlm_hparams *out, txlm_err *err)
+static int parse(const char *where, const char *text, uint64_t len, txlm_hparams *out, txlm_config_notes *notes,
+                 txlm_err *err)
 {
     if (len > CONFIG_CAP) return txlm_fail(err, TXLM_ERR_LIMIT, "%s: %" PRIu64 " bytes, more than %u", where, len, CONFIG_CAP);
     if (memchr(text, 0, len)) return txlm_fail(err, TXLM_ERR_FORMAT, "%s: contains a NUL byte", where);
@@ -256,8 +360,10 @@ static int parse(const char *where, const char *text, uint64_t len, txlm_hparams
     } else {
         txlm_hparams h;
         memset(&h, 0, sizeof h);
-        cfg c = {where, root, err};
+        cfg c = {where, root, err, notes};
+        if (notes) notes->text[0] = 0;
         rc = read_all(&c, &h);
+        if (!rc) unknown_keys(&c);
         char why[256];
         if (!rc && txlm_hparams_validate(&h, why, sizeof why) != 0)
             rc = txlm_fail(err, TXLM_ERR_FORMAT, "%s: %s", where, why);
@@ -271,10 +377,15 @@ static int parse(const char *where, const char *text, uint64_t len, txlm_hparams
 int txlm_config_parse_json(const char *text, uint64_t len, txlm_hparams *out, txlm_err *err)
 {
     if (!text && len) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "config.json: NULL text");
-    return parse("config.json", text ? text : "", len, out, err);
+    return parse("config.json", text ? text : "", len, out, NULL, err);
 }
 
 int txlm_config_load_json(const char *path, txlm_hparams *out, txlm_err *err)
+{
+    return txlm_config_load_json_notes(path, out, NULL, err);
+}
+
+int txlm_config_load_json_notes(const char *path, txlm_hparams *out, txlm_config_notes *notes, txlm_err *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
@@ -287,7 +398,7 @@ int txlm_config_load_json(const char *path, txlm_hparams *out, txlm_err *err)
     size_t n = fread(buf, 1, CONFIG_CAP + 1, f);
     int bad = ferror(f);
     fclose(f);
-    int rc = bad ? txlm_fail(err, TXLM_ERR_IO, "%s: read error", path) : parse(path, buf, n, out, err);
+    int rc = bad ? txlm_fail(err, TXLM_ERR_IO, "%s: read error", path) : parse(path, buf, n, out, notes, err);
     free(buf);
     return rc;
 }

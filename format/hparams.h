@@ -29,7 +29,14 @@ typedef struct txlm_hparams {
     uint32_t ext_len;                   /* must be 0 */
     uint32_t attn_type;                 /* must be 0 */
     float layer_norm_epsilon;
+    /* Where same_length's lower bound lies: TXLM_SAME_LENGTH_AUTHORS, the
+     * authors' and HF's mask_len = klen - mem_len, or
+     * TXLM_SAME_LENGTH_NVIDIA, NVIDIA's klen - mem_len - 1 (each query sees
+     * one key more). The attention kernels take mem_len + this. */
+    uint32_t same_length_rule;
 } txlm_hparams;
+
+enum { TXLM_SAME_LENGTH_AUTHORS = 0, TXLM_SAME_LENGTH_NVIDIA = 1 };
 
 /* Cluster c holds token ids [txlm_cluster_begin(h,c), txlm_cluster_end(h,c)). */
 static inline uint32_t txlm_n_clusters(const txlm_hparams *h) { return h->n_cutoffs + 1; }

@@ -13,6 +13,8 @@
 #include <stb/stb_ds.h>
 #include <txlm.h>
 
+#include "cluster_order.h"
+#include "inv_freq.h"
 #include "pack_names.h"
 #include "quantize.h"
 #include "txlm_file.h"
@@ -34,6 +36,7 @@ typedef struct packer {
     void **stored;      /* per canonical tensor: its bytes when stored in another dtype */
     uint32_t dtype;     /* requested dtype for large matrices */
     int prefixed;       /* the checkpoint uses HF names: say so in messages */
+    int reverse;        /* the tail-cluster rows are in reverse order (cluster_order.h) */
     txlm_err *err;
 } packer;
 
@@ -167,6 +170,12 @@ static int add_tensors(packer *p, txlm_writer *w, const txlm_pack_name *names, u
         if (rc) return rc;
         p->used[idx] = 1;
         uint64_t nbytes = t->n_elems * 4;
+        if (p->reverse && !strncmp(want->name, "crit.cluster_", 13)) {
+            /* f32 always: the row copy is what gets written */
+            p->stored[i] = txlm_cluster_rows_reversed(data, want->dims[0], want->rank > 1 ? want->dims[1] : 1);
+            if (!p->stored[i]) return txlm_fail(p->err, TXLM_ERR_OUT_OF_MEMORY, "tensor '%s': out of memory", want->name);
+            data = p->stored[i];
+        }
         if (dtype != TXLM_DT_F32) {
             nbytes = txlm_tensor_nbytes(dtype, want->rank, want->dims, p->err);
             if (!nbytes) return p->err ? p->err->code : TXLM_ERR_FORMAT;
@@ -218,25 +227,22 @@ static int check_tie(packer *p, uint32_t idx, const txlm_pack_tie *tie)
     return 0;
 }
 
-static int check_inv_freq(const packer *p, const txlm_src_tensor *t)
+/* A 16-bit inv_freq whose rounded values its code computes with is stored
+ * (inv_freq.h); it goes last, after the output layer. */
+static int keep_inv_freq(packer *p, txlm_writer *w, uint32_t idx)
 {
-    uint64_t d = p->h->d_model;
-    if (t->rank != 1 || t->dims[0] != d / 2)
-        return txlm_fail(p->err, TXLM_ERR_FORMAT, "tensor '%s': %" PRIu32 "-d with %" PRIu64 " elements, expected [%" PRIu64 "]",
-                         t->name, t->rank, t->n_elems, d / 2);
-    /* Relative tolerance: float32 rounding, or half of a 16-bit type's ulp. */
-    double tol = t->dtype == TXLM_DT_F16 ? 1e-3 : t->dtype == TXLM_DT_BF16 ? 1e-2 : 1e-6;
-    for (uint64_t k = 0; k < d / 2; k++) {
-        double want = 1.0 / pow(10000.0, (double)(2 * k) / (double)d), got = txlm_src_get_f32(t, k);
-        if (!(fabs(got - want) <= tol * want))
-            return txlm_fail(p->err, TXLM_ERR_UNSUPPORTED,
-                             "tensor '%s'[%" PRIu64 "] = %g, not the standard sinusoid frequency %g", t->name, k, got, want);
-    }
-    return 0;
+    int keep = 0;
+    int rc = txlm_inv_freq_check(&p->ck->tensors[idx], p->h->d_model, &keep, p->err);
+    const void *data = NULL;
+    if (rc || !keep) return rc;
+    if ((rc = f32_data(p, idx, 1, &data))) return rc;
+    uint64_t dims[1] = {p->h->d_model / 2};
+    rc = txlm_writer_add_tensor(w, TXLM_INV_FREQ_NAME, TXLM_DT_F32, 1, dims, data, dims[0] * 4, p->err);
+    return rc ? txlm_fail_prefix(p->err, "tensor '%s': ", TXLM_INV_FREQ_NAME) : 0;
 }
 
 /* Everything not consumed by add_tensors must be a tied copy or a buffer. */
-static int check_leftovers(packer *p, const txlm_pack_tie *ties, uint32_t n_ties)
+static int check_leftovers(packer *p, txlm_writer *w, const txlm_pack_tie *ties, uint32_t n_ties)
 {
     for (uint32_t i = 0; i < p->ck->n_tensors; i++) {
         if (p->used[i]) continue;
@@ -245,7 +251,7 @@ static int check_leftovers(packer *p, const txlm_pack_tie *ties, uint32_t n_ties
         int rc = -1;
         for (uint32_t k = 0; k < n_ties && rc < 0; k++)
             if (strcmp(key, ties[k].src) == 0) rc = check_tie(p, i, &ties[k]);
-        if (rc < 0 && strcmp(key, "pos_emb.inv_freq") == 0) rc = check_inv_freq(p, t);
+        if (rc < 0 && strcmp(key, TXLM_INV_FREQ_NAME) == 0) rc = keep_inv_freq(p, w, i);
         if (rc < 0)
             return txlm_fail(p->err, TXLM_ERR_FORMAT,
                              "checkpoint tensor '%s' is not part of a Transformer-XL LM with this config", t->name);
@@ -267,7 +273,7 @@ static int pack(packer *p, const txlm_vocab *v, const txlm_pack_options *opt, co
     if (!rc) rc = txlm_writer_set_hparams(w, p->h, p->err);
     if (!rc) rc = txlm_writer_set_vocab(w, v, p->err);
     if (!rc) rc = add_tensors(p, w, names, n_names);
-    if (!rc) rc = check_leftovers(p, ties, n_ties);
+    if (!rc) rc = check_leftovers(p, w, ties, n_ties);
     if (w) {
         if (rc) {
             txlm_writer_abort(w);
@@ -299,7 +305,7 @@ int txlm_pack_write(const txlm_hparams *h, const txlm_vocab *v, const txlm_check
         return txlm_fail(err, TXLM_ERR_FORMAT, "vocabulary has %" PRIu32 " symbols but the config says n_token = %" PRIu32, v->n,
                          h->n_token);
 
-    packer p = {h, ck, NULL, NULL, NULL, NULL, dtype, 0, err};
+    packer p = {h, ck, NULL, NULL, NULL, NULL, dtype, 0, opt && opt->cluster_order == TXLM_CLUSTERS_REVERSE, err};
     size_t n = ck->n_tensors ? ck->n_tensors : 1;
     p.used = calloc(n, 1);
     p.converted = calloc(n, sizeof *p.converted);

@@ -4,6 +4,7 @@
 #define TXLM_PACK_H
 
 #include "checkpoint.h"
+#include "cluster_order.h"
 #include "errmsg.h"
 #include "hparams.h"
 #include "vocab.h"
@@ -19,6 +20,12 @@ void txlm_vocab_buf_free(txlm_vocab_buf *b);
 
 /* HF config.json -> hyper-parameters (validated). */
 int txlm_config_load_json(const char *path, txlm_hparams *out, txlm_err *err);
+/* What reading a config had to say, for txlm-pack to print. */
+typedef struct txlm_config_notes {
+    int hf_defaults; /* in: missing mem_len, tgt_len, clamp_len, same_length take HF's defaults (1600, 128, 1000, true) */
+    char text[2048]; /* out: one line each: the defaults taken, a warning naming every key txlm does not know */
+} txlm_config_notes;
+int txlm_config_load_json_notes(const char *path, txlm_hparams *out, txlm_config_notes *notes, txlm_err *err);
 int txlm_config_parse_json(const char *text, uint64_t len, txlm_hparams *out, txlm_err *err);
 
 /* vocab.txt: one symbol per line, line number = id. */
@@ -36,6 +43,7 @@ typedef struct txlm_pack_options {
     uint32_t dtype;          /* output dtype of the large matrices; vectors and small tensors stay f32 */
     void (*progress)(void *user, uint64_t done, uint64_t total);
     void *user;
+    uint32_t cluster_order;  /* txlm_cluster_order of the checkpoint's crit.cluster_* rows (stored forward); 0 forward */
 } txlm_pack_options;
 
 /* Maps checkpoint names to canonical ones, resolves ties, checks every

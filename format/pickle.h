@@ -135,5 +135,12 @@ const char *txlm_pk_describe(const txlm_pk_value *v, char *buf, size_t cap);
 /* An object record's attribute: its BUILD state's entry `name` (the state
  * is the instance __dict__, or a (dict, slots) pair). NULL when absent. */
 const txlm_pk_value *txlm_pk_attr(const txlm_pk_value *obj, const char *name);
+/* An object record's attribute dict (its BUILD state, or the dict of a
+ * (dict, slots) pair); NULL when it has none. */
+const txlm_pk_value *txlm_pk_state(const txlm_pk_value *obj);
+/* The attribute dict of a training code's vocabulary: a Vocab record, or
+ * the vocab attribute of a record holding one (the authors' cached
+ * Corpus, cache.pt); v itself when it is a plain dict; else NULL. */
+const txlm_pk_value *txlm_pk_vocab_attrs(const txlm_pk_value *v);
 
 #endif

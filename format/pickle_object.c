@@ -317,10 +317,23 @@ const char *txlm_pk_describe(const txlm_pk_value *v, char *buf, size_t cap)
     return buf;
 }
 
-const txlm_pk_value *txlm_pk_attr(const txlm_pk_value *obj, const char *name)
+const txlm_pk_value *txlm_pk_state(const txlm_pk_value *obj)
 {
     if (!obj || obj->kind != TXLM_PK_OBJECT || !obj->u.obj.state) return NULL;
     const txlm_pk_value *st = obj->u.obj.state;
     if (st->kind == TXLM_PK_TUPLE && st->n == 2) st = st->u.seq.items[0];
-    return txlm_pk_dict_get(st, name);
+    return st->kind == TXLM_PK_DICT ? st : NULL;
+}
+
+const txlm_pk_value *txlm_pk_attr(const txlm_pk_value *obj, const char *name)
+{
+    return txlm_pk_dict_get(txlm_pk_state(obj), name);
+}
+
+const txlm_pk_value *txlm_pk_vocab_attrs(const txlm_pk_value *v)
+{
+    if (v && v->kind == TXLM_PK_DICT) return v;
+    const txlm_pk_value *inner = txlm_pk_attr(v, "vocab");
+    if (inner && inner->kind == TXLM_PK_OBJECT) v = inner;
+    return txlm_pk_attr(v, "idx2sym") ? txlm_pk_state(v) : NULL;
 }

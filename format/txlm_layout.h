@@ -82,6 +82,9 @@
 #define TXLM_HP_EXT_LEN 132
 #define TXLM_HP_ATTN_TYPE 136
 #define TXLM_HP_LN_EPS 140          /* f32 */
+/* Version 1.1 appends (written only when not 0, so other files stay 1.0 byte for byte): */
+#define TXLM_HPRM_SIZE_1_1 148u
+#define TXLM_HP_SAME_LENGTH_RULE 144 /* u32 */
 
 /* ---- VOCB ---- */
 #define TXLM_VOCB_HEAD 24u          /* n, kind, flags, eos_id, unk_id, blob_size */

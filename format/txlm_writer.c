@@ -238,6 +238,9 @@ typedef struct layout {
 
 static const char *const tags[5] = {TXLM_TAG_HPRM, TXLM_TAG_VOCB, TXLM_TAG_DTYP, TXLM_TAG_TDIR, TXLM_TAG_TDAT};
 
+/* 1.0's record unless a 1.1 field is needed (docs/format.md). */
+static uint32_t hprm_size(const txlm_hparams *h) { return h->same_length_rule ? TXLM_HPRM_SIZE_1_1 : TXLM_HPRM_SIZE; }
+
 static void plan(txlm_writer *w, layout *L)
 {
     memset(L, 0, sizeof *L);
@@ -246,7 +249,7 @@ static void plan(txlm_writer *w, layout *L)
     for (size_t i = 0; i < n; i++) used[w->tensors[i].info.dtype] = 1;
     for (uint32_t d = 0; d < TXLM_DT_COUNT; d++)
         if (used[d]) L->dtypes[L->n_dtypes++] = d;
-    L->size[0] = TXLM_HPRM_SIZE;
+    L->size[0] = hprm_size(&w->hp);
     L->size[1] = TXLM_VOCB_HEAD + 4 * ((uint64_t)w->vocab.n + 1) + w->vocab.blob_size;
     L->size[2] = TXLM_DTYP_HEAD + (uint64_t)L->n_dtypes * TXLM_DTYP_ENTRY_SIZE;
     L->size[3] = TXLM_TDIR_HEAD + (uint64_t)n * TXLM_TDIR_ENTRY_SIZE;
@@ -298,7 +301,7 @@ static int write_data(txlm_writer *w, const layout *L, txlm_err *err)
 
 static void fill_hparams(const txlm_hparams *h, uint8_t *p)
 {
-    txlm_wr32(p + TXLM_HP_SIZE, TXLM_HPRM_SIZE);
+    txlm_wr32(p + TXLM_HP_SIZE, hprm_size(h));
     txlm_wr32(p + TXLM_HP_N_TOKEN, h->n_token);
     txlm_wr32(p + TXLM_HP_D_MODEL, h->d_model);
     txlm_wr32(p + TXLM_HP_D_EMBED, h->d_embed);
@@ -320,6 +323,7 @@ static void fill_hparams(const txlm_hparams *h, uint8_t *p)
     txlm_wr32(p + TXLM_HP_EXT_LEN, h->ext_len);
     txlm_wr32(p + TXLM_HP_ATTN_TYPE, h->attn_type);
     txlm_wrf32(p + TXLM_HP_LN_EPS, h->layer_norm_epsilon);
+    if (h->same_length_rule) txlm_wr32(p + TXLM_HP_SAME_LENGTH_RULE, h->same_length_rule);
 }
 
 static void fill_vocab(const txlm_vocab *v, uint8_t *p)
@@ -389,7 +393,7 @@ static int write_metadata(txlm_writer *w, const layout *L, txlm_err *err)
 
     memcpy(m + TXLM_HDR_MAGIC, TXLM_MAGIC, TXLM_MAGIC_LEN);
     txlm_wr16(m + TXLM_HDR_MAJOR, TXLM_MAJOR);
-    txlm_wr16(m + TXLM_HDR_MINOR, TXLM_MINOR);
+    txlm_wr16(m + TXLM_HDR_MINOR, hprm_size(&w->hp) > TXLM_HPRM_SIZE ? 1 : TXLM_MINOR);
     txlm_wr32(m + TXLM_HDR_BOM, TXLM_BOM);
     txlm_wr32(m + TXLM_HDR_HEADER_SIZE, TXLM_HDR_SIZE);
     txlm_wr32(m + TXLM_HDR_ALIGNMENT, TXLM_WRITE_ALIGNMENT);

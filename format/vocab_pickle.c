@@ -191,6 +191,8 @@ int txlm_vocab_load_pickle(const char *path, txlm_vocab_buf *out, txlm_err *err)
     }
     txlm_vocab_buf b;
     memset(&b, 0, sizeof b);
+    /* a training code's Vocab record, or the corpus (cache.pt) holding one */
+    if (!rc && root->kind == TXLM_PK_OBJECT && txlm_pk_vocab_attrs(root)) root = txlm_pk_vocab_attrs(root);
     if (!rc) rc = txlm_vocab_from_attrs(path, root, &b, err);
     txlm_pickle_free(pk);
     txlm_zip_free(&z);

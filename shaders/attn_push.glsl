@@ -9,7 +9,7 @@ layout(push_constant) uniform Push {
     uint rk_off;        // element offset of the position keys
     uint clamp_max;
     uint same_length;
-    uint mem_len;
+    uint mem_len;       // of same_length's bound: the memory's, + 1 under NVIDIA's rule (hparams.h)
     float scale;
     uint kv_row0;
     uint kv_rows;

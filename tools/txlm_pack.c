@@ -11,6 +11,7 @@
 #include <txlm.h>
 
 #include "checkpoint.h"
+#include "ckpt_source.h"
 #include "export_hf.h"
 #include "pack.h"
 #include "synthetic.h"
@@ -18,11 +19,16 @@
 
 static const char usage[] =
     "usage: txlm-pack DIR -o OUT.txlm [options]\n"
+    "       txlm-pack CHECKPOINT -o OUT.txlm [options]\n"
     "       txlm-pack --synthetic CONFIG.json -o OUT.txlm [--seed N] [options]\n"
     "\n"
     "Converts a Transformer-XL language model to the .txlm format.\n"
     "DIR holds config.json, model.safetensors (else pytorch_model.bin) and\n"
     "vocab.txt (else vocab.pkl, else vocab.bin); options override each file.\n"
+    "A CHECKPOINT file is told by its content: NVIDIA's training checkpoint\n"
+    "(checkpoint_best.pt: config and vocabulary inside), the authors' whole\n"
+    "saved model (model.pt, with --vocab cache.pt), or a state dict (with\n"
+    "--config and --vocab).\n"
     "\n"
     "  -o, --output F       the .txlm file to write (written atomically)\n"
     "  --config F           HuggingFace config.json\n"
@@ -37,6 +43,9 @@ static const char usage[] =
     "  --dtype T            weight matrices stored as f32 (default), f16, q8_0 or q4_0;\n"
     "                       vectors, r biases and cluster weights stay f32, and so do\n"
     "                       matrices whose rows are not whole 32-element blocks\n"
+    "  --cluster-order O    forward or reverse: the order of the tail-cluster rows of\n"
+    "                       crit.cluster_weight/bias in the checkpoint (default: told\n"
+    "                       from what wrote it, and printed; see docs/tensors.md)\n"
     "  --synthetic F        no checkpoint: random weights (seeded) for the config.json F,\n"
     "                       vocabulary <eos>, <unk>, w2, w3, ... (for tests and benchmarks)\n"
     "  --seed N             the seed of --synthetic (default 1); one seed, one model\n"
@@ -48,7 +57,7 @@ static const char usage[] =
     "(bytes written / total) goes to stderr when it is a terminal.\n";
 
 typedef struct args {
-    const char *dir, *out, *config, *weights, *vocab, *tokenizer, *dtype, *synthetic, *seed, *export_st;
+    const char *dir, *out, *config, *weights, *vocab, *tokenizer, *dtype, *synthetic, *seed, *export_st, *order;
     int lower_case;
 } args;
 
@@ -83,6 +92,7 @@ static int parse_args(int argc, char **argv, args *a)
         else if (!strcmp(s, "--synthetic")) slot = &a->synthetic;
         else if (!strcmp(s, "--seed")) slot = &a->seed;
         else if (!strcmp(s, "--export-safetensors")) slot = &a->export_st;
+        else if (!strcmp(s, "--cluster-order")) slot = &a->order;
         if (slot) {
             if (i + 1 >= argc) return fail("%s needs a value (see --help)", s);
             *slot = argv[++i];
@@ -201,6 +211,17 @@ static int parse_seed(const char *s, uint64_t *out, txlm_err *err)
     return 0;
 }
 
+/* What txlm-pack tells on stdout about the choices it made. */
+static void say_config(const txlm_config_notes *n)
+{
+    for (const char *p = n->text; *p;) {
+        const char *nl = strchr(p, '\n');
+        int len = nl ? (int)(nl - p) : (int)strlen(p);
+        printf("txlm-pack: %.*s\n", len, p);
+        p += len + (nl != NULL);
+    }
+}
+
 /* --synthetic: a model of the config's shape with seeded random weights,
  * through the same packer (names, ties, shapes) as a real checkpoint. */
 static int run_synthetic(const args *a, txlm_err *err)
@@ -208,7 +229,7 @@ static int run_synthetic(const args *a, txlm_err *err)
     txlm_hparams h;
     txlm_vocab_buf v;
     txlm_checkpoint *ck = NULL;
-    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL};
+    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD};
     uint64_t seed;
     memset(&v, 0, sizeof v);
     int rc = parse_seed(a->seed, &seed, err);
@@ -216,7 +237,9 @@ static int run_synthetic(const args *a, txlm_err *err)
                 (a->export_st && !strcmp(a->out, a->export_st))))
         rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite an input", a->out);
     if (!rc) rc = parse_dtype(a->dtype, &opt.dtype, err);
-    if (!rc) rc = txlm_config_load_json(a->synthetic, &h, err);
+    txlm_config_notes notes = {.hf_defaults = 1};
+    if (!rc) rc = txlm_config_load_json_notes(a->synthetic, &h, &notes, err);
+    if (!rc) say_config(&notes);
     if (!rc) rc = txlm_synthetic_vocab(h.n_token, &v, err);
     if (!rc) rc = tokenizer_options(a, &v, err);
     if (!rc) rc = txlm_synthetic_checkpoint(&h, seed, &ck, err);
@@ -228,31 +251,130 @@ static int run_synthetic(const args *a, txlm_err *err)
     return rc;
 }
 
+static void say_source(const txlm_hparams *h, txlm_cluster_order order, const char *why, int overridden)
+{
+    if (h->n_cutoffs >= 2)
+        printf("txlm-pack: tail-cluster order: %s (%s%s)\n", txlm_cluster_order_name(order),
+               overridden ? "--cluster-order; told from the checkpoint: " : "", why);
+    else
+        printf("txlm-pack: tail-cluster order: %s (%s; no effect with %u tail cluster%s)\n", txlm_cluster_order_name(order),
+               why, h->n_cutoffs, h->n_cutoffs == 1 ? "" : "s");
+    printf("txlm-pack: mem_len %u, tgt_len %u, clamp_len %d, same_length %s%s\n", h->mem_len, h->tgt_len, h->clamp_len,
+           h->same_length ? "true" : "false",
+           h->same_length_rule == TXLM_SAME_LENGTH_NVIDIA ? " with NVIDIA's rule (mask_len = klen - mem_len - 1)" : "");
+}
+
+/* --cluster-order, else what the source says. */
+static int pick_order(const args *a, txlm_cluster_order told, uint32_t *out, txlm_err *err)
+{
+    *out = told;
+    if (!a->order) return 0;
+    int o = txlm_cluster_order_parse(a->order);
+    if (o < 0) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "--cluster-order '%s': expected forward or reverse", a->order);
+    *out = (uint32_t)o;
+    return 0;
+}
+
+/* A training checkpoint that carries its hyper-parameters: NVIDIA's, or a
+ * whole saved module (whose vocabulary comes from --vocab). *done = 0: it
+ * is neither (a state dict: the config and vocabulary are needed). */
+static int run_training_file(const args *a, const char *path, int *done, txlm_err *err)
+{
+    txlm_torch_obj *o = NULL;
+    txlm_ckpt_source src;
+    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD};
+    memset(&src, 0, sizeof src);
+    *done = 0;
+    int rc = txlm_torch_load(path, &o, err);
+    if (rc) return rc;
+    const txlm_pk_value *root = txlm_torch_root(o);
+    if (txlm_nvidia_is(root)) rc = txlm_nvidia_read(o, &src, err);
+    else if (txlm_module_is(root)) rc = txlm_module_read(o, &src, err);
+    else goto out;
+    *done = 1;
+    if (!rc && txlm_module_is(root) && !a->vocab)
+        rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: a whole saved model holds no vocabulary: give --vocab "
+                       "(the corpus cache.pt the training code saved, or a vocabulary file)", path);
+    if (!rc && (a->config || a->weights))
+        rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s holds its own hyper-parameters and weights: no --config or --weights",
+                       path);
+    if (!rc && a->vocab) {
+        txlm_vocab_buf_free(&src.vocab);
+        rc = load_vocab(a->vocab, a, &src.vocab, err);
+    } else if (!rc) {
+        rc = tokenizer_options(a, &src.vocab, err);
+    }
+    if (!rc) rc = parse_dtype(a->dtype, &opt.dtype, err);
+    if (!rc) rc = pick_order(a, src.order, &opt.cluster_order, err);
+    if (!rc) {
+        printf("txlm-pack: %s: %s\n", path, src.what);
+        say_source(&src.h, opt.cluster_order, src.what, a->order != NULL);
+        rc = txlm_pack_write(&src.h, &src.vocab.v, src.ck, &opt, a->out, err);
+    }
+out:
+    txlm_ckpt_source_free(&src);
+    txlm_torch_free(o);
+    return rc;
+}
+
+static int is_torch_file(const char *path)
+{
+    unsigned char head[16];
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return txlm_torch_sniff(head, n);
+}
+
+static int is_file(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 static int run(const args *a, txlm_err *err)
 {
     if (a->synthetic) return run_synthetic(a, err);
     static const char *const config_names[] = {"config.json", NULL};
     static const char *const weight_names[] = {"model.safetensors", "pytorch_model.bin", NULL};
     static const char *const vocab_names[] = {"vocab.txt", "vocab.pkl", "vocab.bin", NULL};
-    char *config = pick(a->config, a->dir, config_names);
-    char *weights = pick(a->weights, a->dir, weight_names);
-    char *vocab = pick(a->vocab, a->dir, vocab_names);
+    int file = is_file(a->dir), done = 0;
+    if (file && same_file(a->out, a->dir))
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite an input", a->out);
+    if (file && is_torch_file(a->dir)) {
+        int rc = run_training_file(a, a->dir, &done, err);
+        if (rc || done) return rc;
+    }
+    if (file && a->weights) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: a checkpoint file and --weights", a->dir);
+    char *config = pick(a->config, file ? "." : a->dir, file ? (const char *const[]){NULL} : config_names);
+    char *weights = file ? strdup(a->dir) : pick(a->weights, a->dir, weight_names);
+    char *vocab = pick(a->vocab, file ? "." : a->dir, file ? (const char *const[]){NULL} : vocab_names);
     txlm_hparams h;
     txlm_vocab_buf v;
     txlm_checkpoint *ck = NULL;
-    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL};
+    txlm_config_notes notes = {.hf_defaults = 1};
+    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD};
     memset(&v, 0, sizeof v);
     int rc = 0;
-    if (!config) rc = txlm_fail(err, TXLM_ERR_IO, "%s: no config.json", a->dir);
+    if (!config) rc = txlm_fail(err, TXLM_ERR_IO, file ? "%s: a state dict needs --config (and --vocab)" : "%s: no config.json",
+                                a->dir);
     else if (!weights) rc = txlm_fail(err, TXLM_ERR_IO, "%s: no model.safetensors or pytorch_model.bin", a->dir);
-    else if (!vocab) rc = txlm_fail(err, TXLM_ERR_IO, "%s: no vocab.txt, vocab.pkl or vocab.bin", a->dir);
+    else if (!vocab) rc = txlm_fail(err, TXLM_ERR_IO, file ? "%s: a state dict needs --vocab" : "%s: no vocab.txt, vocab.pkl or vocab.bin",
+                                    a->dir);
     else if (same_file(a->out, config) || same_file(a->out, weights) || same_file(a->out, vocab))
         rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite an input", a->out);
     if (!rc) rc = parse_dtype(a->dtype, &opt.dtype, err);
-    if (!rc) rc = txlm_config_load_json(config, &h, err);
+    if (!rc) rc = txlm_config_load_json_notes(config, &h, &notes, err);
     if (!rc) rc = load_vocab(vocab, a, &v, err);
     if (!rc) rc = txlm_checkpoint_open(weights, &ck, err);
-    if (!rc) rc = txlm_pack_write(&h, &v.v, ck, &opt, a->out, err);
+    char why[320];
+    if (!rc) rc = pick_order(a, txlm_cluster_order_of_names(ck, why, sizeof why), &opt.cluster_order, err);
+    if (!rc) {
+        say_config(&notes);
+        say_source(&h, opt.cluster_order, why, a->order != NULL);
+        rc = txlm_pack_write(&h, &v.v, ck, &opt, a->out, err);
+    }
     txlm_checkpoint_free(ck);
     txlm_vocab_buf_free(&v);
     free(config);

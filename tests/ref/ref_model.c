@@ -225,7 +225,7 @@ static void layer(const ref_session *s, const ref_layer *L, const float *mem, ui
     }
     ref_pos_emb(klen, d, s->clamp_len, R);
     ref_linear(R, L->r_net, NULL, klen, hd, d, 0, rk);
-    ref_rel_attention(q, k, v, rk, L->r_w_bias, L->r_r_bias, qlen, mlen, H, dh, s->same_length, s->mem_len, NULL, NULL,
+    ref_rel_attention(q, k, v, rk, L->r_w_bias, L->r_r_bias, qlen, mlen, H, dh, s->same_length, s->mem_len + h->same_length_rule, NULL, NULL,
                       att);
     ref_linear(att, L->o_net, NULL, qlen, d, hd, 0, a);
     if (h->pre_lnorm) {
