@@ -257,7 +257,8 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
         if (req->targets[i - req->first_row] < 0 || (uint32_t)req->targets[i - req->first_row] >= h->n_token)
             return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "target %d at position %u is outside the vocabulary [0, %u)",
                              req->targets[i - req->first_row], i, h->n_token);
-    int rc = txlm_buf_upload(&s->m->ctx->vk, &s->ids, 0, tokens, qlen * sizeof *tokens, err);
+    int rc = s->zero_memory && s->mlen == 0 && s->mem_len ? txlm_session_zero_fill(s, err) : 0;
+    if (!rc) rc = txlm_buf_upload(&s->m->ctx->vk, &s->ids, 0, tokens, qlen * sizeof *tokens, err);
     if (!rc && req->targets && req->first_row < qlen)
         rc = txlm_buf_upload(&s->m->ctx->vk, &s->targets, 0, req->targets, (qlen - req->first_row) * sizeof *req->targets, err);
     uint32_t klen = s->mlen + qlen;

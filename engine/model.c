@@ -11,9 +11,10 @@
 
 #include "model_load.h"
 #include "model_pad.h"
-#include "quantize.h"
 #include "inv_freq.h"
+#include "quantize.h"
 #include "txlm_file.h"
+#include "txlm_layout.h"
 
 typedef struct loader {
     txlm_model *m;
@@ -199,6 +200,35 @@ static int read_inv_freq(txlm_model *m, const txlm_file *f, txlm_err *err)
     return 0;
 }
 
+/* Pre-norm layers project LN(0) = the LayerNorm's bias for a zero row of
+ * memory (HF's zero-memory start, zero_memory.c): W_k b and W_v b, once. */
+static int zero_row_kv(txlm_model *m, const txlm_file *f, txlm_err *err)
+{
+    const txlm_hparams *h = &m->h;
+    if (!h->pre_lnorm) return 0;
+    uint64_t hd = (uint64_t)h->n_head * h->d_head, d = h->d_model;
+    m->kv0 = calloc(h->n_layer * 2 * hd, sizeof *m->kv0);
+    float *w = malloc(3 * hd * d * sizeof *w);
+    int rc = m->kv0 && w ? 0 : txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    for (uint32_t n = 0; n < h->n_layer && !rc; n++) {
+        char name[TXLM_MAX_NAME];
+        snprintf(name, sizeof name, "layers.%u.dec_attn.qkv_net.weight", n);
+        const txlm_tensor_info *wt = txlm_file_find(f, name);
+        snprintf(name, sizeof name, "layers.%u.dec_attn.layer_norm.bias", n);
+        const txlm_tensor_info *bt = txlm_file_find(f, name);
+        if (!wt || !bt) return free(w), txlm_fail(err, TXLM_ERR_FORMAT, "layer %u: no qkv_net or layer_norm", n);
+        txlm_dequantize(wt->dtype, txlm_file_data(f, wt), 3 * hd * d, w);
+        const uint8_t *b = txlm_file_data(f, bt);
+        for (uint64_t r = 0; r < 2 * hd; r++) {
+            double acc = 0;
+            for (uint64_t k = 0; k < d; k++) acc += (double)w[(hd + r) * d + k] * txlm_rdf32(b + 4 * k);
+            m->kv0[n * 2 * hd + r] = (float)acc;
+        }
+    }
+    free(w);
+    return rc;
+}
+
 static int copy_vocab(txlm_model *m, const txlm_vocab *v, txlm_err *err)
 {
     m->vocab = *v;
@@ -314,6 +344,7 @@ int txlm_model_open(txlm_context *ctx, const char *path, unsigned open_flags, co
     if (!rc) rc = bind_clusters(&L);
     if (!rc) rc = transpose_projections(&L);
     if (!rc) rc = read_inv_freq(m, f, err);
+    if (!rc) rc = zero_row_kv(m, f, err);
     txlm_file_close(f);
     if (rc) {
         txlm_model_close(m);
@@ -331,6 +362,7 @@ void txlm_model_close(txlm_model *m)
     free(m->tensors);
     free(m->layers);
     free(m->inv_freq);
+    free(m->kv0);
     free(m->vocab_offsets);
     free(m->vocab_blob);
     if (m->tok) m->tok_free(m->tok);

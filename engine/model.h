@@ -61,6 +61,7 @@ struct txlm_model {
     txlm_out_cluster out[TXLM_MAX_CLUSTERS];
     const txlm_gpu_tensor *cluster_w, *cluster_b; /* [n_cutoffs, d_embed], [n_cutoffs] */
     txlm_gpu_tensor proj_t[TXLM_MAX_CLUSTERS];    /* owned transposed copies (out[c].proj_t) */
+    float *kv0;                         /* pre-norm: per layer [2*H*d_head] keys | values of LN(0); NULL otherwise */
     float *inv_freq;                    /* [d_model / 2] stored sinusoid frequencies, or NULL: the standard ones */
     txlm_vocab vocab;                   /* views into vocab_offsets / vocab_blob */
     uint32_t *vocab_offsets;

@@ -127,6 +127,7 @@ int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_sess
     s->mem_len = opts && opts->mem_len ? opts->mem_len : h->mem_len;
     s->clamp_len = opts && opts->clamp_len ? opts->clamp_len : h->clamp_len;
     s->same_length = opts && opts->same_length >= 0 ? (opts->same_length != 0) : h->same_length;
+    s->zero_memory = opts && opts->zero_memory;
     s->max_seg = opts && opts->max_segment ? opts->max_segment : (h->tgt_len > 512 ? h->tgt_len : 512);
     int rc = 0;
     if (s->mem_len > (1u << 20) || s->max_seg > (1u << 20))

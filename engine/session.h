@@ -17,6 +17,7 @@ struct txlm_session {
     int32_t clamp_len;       /* <= 0: none */
     uint32_t same_length;
     uint32_t max_dist;       /* largest relative distance with its own position row */
+    uint32_t zero_memory;    /* HF's start: an empty memory becomes mem_len rows of zero inputs (zero_memory.c) */
 
     /* state */
     uint32_t mlen;           /* rows of memory held now */
@@ -83,6 +84,10 @@ typedef struct txlm_out_req {
     const int32_t *targets;    /* one token per row to score, or NULL */
     float *target_lp;          /* receives log p(target) per row */
 } txlm_out_req;
+
+/* zero_memory.c: the memory as mem_len rows of zero layer inputs
+ * (keys and values of 0, or of LN(0) = the LayerNorm bias with pre-norm). */
+int txlm_session_zero_fill(txlm_session *s, txlm_err *err);
 
 /* forward.c: one segment through the model; updates the memory. */
 int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t n, const txlm_out_req *req, txlm_err *err);

@@ -177,6 +177,12 @@ typedef struct txlm_session_options {
     int32_t clamp_len;    /* 0 = the model's; -1 = no clamping */
     int same_length;      /* -1 = the model's, else 0/1 */
     uint32_t max_segment; /* longest segment fed at once; 0 = max(tgt_len, 512) */
+    /* 1: HF transformers' start: a segment fed with no memory (the first,
+     * or the first after a reset) finds mem_len rows of zeros (layer
+     * inputs of 0) that every query attends to, as HF's init_mems gives,
+     * sliding out as real rows come in. 0 (default): an empty memory, as
+     * the authors' code, NVIDIA's and txlm's golden cases start. */
+    int zero_memory;
 } txlm_session_options;
 
 /* A session with empty memory (opts may be NULL: the model's settings).

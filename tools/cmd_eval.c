@@ -15,7 +15,7 @@
 
 static void usage(void)
 {
-    printf("usage: txlm eval -m MODEL (FILE | -f FILE) [--tgt-len L] [--mem-len M] [--clamp-len C] [--same-length 0|1]\n"
+    printf("usage: txlm eval -m MODEL (FILE | -f FILE) [--tgt-len L] [--mem-len M] [--clamp-len C] [--same-length 0|1] [--zero-memory 0|1]\n"
            "                 [--json] [--no-verify]\n\n"
            "Scores every token of FILE given the ones before it: segments of L tokens (default: the model's\n"
            "tgt_len), memory of M (default: the model's mem_len). Prints perplexity (word models) or bits per\n"

@@ -28,7 +28,7 @@ static void usage(void)
 {
     printf("usage: txlm generate -m MODEL [-p PROMPT | -f PROMPT_FILE] [-n TOKENS] [--temperature T]\n"
            "                     [--top-k K] [--top-p P] [--seed S] [--mem-len M] [--clamp-len C]\n"
-           "                     [--same-length 0|1] [--no-verify]\n\n"
+           "                     [--same-length 0|1] [--zero-memory 0|1] [--no-verify]\n\n"
            "Prints the prompt, then streams the continuation. Defaults: 200 tokens, temperature 1 (the model's own\n"
            "distribution, drawn exactly and cheaply through the adaptive softmax's clusters), no top-k/top-p,\n"
            "seed 1 (same seed, same text). Temperature 0 picks the most likely token.\n\n"

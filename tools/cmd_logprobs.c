@@ -8,7 +8,7 @@
 static void usage(void)
 {
     printf("usage: txlm logprobs -m MODEL (--tokens 3,17,5,... | -f FILE) [--segments 8,8,...] -o OUT.f32\n"
-           "                     [--mem-len M] [--clamp-len C] [--same-length 0|1] [--no-verify]\n\n"
+           "                     [--mem-len M] [--clamp-len C] [--same-length 0|1] [--zero-memory 0|1] [--no-verify]\n\n"
            "-f FILE (also --file, --text) tokenizes FILE with the model's tokenizer (its ids are then the tokens).\n"
            "Feeds the tokens through ONE session in segments of the given lengths (default: the model's\n"
            "tgt_len), carrying the memory, and writes little-endian float32 [tokens, n_token]\n"

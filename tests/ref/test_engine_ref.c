@@ -149,7 +149,7 @@ static int run_case(const test_case *c, const char *work)
         max_seg = c->segs[i] > max_seg ? c->segs[i] : max_seg;
         total += c->segs[i];
     }
-    txlm_session_options so = {0, c->clamp_len, c->same_length, max_seg};
+    txlm_session_options so = {0, c->clamp_len, c->same_length, max_seg, 0};
     ref_session_options ro = {0, c->clamp_len, c->same_length};
     int failed = ref_model_open(path, &rm, &err) || ref_session_new(rm, &ro, &rs, &err);
     if (failed) fprintf(stderr, "FAIL %s: reference: %s\n", c->name, err.msg);

@@ -19,6 +19,11 @@ DEFAULTS = {
     "d_embed": None, "div_val": 1, "cutoffs": [], "tie_weight": True, "tie_projs": None,
     "pre_lnorm": False, "untie_r": True, "same_length": False, "clamp_len": -1,
     "mem_len": 0, "tgt_len": 0, "layer_norm_epsilon": 1e-5, "dropout": 0.0, "dropatt": 0.0,
+    # How the codes that wrote checkpoints differ (docs/tensors.md): the head column of tail
+    # cluster i ("forward": cutoffs[0] + i - 1, HF and the authors' TF code; "reverse": -i, the
+    # authors' and NVIDIA's PyTorch codes), same_length's bound (1: NVIDIA's klen - mem_len - 1)
+    # and HF's start from mem_len rows of zeros instead of an empty memory.
+    "cluster_order": "forward", "same_length_rule": 0, "zero_memory": False,
 }
 
 
@@ -179,7 +184,7 @@ class TransfoXL(torch.nn.Module):
         j = torch.arange(klen, device=device)[None, :]
         m = j > mlen + i
         if c["same_length"]:
-            mask_len = klen - c["mem_len"]
+            mask_len = klen - c["mem_len"] - c["same_length_rule"]
             shift = qlen - mask_len if mask_len > 0 else qlen
             m = m | (j <= i - shift)
         return m
@@ -239,6 +244,9 @@ class TransfoXL(torch.nn.Module):
         """tokens [B, qlen] -> (final hidden [B, qlen, d], new mems: n_layer x [B, <=mem_len, d])."""
         c = self.cfg
         B, qlen = tokens.shape
+        if not mems and c["zero_memory"] and c["mem_len"] > 0:
+            z = torch.zeros(B, c["mem_len"], c["d_model"], dtype=self.params[0].dtype, device=tokens.device)
+            mems = [z] * c["n_layer"]
         mlen = mems[0].shape[1] if mems else 0
         klen = mlen + qlen
         dev = tokens.device
@@ -282,7 +290,8 @@ class TransfoXL(torch.nn.Module):
         parts = [head_lp[..., :short]]
         for ci in range(1, self.n_clusters + 1):
             tail = torch.log_softmax(self._logits(z, ci)[0], dim=-1)
-            parts.append(head_lp[..., short + ci - 1:short + ci] + tail)
+            col = short + ci - 1 if self.cfg["cluster_order"] == "forward" else short + self.n_clusters - ci
+            parts.append(head_lp[..., col:col + 1] + tail)
         return torch.cat(parts, dim=-1)
 
     def forward(self, tokens, mems=None, targets=None):
