@@ -15,6 +15,14 @@ static void walk(const txlm_pk_value *v, int depth, uint32_t *budget)
     } else if (v->kind == TXLM_PK_TUPLE || v->kind == TXLM_PK_LIST || v->kind == TXLM_PK_DICT) {
         for (uint32_t i = 0; i < v->n; i++) walk(v->u.seq.items[i], depth + 1, budget);
         if (v->kind == TXLM_PK_DICT) (void)txlm_pk_dict_get(v, "idx2sym");
+    } else if (v->kind == TXLM_PK_OBJECT) {
+        char d[240];
+        fuzz_require(v->u.obj.cls && v->u.obj.cls->kind == TXLM_PK_CLASS, "a record names its class");
+        fuzz_require(txlm_pk_describe(v, d, sizeof d)[0] != 0, "a record describes itself");
+        walk(v->u.obj.args, depth + 1, budget);
+        walk(v->u.obj.state, depth + 1, budget);
+        (void)txlm_pk_attr(v, "_modules");
+        (void)txlm_pk_vocab_attrs(v);
     } else if (v->kind == TXLM_PK_TENSOR) {
         fuzz_require(v->u.tensor.storage && v->u.tensor.storage->kind == TXLM_PK_STORAGE, "a tensor names a storage");
         fuzz_require(v->u.tensor.rank <= TXLM_PK_MAX_RANK, "tensor rank within the cap");

@@ -155,6 +155,42 @@ static void test_errors(void)
     EXPECT_ERR(txlm_config_parse_json("{\"a\":\0}", 7, &h, &err), &err, TXLM_ERR_FORMAT, "NUL");
 }
 
+/* HF v4's keys and defaults, and the notes txlm-pack prints. */
+static void test_hf_v4(void)
+{
+    txlm_hparams h;
+    txlm_err err = {0};
+    EXPECT_OK(parse_with("\"tie_word_embeddings\": false,", &h, &err), &err);
+    CHECK(h.tie_weight == 0);
+    EXPECT_OK(parse_with("\"tie_word_embeddings\": true, \"tie_weight\": true,", &h, &err), &err);
+    CHECK(h.tie_weight == 1);
+    EXPECT_ERR(parse_with("\"tie_word_embeddings\": false, \"tie_weight\": true,", &h, &err), &err, TXLM_ERR_FORMAT,
+               "tie_weight (true) and tie_word_embeddings (false) disagree");
+
+    /* without the notes (the library's parse): the old defaults */
+    EXPECT_OK(parse_with("", &h, &err), &err);
+    CHECK(h.mem_len == 0 && h.tgt_len == 0 && h.clamp_len == -1 && h.same_length == 0);
+    const char *path = tmp_path("v4.json");
+    static const char v4[] = "{\"vocab_size\": 100, \"d_model\": 16, \"n_head\": 2, \"d_head\": 8, \"d_inner\": 32, "
+                             "\"n_layer\": 2, \"cutofs\": [10], \"architectures\": [\"TransfoXLLMHeadModel\"], "
+                             "\"transformers_version\": \"4.30.2\", \"dropout\": 0.1, \"frobnicate\": 1}";
+    write_file(path, v4, sizeof v4 - 1);
+    txlm_config_notes notes = {.hf_defaults = 1};
+    EXPECT_OK(txlm_config_load_json_notes(path, &h, &notes, &err), &err);
+    CHECK(h.mem_len == 1600 && h.tgt_len == 128 && h.clamp_len == 1000 && h.same_length == 1 && h.n_cutoffs == 0);
+    CHECK(strstr(notes.text, "mem_len not given: HF's default 1600") && strstr(notes.text, "tgt_len not given: HF's default 128"));
+    CHECK(strstr(notes.text, "clamp_len not given: HF's default 1000") && strstr(notes.text, "same_length not given: HF's default true"));
+    CHECK(strstr(notes.text, "2 keys txlm does not know") && strstr(notes.text, "'cutofs', 'frobnicate'"));
+    CHECK(!strstr(notes.text, "'dropout'") && !strstr(notes.text, "'architectures'"));
+    /* given keys are kept, and a config with nothing unknown says nothing of it */
+    static const char full[] = "{\"n_token\": 100, \"d_model\": 16, \"n_head\": 2, \"d_head\": 8, \"d_inner\": 32, "
+                               "\"n_layer\": 2, \"mem_len\": 0, \"tgt_len\": 4, \"clamp_len\": -1, \"same_length\": false}";
+    write_file(path, full, sizeof full - 1);
+    EXPECT_OK(txlm_config_load_json_notes(path, &h, &notes, &err), &err);
+    CHECK(h.mem_len == 0 && h.tgt_len == 4 && h.clamp_len == -1 && h.same_length == 0 && notes.text[0] == 0);
+    tmp_cleanup();
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -165,6 +201,7 @@ int main(int argc, char **argv)
     test_golden();
     test_defaults();
     test_errors();
+    test_hf_v4();
     if (test_failures) fprintf(stderr, "%d check(s) failed\n", test_failures);
     return test_failures ? 1 : 0;
 }

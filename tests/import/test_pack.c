@@ -614,6 +614,87 @@ static void test_torch_sources(void)
 static uint64_t progress_done, progress_total;
 static int progress_calls;
 
+/* The tail-cluster rows stored forward whatever the source's order, and
+ * the order told from a state dict's names. */
+static void test_cluster_order(void)
+{
+    source s;
+    if (load_source("adaptive_word", &s)) return;
+    CHECK(s.h.n_cutoffs == 2);
+    txlm_err err = {0};
+    txlm_pack_options opt = {TXLM_DT_F32, NULL, NULL, TXLM_CLUSTERS_REVERSE};
+    EXPECT_OK(pack_to(&s, NULL, NULL, NULL, tmp_path("fwd.txlm"), &err), &err);
+    EXPECT_OK(txlm_pack_write(&s.h, &s.v.v, s.ck, &opt, tmp_path("rev.txlm"), &err), &err);
+    txlm_file *f = NULL, *r = NULL;
+    EXPECT_OK(txlm_file_open(tmp_path("fwd.txlm"), 0, &f, &err), &err);
+    EXPECT_OK(txlm_file_open(tmp_path("rev.txlm"), 0, &r, &err), &err);
+    for (uint32_t i = 0; f && r && i < txlm_file_tensor_count(f); i++) {
+        const txlm_tensor_info *a = txlm_file_tensor(f, i), *b = txlm_file_find(r, a->name);
+        CHECK(b && a->nbytes == b->nbytes);
+        if (!b || a->nbytes != b->nbytes) continue;
+        const uint8_t *x = txlm_file_data(f, a), *y = txlm_file_data(r, b);
+        if (strncmp(a->name, "crit.cluster_", 13)) {
+            CHECK(!memcmp(x, y, a->nbytes));
+            continue;
+        }
+        uint64_t rows = a->dims[0], row = a->nbytes / rows;
+        for (uint64_t k = 0; k < rows; k++) CHECK(!memcmp(x + k * row, y + (rows - 1 - k) * row, row));
+        CHECK(memcmp(x, y, row) != 0); /* the two rows differ, so reversing shows */
+    }
+    txlm_file_close(f);
+    txlm_file_close(r);
+
+    char why[320];
+    CHECK(txlm_cluster_order_of_names(s.ck, why, sizeof why) == TXLM_CLUSTERS_FORWARD && strstr(why, "transformer."));
+    st_image im;
+    image_of(s.ck, &im);
+    for (int i = 0; i < im.n; i++)
+        if (!strncmp(im.e[i].name, "transformer.", 12)) memmove(im.e[i].name, im.e[i].name + 12, strlen(im.e[i].name) - 11);
+    txlm_checkpoint *ck = open_image(&im, "order1.safetensors");
+    /* no prefix, per-layer biases: an HF model without its prefix */
+    CHECK(ck && txlm_cluster_order_of_names(ck, why, sizeof why) == TXLM_CLUSTERS_FORWARD && strstr(why, "per-layer"));
+    txlm_checkpoint_free(ck);
+    const st_entry *b0 = st_find(&im, "layers.0.dec_attn.r_w_bias");
+    st_add(&im, "r_w_bias", b0->dtype, b0->rank, b0->dims, b0->data, b0->len);
+    ck = open_image(&im, "order2.safetensors");
+    CHECK(ck && txlm_cluster_order_of_names(ck, why, sizeof why) == TXLM_CLUSTERS_REVERSE && strstr(why, "authors'"));
+    txlm_checkpoint_free(ck);
+    st_entry *bias = st_find(&im, "crit.out_layers.0.bias");
+    snprintf(bias->name, sizeof bias->name, "crit.out_layers_biases.0");
+    st_remove(&im, "r_w_bias");
+    ck = open_image(&im, "order3.safetensors");
+    CHECK(ck && txlm_cluster_order_of_names(ck, why, sizeof why) == TXLM_CLUSTERS_REVERSE && strstr(why, "NVIDIA"));
+    txlm_checkpoint_free(ck);
+    st_free(&im);
+    free_source(&s);
+}
+
+/* NVIDIA's same_length rule: HPRM 1.1 only when set, so other files stay 1.0 byte for byte. */
+static void test_same_length_rule(void)
+{
+    source s;
+    if (load_source("char_preln", &s)) return;
+    txlm_err err = {0};
+    txlm_hparams h = s.h;
+    h.same_length_rule = TXLM_SAME_LENGTH_NVIDIA;
+    EXPECT_OK(pack_to(&s, NULL, NULL, &h, tmp_path("nv.txlm"), &err), &err);
+    EXPECT_OK(pack_to(&s, NULL, NULL, NULL, tmp_path("plain.txlm"), &err), &err);
+    txlm_file *f = NULL;
+    EXPECT_OK(txlm_file_open(tmp_path("nv.txlm"), 0, &f, &err), &err);
+    CHECK(f && txlm_file_hparams(f)->same_length_rule == TXLM_SAME_LENGTH_NVIDIA);
+    txlm_file_close(f);
+    EXPECT_OK(txlm_file_open(tmp_path("plain.txlm"), 0, &f, &err), &err);
+    CHECK(f && txlm_file_hparams(f)->same_length_rule == TXLM_SAME_LENGTH_AUTHORS);
+    txlm_file_close(f);
+    size_t la = 0, lb = 0;
+    uint8_t *a = (uint8_t *)read_file(tmp_path("nv.txlm"), &la), *b = (uint8_t *)read_file(tmp_path("plain.txlm"), &lb);
+    CHECK(a && b && a[10] == 1 && b[10] == 0); /* minor version */
+    free(a), free(b);
+    h.same_length_rule = 2;
+    EXPECT_ERR(pack_to(&s, NULL, NULL, &h, tmp_path("bad.txlm"), &err), &err, TXLM_ERR_INVALID_ARGUMENT, "same_length_rule 2");
+    free_source(&s);
+}
+
 static void on_progress(void *user, uint64_t done, uint64_t total)
 {
     (void)user;
@@ -648,6 +729,8 @@ int main(int argc, char **argv)
     test_stored_dtypes();
     test_torch_sources();
     test_progress();
+    test_cluster_order();
+    test_same_length_rule();
     tmp_cleanup();
     if (test_failures) fprintf(stderr, "%d check(s) failed\n", test_failures);
     return test_failures ? 1 : 0;

@@ -165,6 +165,12 @@ static void test_usage_errors(void)
     expect_fail("bad option", (const char *[]){golden_case, "-o", out, "--frobnicate", NULL}, out, "--frobnicate", NULL);
     expect_fail("missing value", (const char *[]){golden_case, "-o", out, "--weights", NULL}, out, "--weights", NULL);
     expect_fail("bad tokenizer", (const char *[]){golden_case, "-o", out, "--tokenizer", "bpe", NULL}, out, "bpe", "wt103");
+    expect_fail("bad cluster order", (const char *[]){golden_case, "-o", out, "--cluster-order", "backward", NULL}, out,
+                "--cluster-order 'backward'", "forward or reverse");
+    /* a state dict file alone: its config and vocabulary are elsewhere */
+    char weights[1100];
+    snprintf(weights, sizeof weights, "%s/pytorch_model.bin", golden_case);
+    expect_fail("state dict without config", (const char *[]){weights, "-o", out, NULL}, out, "needs --config", NULL);
     expect_fail("bad dtype", (const char *[]){golden_case, "-o", out, "--dtype", "f64", NULL}, out, "f64", NULL);
     expect_fail("bf16 output", (const char *[]){golden_case, "-o", out, "--dtype", "bf16", NULL}, out, "bf16", NULL);
     expect_fail("no such folder", (const char *[]){"/nonexistent-folder", "-o", out, NULL}, out, "/nonexistent-folder", NULL);

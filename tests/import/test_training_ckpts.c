@@ -40,10 +40,12 @@ static char *pack(const cJSON *c, const char *name, const char *order)
     int n = 0, k = 0;
     argv[n++] = pack_exe;
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(c, "args");
+    int raw = 0;
     for (const cJSON *a = args->child; a && n < 12; a = a->next) {
-        /* file names are the fixture's; options stay as they are */
-        if (a->valuestring[0] == '-') argv[n++] = a->valuestring;
+        /* file names are the fixture's; options and their words stay as they are */
+        if (a->valuestring[0] == '-' || raw) argv[n++] = a->valuestring;
         else argv[n++] = owned[k++] = join(dir, a->valuestring);
+        raw = !strcmp(a->valuestring, "--cluster-order");
     }
     char model[64];
     snprintf(model, sizeof model, "case%d.txlm", (int)(cJSON_GetArraySize(args) * 131 + (int)strlen(name)));

@@ -500,6 +500,10 @@ def gen_hf(out, cases):
         if not pre:
             write(os.path.join(out, d + ".f32"), reference(cfg, tensors).tobytes())
             cases.append({"name": d, "args": [d], "expect": d + ".f32", "order": "forward"})
+        if not tied:  # --cluster-order overrides what the names say
+            write(os.path.join(out, d + "_reverse.f32"), reference(dict(cfg, cluster_order="reverse"), tensors).tobytes())
+            cases.append({"name": d + " --cluster-order reverse", "args": [d, "--cluster-order", "reverse"],
+                          "expect": d + "_reverse.f32", "order": "reverse"})
         if tied:  # HF's own start: mem_len rows of zeros every query attends to (pre-norm: LN(0))
             write(os.path.join(out, d + "_zero.f32"), reference(cfg, tensors, zero_memory=True).tobytes())
             cases.append({"name": d + " zero memory", "args": [d], "expect": d + "_zero.f32", "order": "forward",
