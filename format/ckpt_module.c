@@ -168,6 +168,7 @@ int txlm_module_read(txlm_torch_obj *o, txlm_ckpt_source *out, txlm_err *err)
     char cls[240];
     txlm_pk_describe(root, cls, sizeof cls);
     out->order = TXLM_CLUSTERS_REVERSE;
+    snprintf(out->why, sizeof out->why, "the authors' PyTorch code reads tail cluster i at head column -i");
     snprintf(out->what, sizeof out->what, "a whole module saved by torch.save(model), as the authors' PyTorch train.py does");
     if (!rc && !txlm_pk_class_is(root, "mem_transformer", "MemTransformerLM"))
         snprintf(out->what, sizeof out->what, "a whole module (%.80s) in the authors' PyTorch layout", cls + 13);

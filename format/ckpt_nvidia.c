@@ -114,6 +114,7 @@ int txlm_nvidia_read(txlm_torch_obj *o, txlm_ckpt_source *out, txlm_err *err)
     out->h.untie_r = 0; /* one pair of r biases at the top (_create_params) */
     out->h.same_length_rule = TXLM_SAME_LENGTH_NVIDIA;
     out->order = TXLM_CLUSTERS_REVERSE;
+    snprintf(out->why, sizeof out->why, "NVIDIA's training code reads tail cluster i at head column -i");
     snprintf(out->what, sizeof out->what, "an NVIDIA training checkpoint (model_config, model_state, vocab)");
     if (!rc) rc = take_state(o, txlm_pk_dict_get(root, "model_state"), err);
     if (!rc) rc = take_vocab(o, txlm_pk_dict_get(root, "vocab"), &out->vocab, err);

@@ -21,6 +21,7 @@ typedef struct txlm_ckpt_source {
     txlm_vocab_buf vocab;         /* filled when the file holds one (vocab.v.n > 0) */
     txlm_cluster_order order;
     char what[160];               /* which code wrote it, for txlm-pack's output */
+    char why[160];                /* why its tail clusters are in `order` */
 } txlm_ckpt_source;
 
 void txlm_ckpt_source_free(txlm_ckpt_source *s);

@@ -308,7 +308,7 @@ static int run_training_file(const args *a, const char *path, int *done, txlm_er
     if (!rc) rc = pick_order(a, src.order, &opt.cluster_order, err);
     if (!rc) {
         printf("txlm-pack: %s: %s\n", path, src.what);
-        say_source(&src.h, opt.cluster_order, src.what, a->order != NULL);
+        say_source(&src.h, opt.cluster_order, src.why, a->order != NULL);
         rc = txlm_pack_write(&src.h, &src.vocab.v, src.ck, &opt, a->out, err);
     }
 out:
