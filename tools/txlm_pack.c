@@ -135,13 +135,20 @@ static char *pick(const char *explicit_path, const char *dir, const char *const 
     return NULL;
 }
 
+/* The first bytes of a file (0 when it cannot be read): forms are told by content. */
+static size_t read_head(const char *path, unsigned char head[16])
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(head, 1, 16, f);
+    fclose(f);
+    return n;
+}
+
 static int is_pickle_vocab(const char *path)
 {
     unsigned char head[16];
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    size_t n = fread(head, 1, sizeof head, f);
-    fclose(f);
+    size_t n = read_head(path, head);
     /* By content only: HF's vocab.bin is a torch.save file, a vocab.pkl
      * may be either, and a vocab.txt never starts like a pickle. */
     return txlm_vocab_sniff_pickle(head, n);
@@ -320,10 +327,7 @@ out:
 static int is_torch_file(const char *path)
 {
     unsigned char head[16];
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    size_t n = fread(head, 1, sizeof head, f);
-    fclose(f);
+    size_t n = read_head(path, head);
     return txlm_torch_sniff(head, n);
 }
 

@@ -291,6 +291,49 @@ static void test_unread_storages(void)
     free(path);
 }
 
+/* The hyper-parameters a training checkpoint carries: the authors' whole
+ * model has no tie flags, so its ties come from Parameter identity. */
+static void test_fixture_hparams(void)
+{
+    static const struct {
+        const char *file;
+        int module;
+        uint8_t tie_weight, tie_projs[4];
+        uint32_t div_val, d_embed, n_layer;
+    } cases[] = {
+        {"authors_model.pt", 1, 1, {0, 1, 1, 1}, 2, 16, 2},
+        {"authors_model_legacy.pt", 1, 1, {0, 1, 1, 1}, 2, 16, 2},
+        {"nvidia_f32.pt", 0, 0, {0, 1, 1, 1}, 1, 8, 1},
+        {"nvidia_f16.pt", 0, 1, {0, 1, 0, 1}, 2, 16, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *path = malloc(strlen(fixtures) + 64);
+        sprintf(path, "%s/%s", fixtures, cases[i].file);
+        txlm_torch_obj *o = NULL;
+        txlm_ckpt_source src;
+        memset(&src, 0, sizeof src);
+        txlm_err err = {0};
+        int rc = txlm_torch_load(path, &o, &err);
+        if (!rc) rc = cases[i].module ? txlm_module_read(o, &src, &err) : txlm_nvidia_read(o, &src, &err);
+        EXPECT_OK(rc, &err);
+        const txlm_hparams *h = &src.h;
+        if (!rc) {
+            if (h->tie_weight != cases[i].tie_weight || memcmp(h->tie_projs, cases[i].tie_projs, 4))
+                fprintf(stderr, "%s: tie_weight %u, tie_projs %u %u %u %u\n", cases[i].file, h->tie_weight, h->tie_projs[0],
+                        h->tie_projs[1], h->tie_projs[2], h->tie_projs[3]);
+            CHECK(h->tie_weight == cases[i].tie_weight && !memcmp(h->tie_projs, cases[i].tie_projs, 4));
+            CHECK(h->n_token == 60 && h->n_cutoffs == 3 && h->cutoffs[2] == 50 && h->div_val == cases[i].div_val);
+            CHECK(h->d_embed == cases[i].d_embed && h->n_layer == cases[i].n_layer && h->untie_r == 0);
+            CHECK(h->mem_len == 24 && h->tgt_len == 6 && h->same_length == 1 && h->d_inner == 16);
+            CHECK(h->same_length_rule == (cases[i].module ? TXLM_SAME_LENGTH_AUTHORS : TXLM_SAME_LENGTH_NVIDIA));
+            CHECK(cases[i].module || (src.vocab.v.n == 60 && src.vocab.v.eos_id == 0 && src.vocab.v.unk_id == 9));
+        }
+        txlm_ckpt_source_free(&src);
+        txlm_torch_free(o);
+        free(path);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -302,6 +345,7 @@ int main(int argc, char **argv)
     test_module_trees();
     test_nvidia_vocab();
     test_unread_storages();
+    test_fixture_hparams();
     tmp_cleanup();
     if (test_failures) fprintf(stderr, "%d check(s) failed\n", test_failures);
     return test_failures ? 1 : 0;

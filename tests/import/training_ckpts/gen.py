@@ -223,7 +223,9 @@ class Corpus(object):
         self.train, self.valid, self.test = train, valid, test
 '''
 
-# NVIDIA's output layer: what differs from the authors' is the criterion
+# NVIDIA's output layer: what differs from the authors' is the criterion (its
+# first lines are the authors' again, as in NVIDIA's file; kept whole so that
+# each class reads like the code it stands for)
 # (crit.out_layers_weights/biases as ParameterLists, out_projs with None at
 # tied indices, the embedding's projections as crit.shared_out_projs).
 NV_SOFTMAX = '''
