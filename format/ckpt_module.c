@@ -157,7 +157,7 @@ int txlm_module_read(txlm_torch_obj *o, txlm_ckpt_source *out, txlm_err *err)
     walker w = {o, NULL, 0, err};
     int rc = walk(&w, root, "", 0);
     const txlm_pk_value *layers = rc ? NULL : submodule(root, "layers"), *layer0 = submodule(layers, "0");
-    attrs a = {root, submodule(root, "crit"), submodule(submodule(layer0, "pos_ff") ? layer0 : NULL, "pos_ff")};
+    attrs a = {root, submodule(root, "crit"), submodule(layer0, "pos_ff")};
     if (!rc && (!a.crit || !a.ff))
         rc = txlm_fail(err, TXLM_ERR_FORMAT, "%s: the saved module has no crit or layers.0.pos_ff: not a MemTransformerLM",
                        o->path);
