@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wt103_class_bits.h"
+
 /* A growable byte string (not NUL-terminated unless wt_buf_cstr is called). */
 typedef struct wt_buf {
     char *p;
@@ -39,15 +41,20 @@ static inline uint32_t wt_utf8(const char *s, size_t n, size_t *len)
     return wt_utf8_slow(s, n, len);
 }
 
-/* Character classes, as the Moses scripts' Perl properties define them. */
-int wt_is_space(uint32_t c);    /* Python's str.isspace */
-int wt_is_alpha(uint32_t c);    /* \p{Alphabetic} */
-int wt_is_alnum(uint32_t c);    /* \p{Alphabetic} or \p{Nd} */
-int wt_is_digit(uint32_t c);    /* \p{Nd} */
-int wt_is_number(uint32_t c);   /* \p{N} */
-int wt_is_lower(uint32_t c);    /* \p{Lowercase} */
-int wt_is_currency(uint32_t c); /* \p{Sc} */
-int wt_is_cjk(uint32_t c);      /* the Moses detokenizer's CJK ranges */
+/* Character classes, as sacremoses defines them (docs/tokenizers.md). */
+static inline unsigned wt_class(uint32_t c)
+{
+    return c < WT_CLASS_LIMIT ? txlm_wt_class_blocks[txlm_wt_class_index[c >> 7]][c & 127] : 0;
+}
+static inline int wt_is_space(uint32_t c) { return (wt_class(c) & WT_SPACE) != 0; }        /* str.isspace */
+static inline int wt_is_alpha(uint32_t c) { return (wt_class(c) & WT_T_ALPHA) != 0; }      /* tokenizer IsAlpha */
+static inline int wt_is_alnum(uint32_t c) { return (wt_class(c) & WT_T_ALNUM) != 0; }      /* tokenizer IsAlnum */
+static inline int wt_is_detok_alpha(uint32_t c) { return (wt_class(c) & WT_D_ALPHA) != 0; } /* detokenizer IsAlpha */
+static inline int wt_is_digit(uint32_t c) { return (wt_class(c) & WT_DIGIT) != 0; }        /* re's \d */
+static inline int wt_is_number(uint32_t c) { return (wt_class(c) & WT_NUMBER) != 0; }      /* IsN */
+static inline int wt_is_lower(uint32_t c) { return (wt_class(c) & WT_LOWER) != 0; }        /* IsLower */
+static inline int wt_is_currency(uint32_t c) { return (wt_class(c) & WT_CURRENCY) != 0; }  /* IsSc */
+int wt_is_cjk(uint32_t c); /* the detokenizer's CJK ranges */
 uint32_t wt_to_lower(uint32_t c);
 
 /* One line of raw text (no '\n') -> its tokens, separated by single spaces,

@@ -113,7 +113,7 @@ int txlm_wt103_detokenize(const char *const *tok, const size_t *tok_len, size_t 
             next_pre = "";
         } else if (all_of(k, closer)) {
             glue_left = 1;
-        } else if (i > 0 && k.p[0] == '\'' && k.n > 1 && wt_is_alpha(wt_utf8(k.p + 1, k.n - 1, &len))) {
+        } else if (i > 0 && k.p[0] == '\'' && k.n > 1 && wt_is_detok_alpha(wt_utf8(k.p + 1, k.n - 1, &len))) {
             glue_left = 1; /* English contractions: 's, 're, ... */
         } else if (all_of(k, quote)) {
             span key = all_of(k, curly) ? (span){"\"", 1} : k;
