@@ -227,6 +227,15 @@ static int decode_wt103(const txlm_vocab *v, const int32_t *ids, size_t n, char 
     return 0;
 }
 
+const txlm_vocab *txlm_tok_vocab(const txlm_tokenizer *t) { return t->v; }
+
+int txlm_tok_char_byte(const txlm_tokenizer *t, int32_t id)
+{
+    uint32_t len;
+    const char *s = txlm_vocab_sym(t->v, (uint32_t)id, &len);
+    return id == t->v->eos_id ? '\n' : symbol_byte(s, len, t->v->kind == TXLM_TOK_CHAR_TEXT8, t->decimal);
+}
+
 int txlm_tok_decode(txlm_tokenizer *t, const int32_t *ids, size_t n, char **text, txlm_err *err)
 {
     const txlm_vocab *v = t->v;
@@ -252,7 +261,7 @@ int txlm_tok_decode(txlm_tokenizer *t, const int32_t *ids, size_t n, char **text
             memcpy(w, s, len);
             w += len;
         } else {
-            int b = ids[i] == v->eos_id ? '\n' : symbol_byte(s, len, v->kind == TXLM_TOK_CHAR_TEXT8, t->decimal);
+            int b = txlm_tok_char_byte(t, ids[i]);
             if (b >= 0) *w++ = (char)b;
             else {
                 memcpy(w, s, len);

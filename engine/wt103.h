@@ -65,4 +65,29 @@ int txlm_wt103_tokenize(const char *line, size_t len, int lower_case, wt_buf *ou
 /* The tokens of one line -> text (the reverse), appended to *out. */
 int txlm_wt103_detokenize(const char *const *tok, const size_t *tok_len, size_t n, wt_buf *out);
 
+/* What the detokenizer replaces first, in this order, each everywhere in
+ * the line: the dash joins and the XML entities (no two occurrences of
+ * these overlap, and no replacement makes a later pattern appear). */
+#define WT_UNESCAPE_N 12
+extern const char *const wt_unescape[WT_UNESCAPE_N][2];
+
+/* The Moses detokenizer's pass over the whitespace-separated tokens of one
+ * line (after the @-@ joins and XML unescaping), one token at a time: each
+ * token's spacing depends only on the tokens before it. */
+typedef struct wt_quotes {
+    char key[8][16];
+    int count[8];
+    int n;
+} wt_quotes; /* quote counts per spelling of the quote token */
+typedef struct wt_moses {
+    wt_quotes q;
+    size_t i;           /* tokens so far */
+    uint32_t prev_last; /* the previous token's last code point */
+    char prev_byte;     /* and last byte */
+    const char *pre;    /* what goes before the next token unless it glues left */
+} wt_moses;
+void wt_moses_init(wt_moses *m);
+/* Appends the space before token p[0..n) (n > 0, no whitespace), if any, and the token. */
+int wt_moses_token(wt_moses *m, const char *p, size_t n, wt_buf *out);
+
 #endif
