@@ -10,8 +10,11 @@
  * line, is then available from txlm_last_error() on the same thread.
  *
  * Thread safety: a context and the models loaded on it may be shared by
- * threads; a session must be used by one thread at a time. Calls that
- * submit GPU work serialise on the context's queue.
+ * threads (loading, tokenizing, creating sessions and detokenizers at
+ * once); a session or a detokenizer is used by one thread at a time. Calls
+ * that submit GPU work serialise on the context's queue. txlm_list_devices,
+ * txlm_context_create and txlm_context_destroy must not overlap any other
+ * call (docs/api.md, "Thread safety", lists every call).
  */
 #ifndef TXLM_H
 #define TXLM_H
