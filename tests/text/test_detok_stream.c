@@ -10,42 +10,9 @@
 #include <time.h>
 
 #include "detok_stream.h"
+#include "tok_test.h"
 #include "tokenizer.h"
 #include "txlm.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            failures++;                                                              \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                            \
-    } while (0)
-
-typedef struct vocab_store {
-    txlm_vocab v;
-    uint32_t off[400];
-    char blob[4096];
-} vocab_store;
-
-static void make_vocab(vocab_store *s, const char *const *sym, uint32_t n, uint32_t kind, uint32_t flags)
-{
-    memset(s, 0, sizeof *s);
-    uint32_t at = 0;
-    s->v.eos_id = s->v.unk_id = -1;
-    for (uint32_t i = 0; i < n; i++) {
-        size_t l = strlen(sym[i]);
-        s->off[i] = at;
-        memcpy(s->blob + at, sym[i], l);
-        at += (uint32_t)l;
-        if (!strcmp(sym[i], "<eos>")) s->v.eos_id = (int32_t)i;
-        if (!strcmp(sym[i], "<unk>")) s->v.unk_id = (int32_t)i;
-    }
-    s->off[n] = at;
-    s->v = (txlm_vocab){.n = n, .kind = kind, .flags = flags, .eos_id = s->v.eos_id, .unk_id = s->v.unk_id,
-                        .offsets = s->off, .blob = s->blob, .blob_size = at};
-}
 
 /* Symbols that exercise every rule of the wt103 detokenizer: joins across
  * tokens, entities, quotes of each spelling, openers, closers, CJK,
