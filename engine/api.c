@@ -109,7 +109,10 @@ txlm_status txlm_context_device(const txlm_context *c, txlm_device_info *out)
     return TXLM_OK;
 }
 
-uint64_t txlm_context_validation_messages(const txlm_context *c) { return c ? c->vk.validation_messages : 0; }
+uint64_t txlm_context_validation_messages(const txlm_context *c)
+{
+    return c ? __atomic_load_n(&c->vk.validation_messages, __ATOMIC_RELAXED) : 0;
+}
 
 txlm_status txlm_model_load(txlm_context *ctx, const char *path, const txlm_model_options *opts, txlm_model **out)
 {

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "detok_stream.h"
 #include "model_load.h"
 #include "tokenizer.h"
 #include "txlm.h"
@@ -45,3 +46,48 @@ const char *txlm_token_symbol(const txlm_model *m, int32_t id, size_t *len)
 }
 
 void txlm_free(void *p) { free(p); }
+
+txlm_status txlm_detokenizer_create(txlm_model *m, txlm_detokenizer **out)
+{
+    if (out) *out = NULL;
+    if (!m || !out) return txlm_api_bad_arg("txlm_detokenizer_create: NULL argument");
+    txlm_err e = {0};
+    txlm_tokenizer *t;
+    if (get_tokenizer(m, &t, &e) || txlm_detok_create(t, out, &e)) return txlm_api_fail(&e);
+    return TXLM_OK;
+}
+
+static txlm_status piece_out(int rc, const txlm_err *e, const char *p, size_t l, const char **piece, size_t *len)
+{
+    if (rc) return txlm_api_fail(e);
+    *piece = p;
+    if (len) *len = l;
+    return TXLM_OK;
+}
+
+txlm_status txlm_detokenizer_push(txlm_detokenizer *d, int32_t id, const char **piece, size_t *len)
+{
+    if (!d || !piece) return txlm_api_bad_arg("txlm_detokenizer_push: NULL argument");
+    txlm_err e = {0};
+    const char *p = NULL;
+    size_t l = 0;
+    int rc = txlm_detok_push(d, id, &p, &l, &e);
+    return piece_out(rc, &e, p, l, piece, len);
+}
+
+txlm_status txlm_detokenizer_flush(txlm_detokenizer *d, const char **piece, size_t *len)
+{
+    if (!d || !piece) return txlm_api_bad_arg("txlm_detokenizer_flush: NULL argument");
+    txlm_err e = {0};
+    const char *p = NULL;
+    size_t l = 0;
+    int rc = txlm_detok_flush(d, &p, &l, &e);
+    return piece_out(rc, &e, p, l, piece, len);
+}
+
+void txlm_detokenizer_reset(txlm_detokenizer *d)
+{
+    if (d) txlm_detok_reset(d);
+}
+
+void txlm_detokenizer_free(txlm_detokenizer *d) { txlm_detok_free(d); }

@@ -1,40 +1,21 @@
 /* Tokenizers: whitespace-separated words (with <unk> and <eos>), one
  * symbol per byte (enwik8), one symbol per character with '_' for space
- * (text8). Symbol lookups go through an stb_ds string map. */
+ * (text8). Symbols are looked up in an index filled once when the
+ * tokenizer is built and only read afterwards, so one tokenizer serves any
+ * number of threads at once. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* stb_ds spells GCC's __typeof__ as typeof, which -std=c11 does not have. */
-#if defined(__GNUC__) && !defined(typeof)
-#define typeof __typeof__
-#endif
-#include <stb/stb_ds.h>
-#include <xxhash.h>
-
+#include "sym_index.h"
 #include "tokenizer.h"
 #include "txlm_layout.h"
 #include "wt103.h"
 #include "txlm.h"
 
-typedef struct sym_entry {
-    char *key;
-    int32_t value;
-} sym_entry;
-
-/* Symbol hash -> id; AMBIGUOUS where two symbols share a hash (then the
- * string map decides). Integer keys make the common lookup one probe and
- * one memcmp. */
-typedef struct hash_entry {
-    uint64_t key;
-    int32_t value;
-} hash_entry;
-#define AMBIGUOUS (-2)
-
 struct txlm_tokenizer {
     const txlm_vocab *v;
-    sym_entry *map;         /* stb_ds string map: symbol -> id */
-    hash_entry *hmap;       /* stb_ds map: XXH3 of symbol -> id */
+    txlm_sym_index index;   /* symbol -> id (the first of equal symbols) */
     int32_t byte_id[256];   /* character models: byte -> id, -1 if absent */
     int decimal;            /* character symbols are decimal byte values */
 };
@@ -82,37 +63,29 @@ static int is_decimal_vocab(const txlm_vocab *v)
     return 0;
 }
 
-/* The key of a symbol in hmap. stb_ds hashes 8-byte keys by shifting each
- * byte into an int, undefined behaviour for bytes >= 0x80 (UBSan reports
- * it), so every byte of the key is kept below 0x80; lookups compare the
- * symbol itself, so the lost bits only cost the odd extra comparison. */
-static uint64_t sym_hash(const char *s, size_t len) { return XXH3_64bits(s, len) & 0x7F7F7F7F7F7F7F7Full; }
+static const char *vocab_key(const void *ctx, uint32_t id, size_t *len)
+{
+    uint32_t l;
+    const char *s = txlm_vocab_sym(ctx, id, &l);
+    *len = l;
+    return s;
+}
 
 int txlm_tok_create(const txlm_vocab *v, txlm_tokenizer **out, txlm_err *err)
 {
     txlm_tokenizer *t = calloc(1, sizeof *t);
-    if (!t) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+    if (!t || txlm_sym_index_init(&t->index, v->n, vocab_key, v)) {
+        free(t);
+        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+    }
     t->v = v;
     for (int b = 0; b < 256; b++) t->byte_id[b] = -1;
     t->decimal = v->kind != TXLM_TOK_WORD && is_decimal_vocab(v);
-    /* strdup keys: the arena allocator of stb_ds writes past its declared
-     * 8-byte block array, which UBSan reports as out of bounds. */
-    sh_new_strdup(t->map);
     for (uint32_t i = 0; i < v->n; i++) {
-        uint32_t len;
-        const char *s = txlm_vocab_sym(v, i, &len);
-        char key[TXLM_VOCB_MAX_SYM + 1];
-        if (len < sizeof key) {
-            memcpy(key, s, len);
-            key[len] = 0;
-            if (shgeti(t->map, key) >= 0) continue; /* a repeated symbol keeps its first id */
-            shput(t->map, key, (int32_t)i);
-            uint64_t h = sym_hash(s, len);
-            ptrdiff_t at = hmgeti(t->hmap, h);
-            if (at >= 0) t->hmap[at].value = AMBIGUOUS;
-            else hmput(t->hmap, h, (int32_t)i);
-        }
+        txlm_sym_index_add(&t->index, i); /* a repeated symbol keeps its first id */
         if (v->kind != TXLM_TOK_WORD) {
+            uint32_t len;
+            const char *s = txlm_vocab_sym(v, i, &len);
             int b = symbol_byte(s, len, v->kind == TXLM_TOK_CHAR_TEXT8, t->decimal);
             if (b >= 0 && t->byte_id[b] < 0) t->byte_id[b] = (int32_t)i;
         }
@@ -124,12 +97,11 @@ int txlm_tok_create(const txlm_vocab *v, txlm_tokenizer **out, txlm_err *err)
 void txlm_tok_free(txlm_tokenizer *t)
 {
     if (!t) return;
-    shfree(t->map);
-    hmfree(t->hmap);
+    txlm_sym_index_free(&t->index);
     free(t);
 }
 
-static int32_t lookup(txlm_tokenizer *t, const char *w, size_t len)
+static int32_t lookup(const txlm_tokenizer *t, const char *w, size_t len)
 {
     char key[TXLM_VOCB_MAX_SYM + 1];
     if (len >= sizeof key) return t->v->unk_id;
@@ -137,24 +109,14 @@ static int32_t lookup(txlm_tokenizer *t, const char *w, size_t len)
         for (size_t i = 0; i < len; i++) key[i] = (char)tolower((unsigned char)w[i]);
         w = key;
     }
-    ptrdiff_t at = hmgeti(t->hmap, sym_hash(w, len));
-    if (at < 0) return t->v->unk_id;
-    int32_t id = t->hmap[at].value;
-    if (id != AMBIGUOUS) {
-        uint32_t sl;
-        const char *sym = txlm_vocab_sym(t->v, (uint32_t)id, &sl);
-        return sl == len && !memcmp(sym, w, len) ? id : t->v->unk_id;
-    }
-    if (w != key) memcpy(key, w, len);
-    key[len] = 0;
-    at = shgeti(t->map, key);
-    return at >= 0 ? t->map[at].value : t->v->unk_id;
+    int64_t id = txlm_sym_index_find(&t->index, w, len);
+    return id >= 0 ? (int32_t)id : t->v->unk_id;
 }
 
 /* isspace() of the C locale, without the call. */
 static int blank(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
-static int encode_words(txlm_tokenizer *t, const char *s, size_t len, id_list *l, txlm_err *err)
+static int encode_words(const txlm_tokenizer *t, const char *s, size_t len, id_list *l, txlm_err *err)
 {
     size_t i = 0;
     while (i < len) {
@@ -180,7 +142,7 @@ static int encode_words(txlm_tokenizer *t, const char *s, size_t len, id_list *l
 }
 
 /* wt103 vocabularies: each line goes through the WikiText-103 rules first. */
-static int encode_wt103(txlm_tokenizer *t, const char *s, size_t len, id_list *l, txlm_err *err)
+static int encode_wt103(const txlm_tokenizer *t, const char *s, size_t len, id_list *l, txlm_err *err)
 {
     wt_buf toks = {0};
     int rc = 0;
@@ -209,7 +171,7 @@ static int encode_wt103(txlm_tokenizer *t, const char *s, size_t len, id_list *l
     return rc ? -1 : 0;
 }
 
-static int encode_chars(txlm_tokenizer *t, const char *s, size_t len, id_list *l, txlm_err *err)
+static int encode_chars(const txlm_tokenizer *t, const char *s, size_t len, id_list *l, txlm_err *err)
 {
     for (size_t i = 0; i < len; i++) {
         unsigned char b = (unsigned char)s[i];
@@ -265,6 +227,15 @@ static int decode_wt103(const txlm_vocab *v, const int32_t *ids, size_t n, char 
     return 0;
 }
 
+const txlm_vocab *txlm_tok_vocab(const txlm_tokenizer *t) { return t->v; }
+
+int txlm_tok_char_byte(const txlm_tokenizer *t, int32_t id)
+{
+    uint32_t len;
+    const char *s = txlm_vocab_sym(t->v, (uint32_t)id, &len);
+    return id == t->v->eos_id ? '\n' : symbol_byte(s, len, t->v->kind == TXLM_TOK_CHAR_TEXT8, t->decimal);
+}
+
 int txlm_tok_decode(txlm_tokenizer *t, const int32_t *ids, size_t n, char **text, txlm_err *err)
 {
     const txlm_vocab *v = t->v;
@@ -290,7 +261,7 @@ int txlm_tok_decode(txlm_tokenizer *t, const int32_t *ids, size_t n, char **text
             memcpy(w, s, len);
             w += len;
         } else {
-            int b = ids[i] == v->eos_id ? '\n' : symbol_byte(s, len, v->kind == TXLM_TOK_CHAR_TEXT8, t->decimal);
+            int b = txlm_tok_char_byte(t, ids[i]);
             if (b >= 0) *w++ = (char)b;
             else {
                 memcpy(w, s, len);

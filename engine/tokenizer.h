@@ -18,5 +18,9 @@ void txlm_tok_free(txlm_tokenizer *t);
 int txlm_tok_encode(txlm_tokenizer *t, const char *text, size_t len, int32_t **ids, size_t *n, txlm_err *err);
 /* ids -> NUL-terminated malloc'd text. */
 int txlm_tok_decode(txlm_tokenizer *t, const int32_t *ids, size_t n, char **text, txlm_err *err);
+const txlm_vocab *txlm_tok_vocab(const txlm_tokenizer *t);
+/* Character models: the byte id (in range) stands for ('\n' for <eos>), or
+ * -1 when its symbol is written as it is. */
+int txlm_tok_char_byte(const txlm_tokenizer *t, int32_t id);
 
 #endif

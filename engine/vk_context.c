@@ -34,7 +34,7 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageS
     txlm_vk *vk = user;
     (void)type;
     if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
-        vk->validation_messages++;
+        __atomic_add_fetch(&vk->validation_messages, 1, __ATOMIC_RELAXED); /* any thread's Vulkan call may report */
         fprintf(stderr, "txlm: Vulkan validation: %s\n", data->pMessage ? data->pMessage : "(no message)");
     }
     return VK_FALSE;

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wt103_class_bits.h"
+
 /* A growable byte string (not NUL-terminated unless wt_buf_cstr is called). */
 typedef struct wt_buf {
     char *p;
@@ -39,15 +41,20 @@ static inline uint32_t wt_utf8(const char *s, size_t n, size_t *len)
     return wt_utf8_slow(s, n, len);
 }
 
-/* Character classes, as the Moses scripts' Perl properties define them. */
-int wt_is_space(uint32_t c);    /* Python's str.isspace */
-int wt_is_alpha(uint32_t c);    /* \p{Alphabetic} */
-int wt_is_alnum(uint32_t c);    /* \p{Alphabetic} or \p{Nd} */
-int wt_is_digit(uint32_t c);    /* \p{Nd} */
-int wt_is_number(uint32_t c);   /* \p{N} */
-int wt_is_lower(uint32_t c);    /* \p{Lowercase} */
-int wt_is_currency(uint32_t c); /* \p{Sc} */
-int wt_is_cjk(uint32_t c);      /* the Moses detokenizer's CJK ranges */
+/* Character classes, as sacremoses defines them (docs/tokenizers.md). */
+static inline unsigned wt_class(uint32_t c)
+{
+    return c < WT_CLASS_LIMIT ? txlm_wt_class_blocks[txlm_wt_class_index[c >> 7]][c & 127] : 0;
+}
+static inline int wt_is_space(uint32_t c) { return (wt_class(c) & WT_SPACE) != 0; }        /* str.isspace */
+static inline int wt_is_alpha(uint32_t c) { return (wt_class(c) & WT_T_ALPHA) != 0; }      /* tokenizer IsAlpha */
+static inline int wt_is_alnum(uint32_t c) { return (wt_class(c) & WT_T_ALNUM) != 0; }      /* tokenizer IsAlnum */
+static inline int wt_is_detok_alpha(uint32_t c) { return (wt_class(c) & WT_D_ALPHA) != 0; } /* detokenizer IsAlpha */
+static inline int wt_is_digit(uint32_t c) { return (wt_class(c) & WT_DIGIT) != 0; }        /* re's \d */
+static inline int wt_is_number(uint32_t c) { return (wt_class(c) & WT_NUMBER) != 0; }      /* IsN */
+static inline int wt_is_lower(uint32_t c) { return (wt_class(c) & WT_LOWER) != 0; }        /* IsLower */
+static inline int wt_is_currency(uint32_t c) { return (wt_class(c) & WT_CURRENCY) != 0; }  /* IsSc */
+int wt_is_cjk(uint32_t c); /* the detokenizer's CJK ranges */
 uint32_t wt_to_lower(uint32_t c);
 
 /* One line of raw text (no '\n') -> its tokens, separated by single spaces,
@@ -57,5 +64,30 @@ int txlm_wt103_tokenize(const char *line, size_t len, int lower_case, wt_buf *ou
 
 /* The tokens of one line -> text (the reverse), appended to *out. */
 int txlm_wt103_detokenize(const char *const *tok, const size_t *tok_len, size_t n, wt_buf *out);
+
+/* What the detokenizer replaces first, in this order, each everywhere in
+ * the line: the dash joins and the XML entities (no two occurrences of
+ * these overlap, and no replacement makes a later pattern appear). */
+#define WT_UNESCAPE_N 12
+extern const char *const wt_unescape[WT_UNESCAPE_N][2];
+
+/* The Moses detokenizer's pass over the whitespace-separated tokens of one
+ * line (after the @-@ joins and XML unescaping), one token at a time: each
+ * token's spacing depends only on the tokens before it. */
+typedef struct wt_quotes {
+    char key[8][16];
+    int count[8];
+    int n;
+} wt_quotes; /* quote counts per spelling of the quote token */
+typedef struct wt_moses {
+    wt_quotes q;
+    size_t i;           /* tokens so far */
+    uint32_t prev_last; /* the previous token's last code point */
+    char prev_byte;     /* and last byte */
+    const char *pre;    /* what goes before the next token unless it glues left */
+} wt_moses;
+void wt_moses_init(wt_moses *m);
+/* Appends the space before token p[0..n) (n > 0, no whitespace), if any, and the token. */
+int wt_moses_token(wt_moses *m, const char *p, size_t n, wt_buf *out);
 
 #endif

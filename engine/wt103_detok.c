@@ -39,14 +39,7 @@ static uint32_t last_cp(span t)
     return wt_utf8(t.p + k, t.n - k, &len);
 }
 
-/* Quote counts per spelling of the quote token. */
-typedef struct quotes {
-    char key[8][16];
-    int count[8];
-    int n;
-} quotes;
-
-static int *quote_count(quotes *q, span t)
+static int *quote_count(wt_quotes *q, span t)
 {
     for (int i = 0; i < q->n; i++)
         if (strlen(q->key[i]) == t.n && !memcmp(q->key[i], t.p, t.n)) return &q->count[i];
@@ -55,6 +48,50 @@ static int *quote_count(quotes *q, span t)
     q->key[q->n][t.n] = 0;
     q->count[q->n] = 0;
     return &q->count[q->n++];
+}
+
+void wt_moses_init(wt_moses *m)
+{
+    memset(m, 0, sizeof *m);
+    m->pre = " ";
+}
+
+int wt_moses_token(wt_moses *m, const char *p, size_t n, wt_buf *out)
+{
+    span k = {p, n};
+    size_t len;
+    uint32_t first = wt_utf8(k.p, k.n, &len);
+    int glue_left = 0; /* no space before this token */
+    const char *next_pre = " ";
+    if (wt_is_cjk(first)) {
+        glue_left = m->i > 0 && wt_is_cjk(m->prev_last);
+    } else if (all_of(k, opener)) {
+        next_pre = "";
+    } else if (all_of(k, closer)) {
+        glue_left = 1;
+    } else if (m->i > 0 && k.p[0] == '\'' && k.n > 1 && wt_is_detok_alpha(wt_utf8(k.p + 1, k.n - 1, &len))) {
+        glue_left = 1; /* English contractions: 's, 're, ... */
+    } else if (all_of(k, quote)) {
+        span key = all_of(k, curly) ? (span){"\"", 1} : k;
+        int *c = quote_count(&m->q, key);
+        if (*c % 2 == 0) {
+            if (k.n == 1 && k.p[0] == '\'' && m->i > 0 && m->prev_byte == 's') {
+                glue_left = 1; /* the Joneses' house */
+            } else {
+                next_pre = "";
+                (*c)++;
+            }
+        } else {
+            glue_left = 1;
+            (*c)++;
+        }
+    }
+    if ((!glue_left && wt_buf_put(out, m->pre, strlen(m->pre))) || wt_buf_put(out, k.p, k.n)) return -1;
+    m->pre = next_pre;
+    m->prev_last = last_cp(k);
+    m->prev_byte = k.p[k.n - 1];
+    m->i++;
+    return 0;
 }
 
 static int replace_all(wt_buf *s, const char *from, const char *to)
@@ -73,12 +110,13 @@ static int replace_all(wt_buf *s, const char *from, const char *to)
     return 0;
 }
 
+const char *const wt_unescape[WT_UNESCAPE_N][2] = {
+    {" @-@ ", "-"}, {"&bar;", "|"}, {"&#124;", "|"}, {"&lt;", "<"},  {"&gt;", ">"},   {"&bra;", "["},
+    {"&ket;", "]"}, {"&quot;", "\""}, {"&apos;", "'"}, {"&#91;", "["}, {"&#93;", "]"}, {"&amp;", "&"},
+};
+
 int txlm_wt103_detokenize(const char *const *tok, const size_t *tok_len, size_t n, wt_buf *out)
 {
-    static const char *const unescape[][2] = {
-        {" @-@ ", "-"}, {"&bar;", "|"}, {"&#124;", "|"}, {"&lt;", "<"},  {"&gt;", ">"},   {"&bra;", "["},
-        {"&ket;", "]"}, {"&quot;", "\""}, {"&apos;", "'"}, {"&#91;", "["}, {"&#93;", "]"}, {"&amp;", "&"},
-    };
     wt_buf text = {0}, res = {0};
     span *t = NULL;
     int rc = -1;
@@ -86,8 +124,8 @@ int txlm_wt103_detokenize(const char *const *tok, const size_t *tok_len, size_t 
     for (size_t i = 0; i < n; i++)
         if ((i && wt_buf_putc(&text, ' ')) || wt_buf_put(&text, tok[i], tok_len[i])) goto done;
     if (wt_buf_putc(&text, ' ')) goto done;
-    for (size_t k = 0; k < sizeof unescape / sizeof *unescape; k++)
-        if (replace_all(&text, unescape[k][0], unescape[k][1])) goto done;
+    for (size_t k = 0; k < WT_UNESCAPE_N; k++)
+        if (replace_all(&text, wt_unescape[k][0], wt_unescape[k][1])) goto done;
 
     /* split on whitespace */
     size_t nt = 0, len;
@@ -100,39 +138,10 @@ int txlm_wt103_detokenize(const char *const *tok, const size_t *tok_len, size_t 
         if (i > b) t[nt++] = (span){text.p + b, i - b};
     }
 
-    quotes q = {.n = 0};
-    const char *pre = " ";
-    for (size_t i = 0; i < nt; i++) {
-        span k = t[i];
-        uint32_t first = wt_utf8(k.p, k.n, &len);
-        int glue_left = 0; /* no space before this token */
-        const char *next_pre = " ";
-        if (wt_is_cjk(first)) {
-            glue_left = i > 0 && wt_is_cjk(last_cp(t[i - 1]));
-        } else if (all_of(k, opener)) {
-            next_pre = "";
-        } else if (all_of(k, closer)) {
-            glue_left = 1;
-        } else if (i > 0 && k.p[0] == '\'' && k.n > 1 && wt_is_alpha(wt_utf8(k.p + 1, k.n - 1, &len))) {
-            glue_left = 1; /* English contractions: 's, 're, ... */
-        } else if (all_of(k, quote)) {
-            span key = all_of(k, curly) ? (span){"\"", 1} : k;
-            int *c = quote_count(&q, key);
-            if (*c % 2 == 0) {
-                if (k.n == 1 && k.p[0] == '\'' && i > 0 && t[i - 1].p[t[i - 1].n - 1] == 's') {
-                    glue_left = 1; /* the Joneses' house */
-                } else {
-                    next_pre = "";
-                    (*c)++;
-                }
-            } else {
-                glue_left = 1;
-                (*c)++;
-            }
-        }
-        if ((!glue_left && wt_buf_put(&res, pre, strlen(pre))) || wt_buf_put(&res, k.p, k.n)) goto done;
-        pre = next_pre;
-    }
+    wt_moses m;
+    wt_moses_init(&m);
+    for (size_t i = 0; i < nt; i++)
+        if (wt_moses_token(&m, t[i].p, t[i].n, &res)) goto done;
     /* " {2,}" -> " ", strip, then the number joins, strip */
     while (strstr_n(res.p, res.n, "  "))
         if (replace_all(&res, "  ", " ")) goto done;

@@ -6,6 +6,7 @@
 
 #include "txlm_file.h"
 #include "txlm_layout.h"
+#include "vocab_check.h"
 
 uint64_t txlm_tensor_nbytes(uint32_t dtype, uint32_t rank, const uint64_t *dims, txlm_err *err)
 {
@@ -103,5 +104,5 @@ int txlm_vocab_check(const txlm_vocab *v, const char *where, int code, txlm_err 
             return txlm_fail(err, code, "%s: symbol %" PRIu32 " is not valid UTF-8 (blob byte %" PRIu64 ")", where, i,
                              (uint64_t)a + ok);
     }
-    return 0;
+    return txlm_vocab_check_symbols(v, where, &txlm_vocab_ids, code, err);
 }

@@ -164,7 +164,8 @@ static inline void txlm_wrf32(uint8_t *p, float f)
 uint64_t txlm_utf8_valid_prefix(const uint8_t *s, uint64_t len);
 
 /* Checks a vocabulary as the reader requires it (counts, offsets, ids,
- * UTF-8 unless kind is TXLM_TOK_CHAR_BYTE). `where` names it in messages;
+ * UTF-8 unless kind is TXLM_TOK_CHAR_BYTE, no NUL byte, no symbol twice:
+ * vocab_check.h). `where` names it in messages;
  * failures are reported with `code`. */
 int txlm_vocab_check(const txlm_vocab *v, const char *where, int code, txlm_err *err);
 

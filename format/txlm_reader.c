@@ -8,19 +8,14 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include <stb/stb_ds.h>
 #include <xxhash.h>
 
 #include <txlm.h>
 
 #include "file_map.h"
+#include "sym_index.h"
 #include "txlm_file.h"
 #include "txlm_layout.h"
-
-typedef struct name_slot {
-    char *key;
-    uint32_t value;
-} name_slot;
 
 struct txlm_file {
     const uint8_t *base;
@@ -32,7 +27,7 @@ struct txlm_file {
     uint32_t *offsets;
     uint32_t n_tensors;
     txlm_tensor_info *tensors;
-    name_slot *by_name; /* keys point into tensors[].name */
+    txlm_sym_index by_name; /* tensor names; read-only once the file is open */
 };
 
 enum { SEC_HPRM, SEC_VOCB, SEC_DTYP, SEC_TDIR, SEC_TDAT, SEC_KNOWN };
@@ -421,9 +416,8 @@ static int read_tensor(reader *r, uint32_t i, uint64_t eoff, txlm_tensor_info *t
     if (t->offset < dat->off || __builtin_add_overflow(t->offset, t->nbytes, &end) || end > dat->off + dat->size)
         return bad(r, TXLM_ERR_FORMAT, "tensor '%s' (TDIR entry at offset %" PRIu64 "): data [%" PRIu64 ", +%" PRIu64
                    ") lies outside TDAT [%" PRIu64 ", +%" PRIu64 ")", shown, eoff, t->offset, t->nbytes, dat->off, dat->size);
-    if (shgeti(r->f->by_name, t->name) >= 0)
+    if (txlm_sym_index_add(&r->f->by_name, i) >= 0)
         return bad(r, TXLM_ERR_FORMAT, "tensor '%s' (TDIR entry at offset %" PRIu64 "): duplicate name", shown, eoff);
-    shput(r->f->by_name, t->name, i);
     return 0;
 }
 
@@ -456,6 +450,13 @@ static int check_tensor_overlap(reader *r)
     return rc;
 }
 
+static const char *tensor_name(const void *ctx, uint32_t id, size_t *len)
+{
+    const char *name = ((const txlm_file *)ctx)->tensors[id].name;
+    *len = strlen(name);
+    return name;
+}
+
 static int read_tensors(reader *r)
 {
     const section *s = r->known[SEC_TDIR];
@@ -473,7 +474,8 @@ static int read_tensors(reader *r)
                    " bytes", s->off, count, esize, s->size);
     txlm_file *f = r->f;
     f->tensors = calloc(count ? count : 1, sizeof *f->tensors);
-    if (!f->tensors) return bad(r, TXLM_ERR_OUT_OF_MEMORY, "out of memory for %" PRIu32 " tensor infos", count);
+    if (!f->tensors || txlm_sym_index_init(&f->by_name, count, tensor_name, f))
+        return bad(r, TXLM_ERR_OUT_OF_MEMORY, "out of memory for %" PRIu32 " tensor infos", count);
     for (uint32_t i = 0; i < count; i++) {
         int rc = read_tensor(r, i, s->off + TXLM_TDIR_HEAD + (uint64_t)i * esize, &f->tensors[i]);
         f->n_tensors = i + 1;
@@ -558,7 +560,7 @@ void txlm_file_close(txlm_file *f)
 {
     if (!f) return;
     if (f->mapped) munmap((void *)f->base, f->size);
-    shfree(f->by_name);
+    txlm_sym_index_free(&f->by_name);
     free(f->tensors);
     free(f->offsets);
     free(f);
@@ -575,14 +577,12 @@ const txlm_tensor_info *txlm_file_tensor(const txlm_file *f, uint32_t i)
     return i < f->n_tensors ? &f->tensors[i] : NULL;
 }
 
-/* stb_ds lookups write a scratch slot inside the table, hence the cast;
- * concurrent finds on one file must therefore be serialised by the caller. */
+/* Reads only: any number of threads may look up at once. */
 const txlm_tensor_info *txlm_file_find(const txlm_file *f, const char *name)
 {
     if (!name) return NULL;
-    txlm_file *m = (txlm_file *)f;
-    ptrdiff_t i = shgeti(m->by_name, name);
-    return i < 0 ? NULL : &f->tensors[f->by_name[i].value];
+    int64_t i = txlm_sym_index_find(&f->by_name, name, strlen(name));
+    return i < 0 ? NULL : &f->tensors[i];
 }
 
 const void *txlm_file_data(const txlm_file *f, const txlm_tensor_info *t) { return f->base + t->offset; }

@@ -1,42 +1,59 @@
 /* Checks and look-ups shared by the vocabulary readers. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <txlm.h>
+
 #include "pack.h"
+#include "sym_index.h"
+#include "vocab_check.h"
 
-typedef struct sym_ref {
-    const char *s;
-    uint32_t len, id;
-} sym_ref;
+const txlm_vocab_units txlm_vocab_lines = {"line", "lines", 1, ""}, txlm_vocab_ids = {"id", "ids", 0, ""},
+                       txlm_vocab_idx2sym = {"id", "ids", 0, " in idx2sym"};
 
-static int cmp_sym(const void *a, const void *b)
+static const char *vocab_key(const void *ctx, uint32_t id, size_t *len)
 {
-    const sym_ref *x = a, *y = b;
-    uint32_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->s, y->s, n);
-    if (c) return c;
-    if (x->len != y->len) return x->len < y->len ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
+    uint32_t l;
+    const char *s = txlm_vocab_sym(ctx, id, &l);
+    *len = l;
+    return s;
 }
 
 int txlm_vocab_find_duplicate(const txlm_vocab *v, uint32_t *first, uint32_t *second)
 {
-    sym_ref *r = malloc((size_t)(v->n ? v->n : 1) * sizeof *r);
-    if (!r) return -1;
-    for (uint32_t i = 0; i < v->n; i++) {
-        r[i].s = txlm_vocab_sym(v, i, &r[i].len);
-        r[i].id = i;
-    }
-    qsort(r, v->n, sizeof *r, cmp_sym);
+    txlm_sym_index x;
+    if (txlm_sym_index_init(&x, v->n, vocab_key, v)) return -1;
     int found = 0;
-    for (uint32_t i = 1; i < v->n && !found; i++)
-        if (r[i].len == r[i - 1].len && memcmp(r[i].s, r[i - 1].s, r[i].len) == 0) {
-            *first = r[i - 1].id;
-            *second = r[i].id;
+    for (uint32_t i = 0; i < v->n && !found; i++) {
+        int64_t at = txlm_sym_index_add(&x, i);
+        if (at >= 0) {
+            *first = (uint32_t)at;
+            *second = i;
             found = 1;
         }
-    free(r);
+    }
+    txlm_sym_index_free(&x);
     return found;
+}
+
+int txlm_vocab_check_symbols(const txlm_vocab *v, const char *where, const txlm_vocab_units *u, int code, txlm_err *err)
+{
+    for (uint32_t i = 0; i < v->n; i++) {
+        uint32_t len;
+        const char *s = txlm_vocab_sym(v, i, &len), *nul = memchr(s, 0, len);
+        if (nul && !(v->kind == TXLM_TOK_CHAR_BYTE && len == 1))
+            return txlm_fail(err, code, "%s: %s %" PRIu32 "%s holds a NUL byte (byte %zu of the symbol \"%.*s\")", where, u->one,
+                             i + u->first, u->in, (size_t)(nul - s), (int)(nul - s > 64 ? 64 : nul - s), s);
+    }
+    uint32_t a = 0, b = 0;
+    int dup = txlm_vocab_find_duplicate(v, &a, &b);
+    if (dup < 0) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory checking %" PRIu32 " symbols", where, v->n);
+    if (!dup) return 0;
+    uint32_t len;
+    const char *s = txlm_vocab_sym(v, a, &len);
+    return txlm_fail(err, code, "%s: symbol '%.*s' appears twice%s (%s %" PRIu32 " and %" PRIu32 ")", where,
+                     (int)(len > 64 ? 64 : len), s, u->in, u->many, a + u->first, b + u->first);
 }
 
 int32_t txlm_vocab_find_sym(const txlm_vocab *v, const char *s)

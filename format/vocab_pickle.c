@@ -9,6 +9,7 @@
 #include <txlm.h>
 
 #include "pack.h"
+#include "vocab_check.h"
 #include "torch.h"
 #include "torch_read.h"
 #include "txlm_layout.h"
@@ -144,15 +145,8 @@ int txlm_vocab_from_attrs(const char *where, const txlm_pk_value *root, txlm_voc
                          txlm_pk_describe(root, desc, sizeof desc));
     int rc = fill_symbols(where, txlm_pk_dict_get(root, "idx2sym"), b, err);
     if (rc) return rc;
-    uint32_t a = 0, c = 0;
-    int dup = txlm_vocab_find_duplicate(&b->v, &a, &c);
-    if (dup < 0) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
-    if (dup) {
-        uint32_t len;
-        const char *s = txlm_vocab_sym(&b->v, a, &len);
-        return txlm_fail(err, TXLM_ERR_FORMAT, "%s: symbol '%.*s' appears twice in idx2sym (ids %" PRIu32 " and %" PRIu32 ")",
-                         where, (int)(len > 64 ? 64 : len), s, a, c);
-    }
+    rc = txlm_vocab_check_symbols(&b->v, where, &txlm_vocab_idx2sym, TXLM_ERR_FORMAT, err);
+    if (rc) return rc;
     rc = check_sym2idx(where, txlm_pk_dict_get(root, "sym2idx"), &b->v, err);
     if (!rc) rc = special_ids(where, root, &b->v, err);
     if (rc) return rc;

@@ -1,5 +1,7 @@
 /* vocab.txt: one symbol per line, line i (from 0) is token id i. Bytes are
- * kept exactly as written apart from the line feed. */
+ * kept exactly as written apart from the line ends (a line feed, or a
+ * carriage return and a line feed) and a UTF-8 byte-order mark at the
+ * start of the file; what was removed is said in a note. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,6 +12,8 @@
 
 #include "pack.h"
 #include "txlm_layout.h"
+#include "vocab_check.h"
+#include "vocab_txt.h"
 
 void txlm_vocab_buf_free(txlm_vocab_buf *b)
 {
@@ -55,35 +59,32 @@ static int read_file(const char *path, char **out, uint32_t *len, txlm_err *err)
     return 0;
 }
 
-/* The tokenizer maps symbols to ids, so two lines with the same symbol
- * would make one of them unreachable. */
-static int check_unique(const char *path, const txlm_vocab *v, txlm_err *err)
-{
-    uint32_t a = 0, b = 0;
-    int dup = txlm_vocab_find_duplicate(v, &a, &b);
-    if (dup < 0) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
-    if (!dup) return 0;
-    uint32_t len;
-    const char *s = txlm_vocab_sym(v, a, &len);
-    return txlm_fail(err, TXLM_ERR_FORMAT, "%s: symbol '%.*s' appears on lines %" PRIu32 " and %" PRIu32, path,
-                     (int)(len > 64 ? 64 : len), s, a + 1, b + 1);
-}
+#define BOM "\xEF\xBB\xBF"
 
-static int split_lines(const char *path, char *text, uint32_t len, txlm_vocab_buf *b, txlm_err *err)
+typedef struct line_ends {
+    uint32_t crlf; /* lines whose \r before the line feed was removed */
+    int bom;
+} line_ends;
+
+/* Compacts the lines in place (dropping line ends) and records where each
+ * starts. */
+static int split_lines(const char *path, char *text, uint32_t len, txlm_vocab_buf *b, line_ends *le, txlm_err *err)
 {
+    uint32_t from = 0;
+    if (len >= 3 && !memcmp(text, BOM, 3)) from = 3, le->bom = 1;
     uint32_t n = 0;
-    for (uint32_t i = 0; i < len; i++) n += text[i] == '\n';
-    if (len && text[len - 1] != '\n') n++; /* a last line without its line feed still counts */
+    for (uint32_t i = from; i < len; i++) n += text[i] == '\n';
+    if (len > from && text[len - 1] != '\n') n++; /* a last line without its line feed still counts */
     if (n == 0) return txlm_fail(err, TXLM_ERR_FORMAT, "%s: no symbols", path);
     if (n > TXLM_VOCB_MAX_N) return txlm_fail(err, TXLM_ERR_LIMIT, "%s: %" PRIu32 " lines, at most %u", path, n, TXLM_VOCB_MAX_N);
     b->offsets = malloc(((size_t)n + 1) * sizeof *b->offsets);
     if (!b->offsets) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
 
-    /* Compact in place: drop each line feed, keep every other byte. */
-    uint32_t w = 0, line = 0, start = 0;
-    for (uint32_t i = 0; i <= len && line < n; i++) {
+    uint32_t w = 0, line = 0, start = from;
+    for (uint32_t i = from; i <= len && line < n; i++) {
         if (i < len && text[i] != '\n') continue;
         uint32_t l = i - start;
+        if (l && text[i - 1] == '\r') l--, le->crlf++;
         if (l == 0) return txlm_fail(err, TXLM_ERR_FORMAT, "%s: line %" PRIu32 " is empty", path, line + 1);
         if (l > TXLM_VOCB_MAX_SYM)
             return txlm_fail(err, TXLM_ERR_LIMIT, "%s: line %" PRIu32 " is %" PRIu32 " bytes long, more than %u", path, line + 1, l,
@@ -104,13 +105,27 @@ static int split_lines(const char *path, char *text, uint32_t len, txlm_vocab_bu
     return 0;
 }
 
-int txlm_vocab_parse_txt(const char *where, char *text, uint32_t len, txlm_vocab_buf *out, txlm_err *err)
+static void write_note(const char *where, const line_ends *le, char *note, size_t cap)
+{
+    if (!note || !cap) return;
+    note[0] = 0;
+    if (le->bom && le->crlf)
+        snprintf(note, cap, "%s: removed the UTF-8 byte-order mark at the start and the carriage return ending %" PRIu32 " lines",
+                 where, le->crlf);
+    else if (le->bom) snprintf(note, cap, "%s: removed the UTF-8 byte-order mark at the start", where);
+    else if (le->crlf) snprintf(note, cap, "%s: removed the carriage return ending %" PRIu32 " lines (CRLF line ends)", where, le->crlf);
+}
+
+int txlm_vocab_parse_txt_noted(const char *where, char *text, uint32_t len, txlm_vocab_buf *out, char *note, size_t note_cap,
+                               txlm_err *err)
 {
     memset(out, 0, sizeof *out);
+    if (note && note_cap) note[0] = 0;
     txlm_vocab_buf b;
     memset(&b, 0, sizeof b);
+    line_ends le = {0, 0};
     int rc = len > TXLM_VOCB_MAX_BLOB ? txlm_fail(err, TXLM_ERR_LIMIT, "%s: larger than %u bytes", where, TXLM_VOCB_MAX_BLOB)
-                                      : split_lines(where, text, len, &b, err);
+                                      : split_lines(where, text, len, &b, &le, err);
     if (rc) {
         free(text);
         free(b.offsets);
@@ -120,23 +135,35 @@ int txlm_vocab_parse_txt(const char *where, char *text, uint32_t len, txlm_vocab
     b.v.blob = b.blob;
     b.v.kind = TXLM_TOK_WORD;
     b.v.flags = 0;
-    rc = check_unique(where, &b.v, err);
+    rc = txlm_vocab_check_symbols(&b.v, where, &txlm_vocab_lines, TXLM_ERR_FORMAT, err);
     if (rc) {
         txlm_vocab_buf_free(&b);
         return rc;
     }
     b.v.eos_id = txlm_vocab_find_sym(&b.v, "<eos>");
     b.v.unk_id = txlm_vocab_find_sym(&b.v, "<unk>");
+    write_note(where, &le, note, note_cap);
     *out = b;
     return 0;
 }
 
-int txlm_vocab_load_txt(const char *path, txlm_vocab_buf *out, txlm_err *err)
+int txlm_vocab_parse_txt(const char *where, char *text, uint32_t len, txlm_vocab_buf *out, txlm_err *err)
+{
+    return txlm_vocab_parse_txt_noted(where, text, len, out, NULL, 0, err);
+}
+
+int txlm_vocab_load_txt_noted(const char *path, txlm_vocab_buf *out, char *note, size_t note_cap, txlm_err *err)
 {
     memset(out, 0, sizeof *out);
+    if (note && note_cap) note[0] = 0;
     char *text = NULL;
     uint32_t len = 0;
     int rc = read_file(path, &text, &len, err);
     if (rc) return rc;
-    return txlm_vocab_parse_txt(path, text, len, out, err);
+    return txlm_vocab_parse_txt_noted(path, text, len, out, note, note_cap, err);
+}
+
+int txlm_vocab_load_txt(const char *path, txlm_vocab_buf *out, txlm_err *err)
+{
+    return txlm_vocab_load_txt_noted(path, out, NULL, 0, err);
 }

@@ -10,8 +10,11 @@
  * line, is then available from txlm_last_error() on the same thread.
  *
  * Thread safety: a context and the models loaded on it may be shared by
- * threads; a session must be used by one thread at a time. Calls that
- * submit GPU work serialise on the context's queue.
+ * threads (loading, tokenizing, creating sessions and detokenizers at
+ * once); a session or a detokenizer is used by one thread at a time. Calls
+ * that submit GPU work serialise on the context's queue. txlm_list_devices,
+ * txlm_context_create and txlm_context_destroy must not overlap any other
+ * call (docs/api.md, "Thread safety", lists every call).
  */
 #ifndef TXLM_H
 #define TXLM_H
@@ -169,6 +172,28 @@ TXLM_API txlm_status txlm_detokenize(txlm_model *m, const int32_t *ids, size_t n
 TXLM_API const char *txlm_token_symbol(const txlm_model *m, int32_t id, size_t *len);
 /* Releases what txlm_tokenize and txlm_detokenize allocated. */
 TXLM_API void txlm_free(void *p);
+
+/* Streaming detokenization: one token in, the text that is now final out.
+ * The pieces of a stream, with what txlm_detokenizer_flush returns at its
+ * end, put together are exactly txlm_detokenize of the whole sequence (a
+ * word model's spaces, a wt103 model's rules: "@-@" joins, no space before
+ * punctuation, quotes; <eos> as a line break). Text a later token can
+ * still change (a wt103 model's last word, which "@-@" may join to the
+ * next) is held back until it is certain; a token's cost does not grow
+ * with the stream. m must outlive the detokenizer; one thread at a time
+ * uses it (several detokenizers of one model may run in parallel). */
+typedef struct txlm_detokenizer txlm_detokenizer;
+TXLM_API txlm_status txlm_detokenizer_create(txlm_model *m, txlm_detokenizer **out);
+/* Token id in; *piece gets the text now final (NUL-terminated, *len bytes,
+ * often empty), valid until the next call on d. len may be NULL. An id
+ * outside the vocabulary is refused and changes nothing. */
+TXLM_API txlm_status txlm_detokenizer_push(txlm_detokenizer *d, int32_t id, const char **piece, size_t *len);
+/* The end of the stream: *piece gets the text held back, and d starts a
+ * new stream (as a new detokenizer would). */
+TXLM_API txlm_status txlm_detokenizer_flush(txlm_detokenizer *d, const char **piece, size_t *len);
+/* Starts a new stream, dropping the text held back. */
+TXLM_API void txlm_detokenizer_reset(txlm_detokenizer *d);
+TXLM_API void txlm_detokenizer_free(txlm_detokenizer *d);
 
 /* ---- sessions -------------------------------------------------------- */
 

@@ -41,73 +41,59 @@ static void usage(void)
            "generated and a newline, and exits with status 130.\n");
 }
 
-/* Streams the text of the tokens since the last line break. A token's text
- * can depend on the tokens after it (word models re-attach punctuation;
- * wt103 models join "1 @,@ 000" into "1,000" and "a @-@ b" into "a-b"), so
- * only what the line's text shares with the text of the line without its
- * last token is printed; the rest follows with the next token or the final
- * flush. */
+/* Streams the generated text through the library's streaming detokenizer,
+ * which writes each token's text once it is final (word models re-attach
+ * punctuation, wt103 models join "1 @,@ 000" into "1,000"), at a cost per
+ * token that does not grow with the line. The prompt's last line goes in
+ * first so spacing and punctuation join up; its text is already on the
+ * screen as typed, so the first `skip` bytes out (the prompt's own
+ * detokenized text that was held back) are not printed again. */
 typedef struct streamer {
-    txlm_model *m;
-    int32_t eos;
-    int32_t *line;
-    size_t n, cap, printed;
+    txlm_detokenizer *d;
+    size_t skip;
 } streamer;
 
-static int stream_push(streamer *st, int32_t id)
+static void stream_out(streamer *st, const char *piece, size_t len)
 {
-    if (st->n == st->cap) {
-        size_t cap = st->cap ? st->cap * 2 : 64;
-        int32_t *l = realloc(st->line, cap * sizeof *l);
-        if (!l) return cli_error("out of memory");
-        st->line = l, st->cap = cap;
-    }
-    st->line[st->n++] = id;
-    return 0;
+    size_t drop = len < st->skip ? len : st->skip;
+    st->skip -= drop;
+    fwrite(piece + drop, 1, len - drop, stdout);
 }
 
-/* Adds a prompt token as already printed. */
-static int stream_token_quiet(streamer *st, int32_t id)
+/* The prompt's last line (ids[from..n)): pushed, its text not printed. */
+static int stream_prompt(streamer *st, txlm_model *m, const int32_t *ids, size_t from, size_t n)
 {
-    if (stream_push(st, id)) return 1;
     char *text = NULL;
-    txlm_status s = txlm_detokenize(st->m, st->line, st->n, &text);
+    txlm_status s = txlm_detokenize(m, ids + from, n - from, &text);
     if (s) return cli_lib_error(s, "detokenizing");
-    st->printed = strlen(text);
+    st->skip = strlen(text);
     txlm_free(text);
+    for (size_t i = from; i < n; i++) {
+        const char *piece;
+        size_t len;
+        if ((s = txlm_detokenizer_push(st->d, ids[i], &piece, &len))) return cli_lib_error(s, "detokenizing");
+        st->skip -= len < st->skip ? len : st->skip;
+    }
     return 0;
 }
 
 static int stream_token(streamer *st, int32_t id)
 {
-    if (stream_push(st, id)) return 1;
-    char *text = NULL, *safe = NULL;
-    txlm_status s = txlm_detokenize(st->m, st->line, st->n, &text);
-    if (!s) s = txlm_detokenize(st->m, st->line, st->n - 1, &safe);
-    if (s) return txlm_free(text), cli_lib_error(s, "detokenizing");
-    size_t len = strlen(text), upto = 0;
-    int line_end = id == st->eos || (len && text[len - 1] == '\n');
-    if (line_end) upto = len;
-    else
-        while (text[upto] && text[upto] == safe[upto]) upto++;
-    if (upto > st->printed) {
-        fwrite(text + st->printed, 1, upto - st->printed, stdout);
-        st->printed = upto;
-    }
-    if (line_end) st->n = 0, st->printed = 0;
-    txlm_free(text);
-    txlm_free(safe);
+    const char *piece;
+    size_t len;
+    txlm_status s = txlm_detokenizer_push(st->d, id, &piece, &len);
+    if (s) return cli_lib_error(s, "detokenizing");
+    stream_out(st, piece, len);
     fflush(stdout);
     return 0;
 }
 
-/* Prints what the last token held back. */
+/* Prints what the last tokens held back. */
 static void stream_flush(streamer *st)
 {
-    char *text = NULL;
-    if (st->n && !txlm_detokenize(st->m, st->line, st->n, &text) && strlen(text) > st->printed)
-        fputs(text + st->printed, stdout);
-    txlm_free(text);
+    const char *piece;
+    size_t len;
+    if (!txlm_detokenizer_flush(st->d, &piece, &len)) stream_out(st, piece, len);
 }
 
 int cmd_generate(int argc, char **argv)
@@ -192,14 +178,12 @@ int cmd_generate(int argc, char **argv)
         goto done;
     }
 
-    st.m = m;
-    st.eos = p.eos_id;
+    if ((e = txlm_detokenizer_create(m, &st.d))) { rc = cli_lib_error(e, "detokenizing"); goto done; }
     /* continue the prompt's last line, so spacing and punctuation join up */
     if (prompt && *prompt) {
         size_t from = n_ids;
         while (from > 0 && ids[from - 1] != p.eos_id) from--;
-        for (size_t i = from; i < n_ids; i++)
-            if (stream_token_quiet(&st, ids[i])) goto done;
+        if (stream_prompt(&st, m, ids, from, n_ids)) goto done;
     }
     for (uint32_t i = 0; i < n_gen && !interrupted; i++) {
         int32_t tok;
@@ -216,7 +200,7 @@ done:
     signal(SIGINT, SIG_DFL);
     free(owned_prompt);
     txlm_free(ids);
-    free(st.line);
+    txlm_detokenizer_free(st.d);
     txlm_session_free(s);
     txlm_model_free(m);
     txlm_context_destroy(ctx);

@@ -14,6 +14,7 @@
 #include "ckpt_source.h"
 #include "export_hf.h"
 #include "pack.h"
+#include "vocab_txt.h"
 #include "synthetic.h"
 #include "torch.h"
 
@@ -175,7 +176,9 @@ static int tokenizer_options(const args *a, txlm_vocab_buf *v, txlm_err *err)
 
 static int load_vocab(const char *path, const args *a, txlm_vocab_buf *v, txlm_err *err)
 {
-    int rc = is_pickle_vocab(path) ? txlm_vocab_load_pickle(path, v, err) : txlm_vocab_load_txt(path, v, err);
+    char note[512] = "";
+    int rc = is_pickle_vocab(path) ? txlm_vocab_load_pickle(path, v, err) : txlm_vocab_load_txt_noted(path, v, note, sizeof note, err);
+    if (!rc && note[0]) fprintf(stderr, "txlm-pack: %s\n", note);
     return rc ? rc : tokenizer_options(a, v, err);
 }
 

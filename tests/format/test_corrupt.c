@@ -455,6 +455,18 @@ static void vocab_and_hparams(void)
     expect("symbol longer than 1023 bytes", b, orig_len, 0, TXLM_ERR_LIMIT, "more than 1023");
     free(b);
 
+    /* Symbol 3 ("w3") made "w2" or "w\0": either hides an entry from the tokenizer. */
+    b = copy();
+    size_t w3 = v + 24 + 4 * 301 + rd32(b + v + 24 + 4 * 3);
+    CHECK(b[w3] == 'w' && b[w3 + 1] == '3', "symbol 3 of the test vocabulary is not w3");
+    b[w3 + 1] = '2';
+    fmt_fix_checksums(b, orig_len, 1);
+    expect("symbol twice", b, orig_len, 0, TXLM_ERR_FORMAT, "'w2' appears twice (ids 2 and 3)");
+    b[w3 + 1] = 0;
+    fmt_fix_checksums(b, orig_len, 1);
+    expect("NUL in a symbol", b, orig_len, 0, TXLM_ERR_FORMAT, "id 3 holds a NUL byte");
+    free(b);
+
     b = copy();
     wr32(b + v + 4, 9);
     fmt_fix_checksums(b, orig_len, 1);

@@ -1,10 +1,12 @@
 /* Tokenizers on fixed vocabularies of every kind. The first input byte
  * picks the vocabulary (kind, flags, with or without <unk>/<eos>); the rest
- * is text to encode and, read as little-endian int32, ids to decode. */
+ * is text to encode and, read as little-endian int32, ids to decode, whole
+ * and through the streaming detokenizer (the pieces must be the whole). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
+#include "detok_stream.h"
 #include "tokenizer.h"
 #include "txlm_layout.h"
 
@@ -62,6 +64,27 @@ static void build(void)
     vocabs[4].unk_id = 0;
 }
 
+/* The streaming detokenizer's pieces put together are the whole decode. */
+static void streamed_equals(const txlm_tokenizer *t, const int32_t *ids, size_t n, const char *whole)
+{
+    txlm_detok *d = NULL;
+    txlm_err e = {0, ""};
+    fuzz_require(txlm_detok_create(t, &d, &e) == 0, "detokenizer built");
+    size_t at = 0, want = strlen(whole);
+    int nul = 0;
+    for (size_t i = 0; i <= n; i++) {
+        const char *p;
+        size_t len;
+        fuzz_require((i < n ? txlm_detok_push(d, ids[i], &p, &len, &e) : txlm_detok_flush(d, &p, &len, &e)) == 0,
+                     "in-range ids stream");
+        nul |= memchr(p, 0, len) != NULL; /* a byte vocabulary's byte 0 ends the whole decode's C string */
+        fuzz_require(nul || (at + len <= want && !memcmp(whole + at, p, len)), "streamed pieces are the whole decode");
+        at += len;
+    }
+    fuzz_require(nul || at == want, "streamed pieces are the whole decode");
+    txlm_detok_free(d);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static int built;
@@ -91,8 +114,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(raw, text, m * 4);
         char *out = NULL;
         txlm_err e2 = {0, ""};
-        if (txlm_tok_decode(t, raw, m, &out, &e2) == 0) fuzz_require(out != NULL, "decoded text");
-        else fuzz_require(e2.code && e2.msg[0], "a status and a message on failure");
+        if (txlm_tok_decode(t, raw, m, &out, &e2) == 0) {
+            fuzz_require(out != NULL, "decoded text");
+            streamed_equals(t, raw, m, out);
+        } else fuzz_require(e2.code && e2.msg[0], "a status and a message on failure");
         free(out);
         free(raw);
     }

@@ -298,6 +298,37 @@ static void expect_ok(const char *what, const char *const *args, const char *out
     free(e);
 }
 
+/* vocab.txt with CRLF line ends and a byte-order mark packs into the same
+ * model as the plain file, and txlm-pack says what it removed. */
+static void test_vocab_line_ends(void)
+{
+    char v[1024], o[1024], ref[1024];
+    snprintf(v, sizeof v, "%s", tmp_path("crlf_vocab.txt"));
+    snprintf(o, sizeof o, "%s", tmp_path("crlf.txlm"));
+    snprintf(ref, sizeof ref, "%s", tmp_path("plain.txlm"));
+    const char *plain[] = {golden_case, "-o", ref, NULL};
+    expect_ok("plain vocab.txt", plain, ref, NULL);
+    size_t len, w = 3;
+    char *text = read_file(golden_file("vocab.txt"), &len), *crlf = malloc(2 * len + 3);
+    memcpy(crlf, "\xef\xbb\xbf", 3);
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] == '\n') crlf[w++] = '\r';
+        crlf[w++] = text[i];
+    }
+    write_file(v, crlf, w);
+    const char *args[] = {golden_case, "--vocab", v, "-o", o, NULL};
+    char *out, *err;
+    int st = run(args, &out, &err);
+    int ok = st == 0 && one_line(err) && strstr(err, "crlf_vocab.txt") && strstr(err, "byte-order mark") &&
+             strstr(err, "carriage return ending 204 lines") && same_files(o, ref);
+    if (!ok) fprintf(stderr, "CRLF vocab.txt: exit %d, stderr \"%s\"\n", st, err);
+    CHECK(ok);
+    free(out);
+    free(err);
+    free(text);
+    free(crlf);
+}
+
 static void test_torch_forms(void)
 {
     char ref[1024], out[1024], v[1024], dir[1024];
@@ -468,6 +499,7 @@ int main(int argc, char **argv)
     test_bad_weights();
     test_bad_config();
     test_bad_vocab();
+    test_vocab_line_ends();
     test_torch_forms();
     test_torch_errors();
     test_progress_tty();

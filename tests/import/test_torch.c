@@ -591,6 +591,7 @@ static void vocab_pickle(buf *p, int mutate)
     for (int i = 0; i < 5; i++) {
         if (mutate == 2 && i == 4) pk_str(p, "the");
         else if (mutate == 5 && i == 3) pk_int(p, 3);
+        else if (mutate == 7 && i == 4) pk_op(p, 'X'), buf_le(p, 4, 4), buf_put(p, "Ze\0a", 4); /* BINUNICODE "Ze\0a" */
         else pk_str(p, syms[i]);
     }
     pk_op(p, 'e');
@@ -670,6 +671,7 @@ static void test_vocab(void)
         {4, "unk_idx 5 is outside the 5 symbols", NULL},
         {5, "idx2sym[3] is a int, not a string", NULL},
         {6, "lower_case is a tuple, not a bool", NULL},
+        {7, "id 4 in idx2sym holds a NUL byte", NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         vocab_pickle(&p, bad[i].mutate);

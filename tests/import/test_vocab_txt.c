@@ -7,6 +7,7 @@
 #include <txlm.h>
 
 #include "pack.h"
+#include "vocab_txt.h"
 #include "util.h"
 
 static int load(const char *text, size_t len, txlm_vocab_buf *v, txlm_err *err)
@@ -62,10 +63,10 @@ static void test_forms(void)
 {
     txlm_vocab_buf v;
     txlm_err err;
-    /* No final line feed; "\r" and inner spaces are part of the symbol; UTF-8 kept. */
+    /* No final line feed; a "\r" before the line feed is a line end, inner spaces are part of the symbol; UTF-8 kept. */
     EXPECT_OK(LOAD("a\nb\r\n<unk>\nd e\n\xc3\xa9t\xc3\xa9", &v, &err), &err);
     CHECK(v.v.n == 5);
-    CHECK(sym_is(&v.v, 0, "a") && sym_is(&v.v, 1, "b\r") && sym_is(&v.v, 2, "<unk>") && sym_is(&v.v, 3, "d e"));
+    CHECK(sym_is(&v.v, 0, "a") && sym_is(&v.v, 1, "b") && sym_is(&v.v, 2, "<unk>") && sym_is(&v.v, 3, "d e"));
     CHECK(sym_is(&v.v, 4, "\xc3\xa9t\xc3\xa9"));
     CHECK(v.v.eos_id == -1 && v.v.unk_id == 2);
     txlm_vocab_buf_free(&v);
@@ -77,6 +78,39 @@ static void test_forms(void)
     /* Symbols that share a prefix are different symbols. */
     EXPECT_OK(LOAD("ab\na\nabc\nb\n", &v, &err), &err);
     CHECK(v.v.n == 4 && sym_is(&v.v, 2, "abc"));
+    txlm_vocab_buf_free(&v);
+}
+
+/* CRLF line ends and a UTF-8 byte-order mark: removed, and said so. */
+static void test_line_ends(void)
+{
+    txlm_vocab_buf v;
+    txlm_err err = {0};
+    char note[256];
+    static const char crlf[] = "\xef\xbb\xbf<eos>\r\n<unk>\r\nw2\r\nw\r3\r\nlast\r";
+    const char *path = tmp_path("vocab.txt");
+    write_file(path, crlf, sizeof crlf - 1);
+    EXPECT_OK(txlm_vocab_load_txt_noted(path, &v, note, sizeof note, &err), &err);
+    CHECK(v.v.n == 5 && v.v.eos_id == 0 && v.v.unk_id == 1);
+    CHECK(sym_is(&v.v, 0, "<eos>") && sym_is(&v.v, 2, "w2") && sym_is(&v.v, 3, "w\r3") && sym_is(&v.v, 4, "last"));
+    CHECK(strstr(note, "byte-order mark") && strstr(note, "5 lines") && strstr(note, "vocab.txt"));
+    txlm_vocab_buf_free(&v);
+
+    static const char bom[] = "\xef\xbb\xbf<eos>\nb\n";
+    write_file(path, bom, sizeof bom - 1);
+    EXPECT_OK(txlm_vocab_load_txt_noted(path, &v, note, sizeof note, &err), &err);
+    CHECK(v.v.n == 2 && v.v.eos_id == 0 && sym_is(&v.v, 0, "<eos>"));
+    CHECK(strstr(note, "byte-order mark") && !strstr(note, "carriage"));
+    txlm_vocab_buf_free(&v);
+
+    static const char plain[] = "<eos>\nb\n";
+    write_file(path, plain, sizeof plain - 1);
+    EXPECT_OK(txlm_vocab_load_txt_noted(path, &v, note, sizeof note, &err), &err);
+    CHECK(v.v.n == 2 && note[0] == 0);
+    txlm_vocab_buf_free(&v);
+    /* a byte-order mark anywhere else is an ordinary character */
+    EXPECT_OK(LOAD("a\n\xef\xbb\xbf" "b\n", &v, &err), &err);
+    CHECK(sym_is(&v.v, 1, "\xef\xbb\xbf" "b"));
     txlm_vocab_buf_free(&v);
 }
 
@@ -92,6 +126,13 @@ static void test_errors(void)
     EXPECT_ERR(LOAD("a\n\xc0\xaf\n", &v, &err), &err, TXLM_ERR_FORMAT, "line 2", "UTF-8");
     EXPECT_ERR(LOAD("a\n\xed\xa0\x80\n", &v, &err), &err, TXLM_ERR_FORMAT, "line 2", "UTF-8");
     EXPECT_ERR(LOAD("", &v, &err), &err, TXLM_ERR_FORMAT, "no symbols");
+    /* A NUL byte would make "w4\0" a symbol that hides the real w4 from the tokenizer. */
+    EXPECT_ERR(LOAD("<eos>\n<unk>\nw2\nw4\0\nw4\n", &v, &err), &err, TXLM_ERR_FORMAT, "line 4", "NUL", "byte 2");
+    EXPECT_ERR(LOAD("a\n\0\n", &v, &err), &err, TXLM_ERR_FORMAT, "line 2", "NUL");
+    /* Line ends are removed before symbols are compared: "a\r" is "a". */
+    EXPECT_ERR(LOAD("a\r\nb\r\na\n", &v, &err), &err, TXLM_ERR_FORMAT, "'a'", "lines 1 and 3");
+    EXPECT_ERR(LOAD("a\r\n\r\nb\r\n", &v, &err), &err, TXLM_ERR_FORMAT, "line 2", "empty");
+    EXPECT_ERR(LOAD("\xef\xbb\xbf", &v, &err), &err, TXLM_ERR_FORMAT, "no symbols");
     CHECK(v.offsets == NULL && v.blob == NULL);
     EXPECT_ERR(txlm_vocab_load_txt(tmp_path("missing.txt"), &v, &err), &err, TXLM_ERR_IO, "missing.txt");
 }
@@ -104,6 +145,7 @@ int main(int argc, char **argv)
     }
     test_golden(argv[1]);
     test_forms();
+    test_line_ends();
     test_errors();
     tmp_cleanup();
     if (test_failures) fprintf(stderr, "%d check(s) failed\n", test_failures);

@@ -168,6 +168,44 @@ static void wt103_flag(txlm_model *plain, txlm_model *wt)
     txlm_free(s);
 }
 
+/* The public streaming detokenizer: pieces put together equal
+ * txlm_detokenize, on the plain and the wt103 model, stream after stream. */
+static void detokenizer_api(txlm_model *m)
+{
+    txlm_detokenizer *d = NULL;
+    TCHECK(txlm_detokenizer_create(m, &d) == TXLM_OK && d);
+    if (!d) return;
+    uint32_t x = 777;
+    for (int round = 0; round < 20; round++) {
+        int32_t ids[60];
+        size_t n = 10 + round * 2;
+        for (size_t i = 0; i < n; i++) ids[i] = (int32_t)((x = x * 1103515245u + 12345u) >> 8) % 30; /* <eos> included */
+        char got[4096] = "", *want = NULL;
+        size_t w = 0;
+        for (size_t i = 0; i <= n; i++) {
+            const char *p = NULL;
+            size_t len = 0;
+            txlm_status st = i < n ? txlm_detokenizer_push(d, ids[i], &p, &len) : txlm_detokenizer_flush(d, &p, &len);
+            TCHECK(st == TXLM_OK && p && strlen(p) == len && w + len < sizeof got);
+            if (st || !p || w + len >= sizeof got) break;
+            memcpy(got + w, p, len + 1);
+            w += len;
+        }
+        TCHECK(txlm_detokenize(m, ids, n, &want) == TXLM_OK && !strcmp(got, want));
+        txlm_free(want);
+    }
+    const char *p;
+    TCHECK(txlm_detokenizer_push(d, 1000, &p, NULL) == TXLM_ERR_INVALID_ARGUMENT && strstr(txlm_last_error(), "outside"));
+    TCHECK(txlm_detokenizer_push(d, 5, NULL, NULL) == TXLM_ERR_INVALID_ARGUMENT);
+    TCHECK(txlm_detokenizer_push(d, 5, &p, NULL) == TXLM_OK);
+    txlm_detokenizer_reset(d); /* drops what is held (the wt103 model holds "w5") */
+    size_t len = 1;
+    TCHECK(txlm_detokenizer_flush(d, &p, &len) == TXLM_OK && len == 0 && !strcmp(p, ""));
+    txlm_detokenizer_free(d);
+    txlm_detokenizer_free(NULL);
+    TCHECK(txlm_detokenizer_create(NULL, &d) == TXLM_ERR_INVALID_ARGUMENT && d == NULL);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -194,6 +232,8 @@ int main(int argc, char **argv)
     load_progress(a);
     state_round_trips(ma, md, dir);
     wt103_flag(ma, mw);
+    detokenizer_api(ma);
+    detokenizer_api(mw);
     uint64_t vm = txlm_context_validation_messages(ctx);
     TCHECK(vm == 0);
     txlm_model_free(ma);

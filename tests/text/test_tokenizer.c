@@ -6,44 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tok_test.h"
 #include "tokenizer.h"
-
-static int failures;
-
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            failures++;                                                          \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                        \
-    } while (0)
-
-typedef struct vocab_store {
-    txlm_vocab v;
-    uint32_t off[64];
-    char blob[512];
-} vocab_store;
-
-static void make_vocab(vocab_store *s, const char *const *sym, uint32_t n, uint32_t kind, uint32_t flags)
-{
-    memset(s, 0, sizeof *s);
-    uint32_t at = 0;
-    s->v.eos_id = s->v.unk_id = -1;
-    for (uint32_t i = 0; i < n; i++) {
-        s->off[i] = at;
-        memcpy(s->blob + at, sym[i], strlen(sym[i]));
-        at += (uint32_t)strlen(sym[i]);
-        if (!strcmp(sym[i], "<eos>")) s->v.eos_id = (int32_t)i;
-        if (!strcmp(sym[i], "<unk>")) s->v.unk_id = (int32_t)i;
-    }
-    s->off[n] = at;
-    s->v.n = n;
-    s->v.kind = kind;
-    s->v.flags = flags;
-    s->v.offsets = s->off;
-    s->v.blob = s->blob;
-    s->v.blob_size = at;
-}
 
 /* Encodes text and compares with want (n ids); decodes want and compares
  * with back (NULL: no decode check). */
