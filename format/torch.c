@@ -9,6 +9,7 @@
 #include <txlm.h>
 
 #include "torch_read.h"
+#include "open_input.h"
 
 int txlm_torch_sniff(const void *head, uint64_t len)
 {
@@ -21,8 +22,9 @@ int txlm_torch_open(const char *path, txlm_checkpoint **out, txlm_err *err)
 {
     *out = NULL;
     unsigned char head[TXLM_TORCH_LEGACY_MAGIC_LEN];
-    FILE *f = fopen(path, "rb");
-    if (!f) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    int open_rc = txlm_fopen_input(path, &f, err);
+    if (open_rc) return open_rc;
     size_t n = fread(head, 1, sizeof head, f);
     fclose(f);
     if (n >= 4 && !memcmp(head, "PK\x03\x04", 4)) return txlm_torch_zip_open(path, out, err);

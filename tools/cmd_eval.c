@@ -19,7 +19,8 @@ static void usage(void)
            "                 [--json] [--no-verify]\n\n"
            "Scores every token of FILE given the ones before it: segments of L tokens (default: the model's\n"
            "tgt_len), memory of M (default: the model's mem_len). Prints perplexity (word models) or bits per\n"
-           "character (character models), the tokens evaluated and tokens/s. --json prints one JSON object.\n");
+           "character (character models), the tokens evaluated and tokens/s. --json prints one JSON object.\n"
+           "FILE - reads standard input; any other FILE must be a regular file.\n");
 }
 
 typedef struct eval_state {
@@ -99,7 +100,7 @@ int cmd_eval(int argc, char **argv)
         }
         if (!strcmp(a, "--json")) { json = 1; continue; }
         if (!strcmp(a, "--no-verify")) { mo.no_verify = 1; continue; }
-        if (a[0] != '-') {
+        if (a[0] != '-' || !strcmp(a, "-")) { /* "-": standard input */
             if (file) return cli_error("eval: more than one FILE given");
             file = a;
             continue;
@@ -115,8 +116,8 @@ int cmd_eval(int argc, char **argv)
         else return cli_error("eval: unknown option \"%s\" (see txlm eval --help)", a);
     }
     if (!model || !file) return cli_error("eval: -m MODEL and FILE are required");
-    FILE *in = fopen(file, "rb");
-    if (!in) return cli_error("%s: cannot open: %s", file, strerror(errno));
+    FILE *in = cli_open_input(file);
+    if (!in) return 1;
     struct stat st_file;
     double total = fstat(fileno(in), &st_file) == 0 ? (double)st_file.st_size : 0;
 
@@ -177,7 +178,7 @@ int cmd_eval(int argc, char **argv)
                (double)e.scored / secs);
     rc = cli_validation_status(ctx);
 done:
-    fclose(in);
+    cli_close_input(in);
     free(line);
     free(e.buf);
     free(e.lp);

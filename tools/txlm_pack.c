@@ -12,6 +12,7 @@
 
 #include "checkpoint.h"
 #include "export_hf.h"
+#include "open_input.h"
 #include "pack.h"
 #include "synthetic.h"
 #include "torch.h"
@@ -128,8 +129,8 @@ static char *pick(const char *explicit_path, const char *dir, const char *const 
 static int is_pickle_vocab(const char *path)
 {
     unsigned char head[16];
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
+    FILE *f;
+    if (txlm_fopen_input(path, &f, NULL)) return 0; /* the vocabulary reader says why */
     size_t n = fread(head, 1, sizeof head, f);
     fclose(f);
     /* By content only: HF's vocab.bin is a torch.save file, a vocab.pkl
