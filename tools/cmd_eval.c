@@ -165,13 +165,17 @@ int cmd_eval(int argc, char **argv)
     double secs = cli_now() - t0, mean = e.nll / (double)e.scored;
     int chars = p.tokenizer != TXLM_TOKENIZER_WORD;
     if (json) {
+        /* Log-probabilities are finite (the library refuses others), but
+         * exp of a mean NLL above 709 overflows: JSON has no inf, so null. */
+        double score = chars ? mean / log(2.0) : exp(mean);
+        char score_s[64] = "null";
+        if (isfinite(score)) snprintf(score_s, sizeof score_s, "%.6f", score);
         printf("{\"file\": ");
         json_string(file);
-        printf(", \"tokens\": %llu, \"mean_nll\": %.6f, \"%s\": %.6f, \"seconds\": %.3f, "
+        printf(", \"tokens\": %llu, \"mean_nll\": %.6f, \"%s\": %s, \"seconds\": %.3f, "
                "\"tokens_per_second\": %.2f, \"tgt_len\": %u, \"mem_len\": %u}\n",
-               (unsigned long long)e.scored, mean, chars ? "bpc" : "perplexity",
-               chars ? mean / log(2.0) : exp(mean), secs, (double)e.scored / secs, e.seg,
-               so.mem_len ? so.mem_len : p.mem_len);
+               (unsigned long long)e.scored, mean, chars ? "bpc" : "perplexity", score_s, secs, (double)e.scored / secs,
+               e.seg, so.mem_len ? so.mem_len : p.mem_len);
     } else
         printf("%s: %llu tokens, mean NLL %.4f, %s %.4f, %.1f tokens/s\n", file, (unsigned long long)e.scored, mean,
                chars ? "bits per character" : "perplexity", chars ? mean / log(2.0) : exp(mean),

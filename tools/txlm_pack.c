@@ -12,6 +12,7 @@
 
 #include "checkpoint.h"
 #include "export_hf.h"
+#include "nonfinite.h"
 #include "open_input.h"
 #include "pack.h"
 #include "synthetic.h"
@@ -43,6 +44,8 @@ static const char usage[] =
     "  --seed N             the seed of --synthetic (default 1); one seed, one model\n"
     "  --export-safetensors F  with --synthetic: also write the weights as HF-named\n"
     "                       safetensors F, with config.json and vocab.txt beside it\n"
+    "  --allow-nonfinite    pack weights holding NaN or infinity (each such tensor is\n"
+    "                       reported, with its count and first element, either way)\n"
     "  -h, --help           this text\n"
     "\n"
     "Each file's form is told by its content, never by its name. Progress\n"
@@ -50,7 +53,7 @@ static const char usage[] =
 
 typedef struct args {
     const char *dir, *out, *config, *weights, *vocab, *tokenizer, *dtype, *synthetic, *seed, *export_st;
-    int lower_case;
+    int lower_case, allow_nonfinite;
 } args;
 
 static int fail(const char *fmt, const char *a)
@@ -73,6 +76,10 @@ static int parse_args(int argc, char **argv, args *a)
         }
         if (!strcmp(s, "--lower-case")) {
             a->lower_case = 1;
+            continue;
+        }
+        if (!strcmp(s, "--allow-nonfinite")) {
+            a->allow_nonfinite = 1;
             continue;
         }
         if (!strcmp(s, "-o") || !strcmp(s, "--output")) slot = &a->out;
@@ -253,6 +260,7 @@ static int run(const args *a, txlm_err *err)
     if (!rc) rc = txlm_config_load_json(config, &h, err);
     if (!rc) rc = load_vocab(vocab, a, &v, err);
     if (!rc) rc = txlm_checkpoint_open(weights, &ck, err);
+    if (!rc) rc = txlm_check_finite(ck, a->allow_nonfinite, stderr, "txlm-pack: ", err);
     if (!rc) rc = txlm_pack_write(&h, &v.v, ck, &opt, a->out, err);
     txlm_checkpoint_free(ck);
     txlm_vocab_buf_free(&v);
