@@ -178,16 +178,23 @@ static txlm_status score(txlm_session *s, const int32_t *toks, uint32_t n, float
     return txlm_session_score(s, toks, toks + 1, n, lp);
 }
 
+/* The model at path and a session of it; 1 after a failed CHECK. */
+static int open_model(txlm_context *ctx, const char *path, txlm_model **m, txlm_session **s)
+{
+    *m = NULL;
+    *s = NULL;
+    if (!txlm_model_load(ctx, path, NULL, m) && !txlm_session_create(*m, NULL, s)) return 0;
+    CHECK(0, "%s: %s", path, txlm_last_error());
+    txlm_model_free(*m);
+    return 1;
+}
+
 /* NaN in the tied shortlist table: every distribution is NaN from the first position on. */
 static void nan_everywhere(txlm_context *ctx, const char *path)
 {
-    txlm_model *m = NULL;
-    txlm_session *s = NULL;
-    if (txlm_model_load(ctx, path, NULL, &m) || txlm_session_create(m, NULL, &s)) {
-        CHECK(0, "nan model: %s", txlm_last_error());
-        txlm_model_free(m);
-        return;
-    }
+    txlm_model *m;
+    txlm_session *s;
+    if (open_model(ctx, path, &m, &s)) return;
     int32_t toks[9] = {2, 3, 4, 5, 6, 8, 9, 10, 11};
     float lp[8], *rows = malloc(8 * 1000 * sizeof *rows);
     txlm_status st = score(s, toks, 8, lp);
@@ -214,13 +221,9 @@ static void nan_everywhere(txlm_context *ctx, const char *path)
  * are non-finite, whatever the kernels: the error names the first. */
 static void nan_in_tail(txlm_context *ctx, const char *path)
 {
-    txlm_model *m = NULL;
-    txlm_session *s = NULL;
-    if (txlm_model_load(ctx, path, NULL, &m) || txlm_session_create(m, NULL, &s)) {
-        CHECK(0, "tail model: %s", txlm_last_error());
-        txlm_model_free(m);
-        return;
-    }
+    txlm_model *m;
+    txlm_session *s;
+    if (open_model(ctx, path, &m, &s)) return;
     int32_t toks[17] = {2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 7, 612, 17, 18};
     float lp[8], *rows = malloc(8 * 1000 * sizeof *rows);
     CHECK(score(s, toks, 8, lp) == TXLM_OK, "segment 0: %s", txlm_last_error());
