@@ -48,6 +48,7 @@ const char *txlm_status_string(txlm_status s)
     case TXLM_ERR_VULKAN: return "Vulkan error";
     case TXLM_ERR_CANCELLED: return "cancelled";
     case TXLM_ERR_LIMIT: return "limit exceeded";
+    case TXLM_ERR_NONFINITE: return "non-finite value";
     }
     return "unknown status";
 }
@@ -155,7 +156,7 @@ void txlm_session_free(txlm_session *s) { txlm_session_close(s); }
 
 void txlm_session_reset(txlm_session *s)
 {
-    if (s) s->mlen = 0, s->kv_base = 0, s->z_rows = 0;
+    if (s) s->mlen = 0, s->kv_base = 0, s->z_rows = 0, s->segments = 0;
 }
 
 uint32_t txlm_session_memory_len(const txlm_session *s) { return s ? s->mlen : 0; }

@@ -166,6 +166,7 @@ static void update_memory(txlm_session *s, uint32_t qlen)
  * attention capture has, the memory for the next one, z's rows. */
 static void segment_fed(txlm_session *s, uint32_t qlen)
 {
+    s->segments++;
     s->cap_qlen = qlen;
     s->cap_mlen = s->mlen;
     update_memory(s, qlen);
@@ -235,9 +236,17 @@ static int collect_output(txlm_session *s, const txlm_out_req *req, uint32_t r0,
     uint32_t V = s->m->h.n_token, at = r0 - req->first_row;
     int rc = txlm_buf_invalidate(&s->m->ctx->vk, &s->out, err);
     const float *out = s->out.map;
-    if (!rc && req->logprobs) memcpy(req->logprobs + (size_t)at * V, out, (size_t)rows * V * sizeof *out);
-    if (!rc && req->targets)
+    if (!rc && req->logprobs) {
+        float *dst = req->logprobs + (size_t)at * V;
+        memcpy(dst, out, (size_t)rows * V * sizeof *out);
+        rc = txlm_session_check_finite(s, dst, (uint64_t)rows * V, r0, rows, 0, NULL, err);
+    }
+    if (!rc && req->targets) {
         for (uint32_t i = 0; i < rows; i++) req->target_lp[at + i] = out[(size_t)i * V + (uint32_t)req->targets[at + i]];
+        rc = txlm_session_check_finite(s, req->target_lp + at, rows, r0, rows, 0, req->targets + at, err);
+    }
+    /* Memory that produced NaN or infinity would only produce more. */
+    if (rc == TXLM_ERR_NONFINITE) forget_memory(s);
     return rc;
 }
 

@@ -6,9 +6,11 @@
  * changes every probability, so the full distribution is computed (one
  * output row) and the draw is made from it on the host. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "nonfinite.h"
 #include "sample.h"
 #include "session.h"
 
@@ -102,6 +104,20 @@ static int draw_filtered(const float *lp, uint32_t n, const txlm_sampling *o, ui
     return 0;
 }
 
+/* A distribution with NaN or infinity is refused before any draw: a draw
+ * from it would be garbage (the last token, or the first). The head holds
+ * the shortlist's tokens, then one entry per tail cluster. */
+static int check_head(txlm_session *s, uint32_t row, uint32_t n, txlm_err *err)
+{
+    uint32_t shortlist = s->m->h.cutoffs[0];
+    uint64_t i = txlm_first_nonfinite(s->host_lp, n);
+    if (i == n) return 0;
+    char what[48];
+    snprintf(what, sizeof what, i < shortlist ? "token %llu" : "tail cluster %llu",
+             (unsigned long long)(i < shortlist ? i : i - shortlist + 1));
+    return txlm_session_nonfinite(s, row, what, s->host_lp[i], err);
+}
+
 int txlm_sample_next(txlm_session *s, const txlm_sampling *o, int32_t *token, txlm_err *err)
 {
     const txlm_hparams *h = &s->m->h;
@@ -113,11 +129,13 @@ int txlm_sample_next(txlm_session *s, const txlm_sampling *o, int32_t *token, tx
     if (!exact_tree) {
         rc = txlm_out_rows(s, row, 1, NULL, err);
         if (!rc && !(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, h->n_token, err);
+        if (!rc) rc = txlm_session_check_finite(s, s->host_lp, h->n_token, row, 1, 0, NULL, err);
         return rc ? rc : draw_filtered(s->host_lp, h->n_token, o, &s->rng, token, err);
     }
     uint32_t head_n = h->cutoffs[0] + h->n_cutoffs;
     txlm_out_head(s, row, 1, out_row(s), head_n, NULL);
     if (!(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, head_n, err);
+    if (!rc) rc = check_head(s, row, head_n, err);
     if (rc) return rc;
     uint32_t i = draw(s->host_lp, head_n, 1.0, &s->rng);
     if (i < h->cutoffs[0]) {
@@ -128,6 +146,7 @@ int txlm_sample_next(txlm_session *s, const txlm_sampling *o, int32_t *token, tx
     if ((rc = txlm_rec_begin(&s->rec, err))) return rc;
     txlm_out_tail(s, c, row, 1, out_row(s), 0, NULL);
     if (!(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, n, err);
+    if (!rc) rc = txlm_session_check_finite(s, s->host_lp, n, row, 1, s->m->out[c].begin, NULL, err);
     if (rc) return rc;
     *token = (int32_t)(s->m->out[c].begin + draw(s->host_lp, n, 1.0, &s->rng));
     return 0;

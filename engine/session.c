@@ -2,10 +2,13 @@
  * buffers sized for the longest segment, and the sinusoid table. */
 #include "session.h"
 
-#include "inv_freq.h"
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "inv_freq.h"
+#include "nonfinite.h"
 
 static int alloc_buf(txlm_session *s, txlm_buf *b, uint64_t elems, txlm_buf_kind kind, const char *what, txlm_err *err)
 {
@@ -183,6 +186,26 @@ int txlm_session_read_out(txlm_session *s, float *dst, size_t n, txlm_err *err)
     int rc = txlm_buf_invalidate(&s->m->ctx->vk, &s->out, err);
     if (!rc) memcpy(dst, s->out.map, n * sizeof(float));
     return rc;
+}
+
+int txlm_session_check_finite(const txlm_session *s, const float *lp, uint64_t n, uint32_t r0, uint32_t rows,
+                              uint32_t first_id, const int32_t *targets, txlm_err *err)
+{
+    uint64_t i = txlm_first_nonfinite(lp, n);
+    if (i == n) return 0;
+    uint64_t per_row = n / rows, token = targets ? (uint64_t)targets[i] : first_id + i % per_row;
+    char what[32];
+    snprintf(what, sizeof what, "token %llu", (unsigned long long)token);
+    return txlm_session_nonfinite(s, r0 + i / per_row, what, lp[i], err);
+}
+
+int txlm_session_nonfinite(const txlm_session *s, uint64_t position, const char *what, float v, txlm_err *err)
+{
+    return txlm_fail(err, TXLM_ERR_NONFINITE,
+                     "segment %llu, position %llu: the log-probability of %s is %s (the model computes NaN or infinity: "
+                     "its weights may hold non-finite or huge values, see txlm info --check)",
+                     (unsigned long long)(s->segments ? s->segments - 1 : 0), (unsigned long long)position, what,
+                     txlm_nonfinite_name(v));
 }
 
 static void free_capture(txlm_session *s)

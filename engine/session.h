@@ -25,6 +25,7 @@ struct txlm_session {
     uint32_t rk_rows;        /* position-key rows computed so far (per layer) */
     uint32_t z_rows;         /* rows of z (last layer output) from the last segment */
     uint64_t rng;            /* sampler state */
+    uint64_t segments;       /* segments fed since creation or the last reset (named in errors) */
     float *host_lp;          /* [n_token] host copy of one output row, for sampling */
 
     /* device buffers */
@@ -99,6 +100,16 @@ int txlm_session_set_capture(txlm_session *s, int mode, txlm_err *err);
 int txlm_session_submit(txlm_session *s, txlm_err *err);
 /* Copies the first n floats of the output buffer to dst. */
 int txlm_session_read_out(txlm_session *s, float *dst, size_t n, txlm_err *err);
+/* TXLM_ERR_NONFINITE naming the segment, position and token when any of
+ * the n log-probabilities read back for `rows` rows of the last segment
+ * (row r0 first, n / rows per row) is NaN or infinite. A row's values are
+ * those of tokens first_id, first_id + 1, ..., or, with targets, the one
+ * of targets[row - r0]. Costs one integer pass over what was read back
+ * (nonfinite.h), nothing next to the copy. */
+int txlm_session_check_finite(const txlm_session *s, const float *lp, uint64_t n, uint32_t r0, uint32_t rows,
+                              uint32_t first_id, const int32_t *targets, txlm_err *err);
+/* The error itself: `what` ("token 17") at `position` of the last segment has value v. */
+int txlm_session_nonfinite(const txlm_session *s, uint64_t position, const char *what, float v, txlm_err *err);
 
 /* adaptive_softmax.c: record the output layer for rows [r0, r0+rows) of z. */
 /* Scoring: the target of each row, on the device and on the host. */

@@ -7,17 +7,13 @@
  * then n_layer * mlen * 2*n_head*d_head f32 (layer by layer; each row the
  * keys then the values of one memory position), then d_model f32 of
  * the last output row when has_z, then the XXH3-64 of everything before. */
-/* O_TMPFILE and linkat's AT_SYMLINK_FOLLOW are Linux (GNU) extensions. */
-#define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <xxhash.h>
 
+#include "atomic_write.h"
+#include "open_input.h"
 #include "state.h"
 
 #define STATE_VERSION 1
@@ -154,126 +150,22 @@ int txlm_state_load(txlm_session *s, const void *buf, size_t size, txlm_err *err
     return 0;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Fault injection for tests (docs/reliability.md): TXLM_FAULT_STATE_SAVE=kill
- * kills the process halfway through writing the data, =fail fails after
- * the temporary file is complete and before it replaces the old state. */
-static int fault(const char *what)
-{
-    const char *f = getenv("TXLM_FAULT_STATE_SAVE");
-    if (!f || strcmp(f, what) != 0) return 0;
-    errno = EIO;
-    return 1;
-}
-
-static int write_data(int fd, const uint8_t *buf, size_t n)
-{
-    size_t half = fault("kill") ? n / 2 : n;
-    if (write_all(fd, buf, half)) return -1;
-    if (half < n) {
-        fsync(fd);
-        raise(SIGKILL);
-    }
-    return fsync(fd);
-}
-
-/* The directory of path (for O_TMPFILE), malloc'd. */
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash) return strdup(".");
-    if (slash == path) return strdup("/");
-    return strndup(path, (size_t)(slash - path));
-}
-
-/* Writes buf to "<path>.tmp", fsyncs and renames it onto path. The data
- * goes first into an unnamed file (O_TMPFILE) that gets its name only once
- * complete, so a process killed while writing leaves nothing behind; where
- * O_TMPFILE or /proc is unavailable, a named temporary is written instead. */
-static int replace_file(const char *path, const uint8_t *buf, size_t n)
-{
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 5), *dir = dir_of(path);
-    if (!tmp || !dir) {
-        free(tmp);
-        free(dir);
-        errno = ENOMEM;
-        return -1;
-    }
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp", 5);
-    unlink(tmp); /* left by a crash between naming and renaming, or by an old build */
-    int rc = -1, named = 0, fd = -1;
-#ifdef O_TMPFILE
-    fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-        char proc[64];
-        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-        if (write_data(fd, buf, n) == 0 && !fault("fail")) {
-            if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0) named = 1;
-            else rc = -2; /* no /proc: fall back below */
-        }
-        close(fd);
-    } else {
-        rc = -2;
-    }
-#else
-    rc = -2;
-#endif
-    if (rc == -2) {
-        rc = -1;
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (fd >= 0) {
-            named = 1;
-            if (write_data(fd, buf, n) != 0 || fault("fail")) named = -1;
-            if (close(fd) != 0) named = -1;
-        }
-    }
-    if (named == 1 && rename(tmp, path) == 0) {
-        rc = 0;
-        /* The rename itself must reach the disk too. */
-        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0) {
-            fsync(dfd);
-            close(dfd);
-        }
-    } else if (named) {
-        int e = errno;
-        unlink(tmp);
-        errno = e;
-    }
-    free(tmp);
-    free(dir);
-    return rc;
-}
-
 int txlm_state_save_file(txlm_session *s, const char *path, txlm_err *err)
 {
     size_t n = txlm_state_size(s), written;
     void *buf = malloc(n);
     if (!buf) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     int rc = txlm_state_save(s, buf, n, &written, err);
-    if (!rc && replace_file(path, buf, n) != 0)
-        rc = txlm_fail(err, TXLM_ERR_IO, "%s: cannot write the session state: %s", path, strerror(errno ? errno : EIO));
+    if (!rc && (rc = txlm_atomic_write_file(path, buf, n, err))) txlm_fail_prefix(err, "saving the session state: ");
     free(buf);
     return rc;
 }
 
 int txlm_state_load_file(txlm_session *s, const char *path, txlm_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot open", path);
+    FILE *f;
+    int open_rc = txlm_fopen_input(path, &f, err);
+    if (open_rc) return open_rc;
     long n = -1;
     if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
     void *buf = n > 0 && (size_t)n < ((size_t)1 << 40) ? malloc((size_t)n) : NULL;

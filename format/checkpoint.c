@@ -10,13 +10,15 @@
 #include <txlm.h>
 
 #include "quantize.h"
+#include "open_input.h"
 #include "torch.h"
 
 int txlm_checkpoint_open(const char *path, txlm_checkpoint **out, txlm_err *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    int open_rc = txlm_fopen_input(path, &f, err);
+    if (open_rc) return open_rc;
     unsigned char head[16];
     size_t n = fread(head, 1, sizeof head, f);
     int rd_err = ferror(f);

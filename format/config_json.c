@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 #include <txlm.h>
 
+#include "open_input.h"
 #include "pack.h"
 
 #define CONFIG_CAP (16u << 20)
@@ -387,8 +388,9 @@ int txlm_config_load_json(const char *path, txlm_hparams *out, txlm_err *err)
 
 int txlm_config_load_json_notes(const char *path, txlm_hparams *out, txlm_config_notes *notes, txlm_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    int open_rc = txlm_fopen_input(path, &f, err);
+    if (open_rc) return open_rc;
     char *buf = malloc(CONFIG_CAP + 1);
     if (!buf) {
         fclose(f);

@@ -1,7 +1,6 @@
 /* safetensors + config.json + vocab.txt, the folder txlm-pack reads. */
 #include "export_hf.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,8 @@
 
 #include <cjson/cJSON.h>
 #include <txlm.h>
+
+#include "atomic_write.h"
 
 typedef struct strbuf {
     char *p;
@@ -76,22 +77,15 @@ static int st_header(const txlm_checkpoint *ck, strbuf *b, txlm_err *err)
     return b->oom ? txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of memory for the safetensors header") : 0;
 }
 
-static int write_all(FILE *f, const void *p, size_t n) { return n == 0 || fwrite(p, 1, n, f) == n; }
-
-static int write_safetensors(const txlm_checkpoint *ck, const char *path, txlm_err *err)
+static int write_safetensors(const txlm_checkpoint *ck, txlm_atomic *out, txlm_err *err)
 {
     strbuf hdr = {0};
     int rc = st_header(ck, &hdr, err);
-    FILE *f = rc ? NULL : fopen(path, "wb");
-    if (!rc && !f) rc = txlm_fail(err, TXLM_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-    if (f) {
-        uint8_t len[8];
-        for (int i = 0; i < 8; i++) len[i] = (uint8_t)((uint64_t)hdr.len >> (8 * i));
-        int ok = write_all(f, len, 8) && write_all(f, hdr.p, hdr.len);
-        for (uint32_t i = 0; ok && i < ck->n_tensors; i++) ok = write_all(f, ck->tensors[i].data, ck->tensors[i].nbytes);
-        ok = fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
-        if (fclose(f) != 0 || !ok) rc = txlm_fail(err, TXLM_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-    }
+    uint8_t len[8];
+    for (int i = 0; i < 8; i++) len[i] = (uint8_t)((uint64_t)hdr.len >> (8 * i));
+    if (!rc) rc = txlm_atomic_write(out, len, 8, err);
+    if (!rc) rc = txlm_atomic_write(out, hdr.p, hdr.len, err);
+    for (uint32_t i = 0; !rc && i < ck->n_tensors; i++) rc = txlm_atomic_write(out, ck->tensors[i].data, ck->tensors[i].nbytes, err);
     free(hdr.p);
     return rc;
 }
@@ -151,25 +145,16 @@ static char *config_json(const txlm_hparams *h)
     return s;
 }
 
-static int write_text(const char *path, const char *text, size_t len, txlm_err *err)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-    int ok = write_all(f, text, len) && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    if (fclose(f) != 0 || !ok) return txlm_fail(err, TXLM_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-    return 0;
-}
-
-static int write_config(const txlm_hparams *h, const char *path, txlm_err *err)
+static int write_config(const txlm_hparams *h, txlm_atomic *out, txlm_err *err)
 {
     char *s = config_json(h);
     if (!s) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of memory for config.json");
-    int rc = write_text(path, s, strlen(s), err);
+    int rc = txlm_atomic_write(out, s, strlen(s), err);
     cJSON_free(s);
     return rc;
 }
 
-static int write_vocab(const txlm_vocab *v, const char *path, txlm_err *err)
+static int write_vocab(const txlm_vocab *v, txlm_atomic *out, txlm_err *err)
 {
     strbuf b = {0};
     for (uint32_t i = 0; i < v->n; i++) {
@@ -179,7 +164,7 @@ static int write_vocab(const txlm_vocab *v, const char *path, txlm_err *err)
             return free(b.p), txlm_fail(err, TXLM_ERR_UNSUPPORTED, "symbol %" PRIu32 " cannot be one line of vocab.txt", i);
         sb_printf(&b, "%.*s\n", (int)len, s);
     }
-    int rc = b.oom ? txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of memory for vocab.txt") : write_text(path, b.p, b.len, err);
+    int rc = b.oom ? txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of memory for vocab.txt") : txlm_atomic_write(out, b.p, b.len, err);
     free(b.p);
     return rc;
 }
@@ -191,11 +176,10 @@ int txlm_export_hf(const txlm_hparams *h, const txlm_vocab *v, const txlm_checkp
     const char *slash = strrchr(st_path, '/');
     int dir_len = slash ? (int)(slash - st_path) : 1;
     const char *dir = slash ? st_path : ".";
-    char final[3][4096], tmp[3][4104];
+    char final[3][4096];
     snprintf(final[0], sizeof final[0], "%s", st_path);
     snprintf(final[1], sizeof final[1], "%.*s/config.json", dir_len, dir);
     snprintf(final[2], sizeof final[2], "%.*s/vocab.txt", dir_len, dir);
-    for (int i = 0; i < 3; i++) snprintf(tmp[i], sizeof tmp[i], "%.4095s.tmp", final[i]);
     if (strlen(st_path) >= sizeof final[0] - 16)
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: path too long", st_path);
     if (!strcmp(final[0], final[1]) || !strcmp(final[0], final[2]))
@@ -204,12 +188,16 @@ int txlm_export_hf(const txlm_hparams *h, const txlm_vocab *v, const txlm_checkp
     char folder[4096];
     snprintf(folder, sizeof folder, "%.*s", dir_len, dir);
     int made = mkdir(folder, 0755) == 0;
-    int rc = write_safetensors(ck, tmp[0], err);
-    if (!rc) rc = write_config(h, tmp[1], err);
-    if (!rc) rc = write_vocab(v, tmp[2], err);
-    for (int i = 0; !rc && i < 3; i++)
-        if (rename(tmp[i], final[i]) != 0) rc = txlm_fail(err, TXLM_ERR_IO, "cannot rename %s: %s", tmp[i], strerror(errno));
-    for (int i = 0; i < 3; i++) unlink(tmp[i]);
+    /* All three are written in full before the first replaces anything. */
+    txlm_atomic out[3];
+    memset(out, 0, sizeof out);
+    int rc = 0;
+    for (int i = 0; !rc && i < 3; i++) rc = txlm_atomic_open(&out[i], final[i], err);
+    if (!rc) rc = write_safetensors(ck, &out[0], err);
+    if (!rc) rc = write_config(h, &out[1], err);
+    if (!rc) rc = write_vocab(v, &out[2], err);
+    for (int i = 0; !rc && i < 3; i++) rc = txlm_atomic_commit(&out[i], err);
+    for (int i = 0; i < 3; i++) txlm_atomic_abort(&out[i]);
     if (rc && made) rmdir(folder);
     return rc;
 }

@@ -10,16 +10,16 @@
 #include <txlm.h>
 
 #include "file_map.h"
+#include "open_input.h"
 
 int txlm_file_map_open(const char *path, txlm_file_map *m, txlm_err *err)
 {
     memset(m, 0, sizeof *m);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    int fd;
+    int rc = txlm_open_input(path, &fd, err);
+    if (rc) return rc;
     struct stat st;
-    int rc = 0;
     if (fstat(fd, &st) != 0) rc = txlm_fail(err, TXLM_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
-    else if (!S_ISREG(st.st_mode)) rc = txlm_fail(err, TXLM_ERR_IO, "%s: not a regular file", path);
     else if ((uint64_t)st.st_size > SIZE_MAX) rc = txlm_fail(err, TXLM_ERR_LIMIT, "%s: too large to map", path);
     if (rc || st.st_size == 0) {
         close(fd);

@@ -10,6 +10,7 @@
 #include <txlm.h>
 
 #include "torch_read.h"
+#include "open_input.h"
 
 int txlm_torch_sniff(const void *head, uint64_t len)
 {
@@ -21,8 +22,9 @@ int txlm_torch_sniff(const void *head, uint64_t len)
 static int kind_of(const char *path, int *zip, txlm_err *err)
 {
     unsigned char head[TXLM_TORCH_LEGACY_MAGIC_LEN];
-    FILE *f = fopen(path, "rb");
-    if (!f) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    int open_rc = txlm_fopen_input(path, &f, err);
+    if (open_rc) return open_rc;
     size_t n = fread(head, 1, sizeof head, f);
     fclose(f);
     *zip = n >= 4 && !memcmp(head, "PK\x03\x04", 4);

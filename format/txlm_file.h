@@ -52,7 +52,8 @@ const void *txlm_file_data(const txlm_file *f, const txlm_tensor_info *t);
 
 typedef struct txlm_writer txlm_writer;
 
-/* Writes to "<path>.tmp" and renames onto path in txlm_writer_finish. */
+/* Writes to a temporary file in path's directory (atomic_write.h) that
+ * txlm_writer_finish renames onto path. */
 int txlm_writer_open(const char *path, txlm_writer **out, txlm_err *err);
 int txlm_writer_set_hparams(txlm_writer *w, const txlm_hparams *h, txlm_err *err);
 /* The vocabulary is copied. */
@@ -65,7 +66,7 @@ int txlm_writer_add_tensor(txlm_writer *w, const char *name, txlm_dtype dtype, u
 /* Optional: called with (bytes written, total) while tensor data is written. */
 void txlm_writer_set_progress(txlm_writer *w, void (*cb)(void *user, uint64_t done, uint64_t total), void *user);
 /* Lays out, writes, fsyncs and renames. Frees w in all cases; on error
- * the temporary file is removed and nothing exists at path. */
+ * the temporary file is removed and path is as it was. */
 int txlm_writer_finish(txlm_writer *w, txlm_err *err);
 /* Drops everything, removes the temporary file, frees w. */
 void txlm_writer_abort(txlm_writer *w);

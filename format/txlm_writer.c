@@ -1,11 +1,10 @@
 /* .txlm v1 writer (docs/format.md, "Writing"). Tensor data is streamed
  * straight from the caller's buffers, hashed on the way; the metadata,
  * which needs those hashes, is written last at the front of the file.
- * Everything goes to "<path>.tmp", renamed onto path only once synced. */
+ * Everything goes to a temporary file that replaces path only once synced
+ * (atomic_write.c: the temporary cannot be redirected, nor left behind). */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 
 #include <txlm.h>
 
+#include "atomic_write.h"
 #include "txlm_file.h"
 #include "txlm_layout.h"
 
@@ -33,8 +33,8 @@ typedef struct name_slot {
 } name_slot;
 
 struct txlm_writer {
-    char *path, *tmp;
-    int fd;
+    char *path;
+    txlm_atomic out; /* out.fd takes the data */
     int have_hp, have_vocab;
     txlm_hparams hp;
     txlm_vocab vocab;
@@ -75,21 +75,13 @@ int txlm_writer_open(const char *path, txlm_writer **out, txlm_err *err)
     if (!path || !out || !*path) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "txlm_writer_open: no path");
     *out = NULL;
     txlm_writer *w = calloc(1, sizeof *w);
-    size_t n = strlen(path);
-    if (w) w->path = malloc(n + 1);
-    if (w) w->tmp = malloc(n + 5);
-    if (!w || !w->path || !w->tmp) {
-        if (w) free(w->path);
+    if (w) w->path = strdup(path);
+    if (!w || !w->path) {
         free(w);
         return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
     }
-    memcpy(w->path, path, n + 1);
-    memcpy(w->tmp, path, n);
-    memcpy(w->tmp + n, ".tmp", 5);
-    w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (w->fd < 0) {
-        int rc = txlm_fail(err, TXLM_ERR_IO, "%s: cannot create: %s", w->tmp, strerror(errno));
-        free(w->tmp);
+    int rc = txlm_atomic_open(&w->out, path, err);
+    if (rc) {
         free(w->path);
         free(w);
         return rc;
@@ -186,27 +178,21 @@ void txlm_writer_set_progress(txlm_writer *w, void (*cb)(void *user, uint64_t do
     w->user = user;
 }
 
+/* Drops the temporary file too, unless commit has released it. */
 static void free_writer(txlm_writer *w)
 {
-    if (w->fd >= 0) close(w->fd);
+    txlm_atomic_abort(&w->out);
     shfree(w->names);
     arrfree(w->tensors);
     free(w->offsets);
     free(w->blob);
-    free(w->tmp);
     free(w->path);
     free(w);
 }
 
 void txlm_writer_abort(txlm_writer *w)
 {
-    if (!w) return;
-    if (w->fd >= 0) {
-        close(w->fd);
-        w->fd = -1;
-        unlink(w->tmp);
-    }
-    free_writer(w);
+    if (w) free_writer(w);
 }
 
 static int pwrite_all(txlm_writer *w, txlm_err *err, const void *buf, uint64_t len, uint64_t off)
@@ -214,7 +200,7 @@ static int pwrite_all(txlm_writer *w, txlm_err *err, const void *buf, uint64_t l
     const uint8_t *p = buf;
     while (len) {
         size_t n = len > (1u << 30) ? (1u << 30) : (size_t)len;
-        ssize_t got = pwrite(w->fd, p, n, (off_t)off);
+        ssize_t got = pwrite(w->out.fd, p, n, (off_t)off);
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0)
             return wfail(w, err, TXLM_ERR_IO, "write of %zu bytes at offset %" PRIu64 " failed: %s", n, off,
@@ -419,18 +405,6 @@ static int write_metadata(txlm_writer *w, const layout *L, txlm_err *err)
     return rc;
 }
 
-static int sync_dir(const char *path)
-{
-    char *copy = strdup(path);
-    if (!copy) return -1;
-    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(copy);
-    if (fd < 0) return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
 static int finish(txlm_writer *w, txlm_err *err)
 {
     int rc = sticky(w, err);
@@ -442,33 +416,17 @@ static int finish(txlm_writer *w, txlm_err *err)
                      w->hp.n_token);
     layout L;
     plan(w, &L);
-    if (ftruncate(w->fd, (off_t)L.file_size) != 0)
-        return wfail(w, err, TXLM_ERR_IO, "cannot size %s to %" PRIu64 " bytes: %s", w->tmp, L.file_size, strerror(errno));
+    if (ftruncate(w->out.fd, (off_t)L.file_size) != 0)
+        return wfail(w, err, TXLM_ERR_IO, "cannot size the file to %" PRIu64 " bytes: %s", L.file_size, strerror(errno));
     if ((rc = write_data(w, &L, err))) return rc;
     if ((rc = write_metadata(w, &L, err))) return rc;
-    if (fsync(w->fd) != 0) return wfail(w, err, TXLM_ERR_IO, "fsync of %s failed: %s", w->tmp, strerror(errno));
-    int fd = w->fd;
-    w->fd = -1;
-    if (close(fd) != 0) return wfail(w, err, TXLM_ERR_IO, "close of %s failed: %s", w->tmp, strerror(errno));
-    if (rename(w->tmp, w->path) != 0) return wfail(w, err, TXLM_ERR_IO, "cannot rename %s: %s", w->tmp, strerror(errno));
-    if (sync_dir(w->path) != 0) {
-        /* Renamed but not durable: withdraw it so the caller sees one outcome. */
-        int e = errno;
-        unlink(w->path);
-        return wfail(w, err, TXLM_ERR_IO, "cannot sync the directory: %s", strerror(e));
-    }
-    return 0;
+    return txlm_atomic_commit(&w->out, err);
 }
 
 int txlm_writer_finish(txlm_writer *w, txlm_err *err)
 {
     if (!w) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "txlm_writer_finish: no writer");
     int rc = finish(w, err);
-    if (rc) {
-        if (w->fd >= 0) close(w->fd);
-        w->fd = -1;
-        unlink(w->tmp);
-    }
     free_writer(w);
     return rc;
 }

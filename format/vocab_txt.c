@@ -10,6 +10,7 @@
 
 #include <txlm.h>
 
+#include "open_input.h"
 #include "pack.h"
 #include "txlm_layout.h"
 #include "vocab_check.h"
@@ -25,8 +26,9 @@ void txlm_vocab_buf_free(txlm_vocab_buf *b)
 
 static int read_file(const char *path, char **out, uint32_t *len, txlm_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    int open_rc = txlm_fopen_input(path, &f, err);
+    if (open_rc) return open_rc;
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     int rc = 0;

@@ -50,6 +50,7 @@ typedef enum txlm_status {
     TXLM_ERR_VULKAN = 10,       /* any other Vulkan failure */
     TXLM_ERR_CANCELLED = 11,
     TXLM_ERR_LIMIT = 12,        /* a size exceeds a configured cap */
+    TXLM_ERR_NONFINITE = 13,    /* a log-probability came out NaN or infinite (weights with NaN, infinity or huge values) */
 } txlm_status;
 
 /* Static English name of a status ("format error", ...). */

@@ -24,8 +24,11 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_lib_error(txlm_status st, const char *what);
 /* Parses "a,b,c" of non-negative integers; *out is malloc'd. */
 int cli_parse_list(const char *s, int32_t **out, uint32_t *n, const char *what);
-/* Writes a whole file atomically (temporary + rename). */
+/* Writes a whole file atomically (format/atomic_write.h: an unredirectable
+ * temporary, synced, then renamed); 1 after printing why not. */
 int cli_write_file(const char *path, const void *data, size_t size);
+/* The same for n files (NULL paths skipped), all written before any replaces its old version. */
+int cli_write_files(int n, const char *const *paths, const void *const *data, const size_t *sizes);
 /* Returns the value after a flag or NULL (and prints an error). */
 const char *cli_value(int argc, char **argv, int *i);
 /* Parses an unsigned or signed integer in range, printing an error on failure. */
@@ -33,12 +36,21 @@ int cli_parse_u32(const char *s, const char *flag, uint32_t *out);
 int cli_parse_i32(const char *s, const char *flag, int32_t *out);
 /* Context options from the environment (TXLM_DEVICE is read by the library). */
 txlm_status cli_open_context(txlm_context **ctx);
+/* 0 when path opens as a regular file, else 1 after printing why (prefixed
+ * with what): a missing or special file fails before the device starts,
+ * which takes seconds. */
+int cli_check_input(const char *path, const char *what);
 /* The device, then the model at path; prints why either failed (except a
  * load cancelled through mo's progress callback) and returns the status. */
 txlm_status cli_open_model(const char *path, const txlm_model_options *mo, txlm_context **ctx, txlm_model **m);
 /* 0, or 1 after printing how many Vulkan validation messages ctx counted. */
 int cli_validation_status(const txlm_context *ctx);
-/* A whole file, NUL-terminated (malloc'd), or NULL after printing why. */
+/* An input file to read: "-" is stdin, anything else must be a regular
+ * file (never a FIFO, which could block forever); NULL after printing why. */
+FILE *cli_open_input(const char *path);
+/* Closes what cli_open_input opened (stdin stays open). */
+void cli_close_input(FILE *f);
+/* A whole file ("-": stdin), NUL-terminated (malloc'd), or NULL after printing why. */
 char *cli_read_file(const char *path, size_t *len);
 /* The session options of every command that runs a model (--mem-len,
  * --clamp-len, --same-length 0|1): 0 when `flag` is one and `v` parses,
@@ -47,7 +59,5 @@ int cli_session_option(const char *flag, const char *v, txlm_session_options *so
 /* The ids of `len` bytes of text in a malloc'd array (free()), or 1 after
  * printing an error naming `what` (failure, or no tokens at all). */
 int cli_tokenize(txlm_model *m, const char *text, size_t len, const char *what, int32_t **ids, uint32_t *n);
-/* The same for a whole file's text. */
-int cli_tokenize_file(txlm_model *m, const char *path, int32_t **ids, uint32_t *n);
 
 #endif

@@ -6,7 +6,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic_write.h"
 #include "cli.h"
+#include "open_input.h"
 
 int cli_error(const char *fmt, ...)
 {
@@ -52,32 +54,13 @@ int cli_parse_list(const char *s, int32_t **out, uint32_t *n, const char *what)
     return 0;
 }
 
-int cli_write_file(const char *path, const void *data, size_t size)
+int cli_write_files(int n, const char *const *paths, const void *const *data, const size_t *sizes)
 {
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 5);
-    if (!tmp) return cli_error("out of memory");
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp", 5);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        cli_error("%s: cannot create: %s", tmp, strerror(errno));
-        free(tmp);
-        return 1;
-    }
-    int bad = fwrite(data, 1, size, f) != size;
-    bad |= fflush(f) != 0;
-    bad |= fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        free(tmp);
-        return cli_error("%s: write failed: %s", path, strerror(e));
-    }
-    free(tmp);
-    return 0;
+    txlm_err err = {0, ""};
+    return txlm_atomic_write_files(n, paths, data, sizes, &err) ? cli_error("%s", err.msg) : 0;
 }
+
+int cli_write_file(const char *path, const void *data, size_t size) { return cli_write_files(1, &path, &data, &size); }
 
 const char *cli_value(int argc, char **argv, int *i)
 {
@@ -113,8 +96,18 @@ txlm_status cli_open_context(txlm_context **ctx)
     return txlm_context_create(&o, ctx);
 }
 
+int cli_check_input(const char *path, const char *what)
+{
+    int fd;
+    txlm_err err = {0, ""};
+    if (txlm_open_input(path, &fd, &err)) return cli_error("%s: %s", what, err.msg);
+    close(fd);
+    return 0;
+}
+
 txlm_status cli_open_model(const char *path, const txlm_model_options *mo, txlm_context **ctx, txlm_model **m)
 {
+    if (cli_check_input(path, "loading the model")) return TXLM_ERR_IO;
     txlm_status st = cli_open_context(ctx);
     if (st) return cli_lib_error(st, "opening the device"), st;
     st = txlm_model_load(*ctx, path, mo, m);
@@ -128,14 +121,26 @@ int cli_validation_status(const txlm_context *ctx)
     return n ? cli_error("%llu Vulkan validation messages", (unsigned long long)n) : 0;
 }
 
+/* "-" is standard input; anything else must be a regular file (open_input.h). */
+FILE *cli_open_input(const char *path)
+{
+    if (!strcmp(path, "-")) return stdin;
+    FILE *f;
+    txlm_err err = {0, ""};
+    if (txlm_fopen_input(path, &f, &err)) cli_error("%s", err.msg);
+    return f;
+}
+
+void cli_close_input(FILE *f)
+{
+    if (f && f != stdin) fclose(f);
+}
+
 char *cli_read_file(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        cli_error("%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    /* read to the end rather than trust the size: pipes and /dev/stdin work too */
+    FILE *f = cli_open_input(path);
+    if (!f) return NULL;
+    /* read to the end rather than trust the size: standard input may be a pipe */
     size_t n = 0, cap = 1 << 16, got;
     char *buf = malloc(cap);
     while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0)
@@ -145,7 +150,7 @@ char *cli_read_file(const char *path, size_t *len)
             buf = b;
         }
     int bad = ferror(f);
-    fclose(f);
+    cli_close_input(f);
     if (!buf || bad) {
         free(buf);
         cli_error("%s: %s", path, bad ? "read error" : "out of memory");
@@ -184,16 +189,6 @@ int cli_tokenize(txlm_model *m, const char *text, size_t len, const char *what, 
     txlm_free(lib_ids);
     *n = (uint32_t)count;
     return *ids ? 0 : cli_error("out of memory");
-}
-
-int cli_tokenize_file(txlm_model *m, const char *path, int32_t **ids, uint32_t *n)
-{
-    size_t len = 0;
-    char *text = cli_read_file(path, &len);
-    if (!text) return 1;
-    int rc = cli_tokenize(m, text, len, path, ids, n);
-    free(text);
-    return rc;
 }
 
 double cli_now(void)

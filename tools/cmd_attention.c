@@ -93,25 +93,12 @@ static int parse(int argc, char **argv, opts *o)
     return 0;
 }
 
-static int read_tokens(txlm_model *m, const opts *o, int32_t **ids, uint32_t *n)
+/* text: the -f FILE's bytes, read before the model was. */
+static int read_tokens(txlm_model *m, const opts *o, const char *text, size_t len, int32_t **ids, uint32_t *n)
 {
     if (o->tokens) return cli_parse_list(o->tokens, ids, n, "--tokens");
-    if (o->file) return cli_tokenize_file(m, o->file, ids, n);
+    if (o->file) return cli_tokenize(m, text, len, o->file, ids, n);
     return cli_tokenize(m, o->text, strlen(o->text), "-p TEXT", ids, n);
-}
-
-/* Writes every output, or removes those already written. */
-static int write_all(const char *const *paths, void *const *data, const size_t *sizes, int n)
-{
-    for (int k = 0; k < n; k++) {
-        if (!paths[k]) continue;
-        if (cli_write_file(paths[k], data[k], sizes[k])) {
-            while (k--)
-                if (paths[k]) remove(paths[k]);
-            return 1;
-        }
-    }
-    return 0;
 }
 
 static int produce(txlm_model *m, const opts *o, const int32_t *ids, uint32_t n)
@@ -142,7 +129,7 @@ static int produce(txlm_model *m, const opts *o, const int32_t *ids, uint32_t n)
     }
     if (!rc && o->f32) rc = attn_dump_f32(&r, s, ns, o->terms, &data[1], &sizes[1]);
     if (!rc && o->csv) rc = attn_dump_csv(&r, s, ns, o->terms, &data[2], &sizes[2]);
-    if (!rc) rc = write_all(paths, data, sizes, 3);
+    if (!rc) rc = cli_write_files(3, paths, (const void *const *)data, sizes);
     for (int k = 0; k < 3; k++) free(data[k]);
     attn_slices_free(s, ns);
     attn_run_free(&r);
@@ -165,11 +152,16 @@ int cmd_attention(int argc, char **argv)
     int32_t *ids = NULL;
     uint32_t n = 0;
     txlm_model_options mo = {.no_verify = o.no_verify};
+    /* the input file first: a bad one fails before the device starts */
+    char *text = NULL;
+    size_t len = 0;
+    if (o.file && !(text = cli_read_file(o.file, &len))) return 1;
     if (cli_open_model(o.model, &mo, &ctx, &m)) goto done;
-    if (read_tokens(m, &o, &ids, &n)) goto done;
+    if (read_tokens(m, &o, text, len, &ids, &n)) goto done;
     rc = produce(m, &o, ids, n);
     if (!rc) rc = cli_validation_status(ctx);
 done:
+    free(text);
     free(ids);
     txlm_model_free(m);
     txlm_context_destroy(ctx);

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "open_input.h"
 
 enum { W_LOAD = 1, W_EVAL = 2, W_GEN = 4, W_VANILLA = 8 };
 enum { MAX_REPS = 64, MAX_LENS = 16 };
@@ -100,8 +101,9 @@ static int parse_workloads(const char *v, unsigned *out)
 
 static int read_ids(const char *path, bench_opts *o)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return cli_error("%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    txlm_err err = {0, ""};
+    if (txlm_fopen_input(path, &f, &err)) return cli_error("%s", err.msg);
     long size = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
     if (size <= 0 || size % 4) {
         fclose(f);
@@ -371,12 +373,13 @@ int cmd_bench(int argc, char **argv)
     float *lp = NULL;
     bench_result r = {0};
     txlm_device_info dev;
+    /* the files first: a bad one fails before the device starts */
+    if (cli_check_input(o.model, "loading the model") || (ids_path && read_ids(ids_path, &o))) goto done;
     double t0 = cli_now();
     txlm_status st = cli_open_context(&ctx);
     if (st) { rc = cli_lib_error(st, "opening the device"); goto done; }
     r.context_s = cli_now() - t0;
     if ((st = txlm_context_device(ctx, &dev))) { rc = cli_lib_error(st, "querying the device"); goto done; }
-    if (ids_path && read_ids(ids_path, &o)) goto done;
     if ((o.workloads & W_LOAD) && run_load(ctx, &o, &r)) goto done;
     if ((st = txlm_model_load(ctx, o.model, &o.mo, &m))) { rc = cli_lib_error(st, "loading the model"); goto done; }
     txlm_model_params p;

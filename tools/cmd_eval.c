@@ -19,7 +19,8 @@ static void usage(void)
            "                 [--json] [--no-verify]\n\n"
            "Scores every token of FILE given the ones before it: segments of L tokens (default: the model's\n"
            "tgt_len), memory of M (default: the model's mem_len). Prints perplexity (word models) or bits per\n"
-           "character (character models), the tokens evaluated and tokens/s. --json prints one JSON object.\n");
+           "character (character models), the tokens evaluated and tokens/s. --json prints one JSON object.\n"
+           "FILE - reads standard input; any other FILE must be a regular file.\n");
 }
 
 typedef struct eval_state {
@@ -99,7 +100,7 @@ int cmd_eval(int argc, char **argv)
         }
         if (!strcmp(a, "--json")) { json = 1; continue; }
         if (!strcmp(a, "--no-verify")) { mo.no_verify = 1; continue; }
-        if (a[0] != '-') {
+        if (a[0] != '-' || !strcmp(a, "-")) { /* "-": standard input */
             if (file) return cli_error("eval: more than one FILE given");
             file = a;
             continue;
@@ -115,8 +116,8 @@ int cmd_eval(int argc, char **argv)
         else return cli_error("eval: unknown option \"%s\" (see txlm eval --help)", a);
     }
     if (!model || !file) return cli_error("eval: -m MODEL and FILE are required");
-    FILE *in = fopen(file, "rb");
-    if (!in) return cli_error("%s: cannot open: %s", file, strerror(errno));
+    FILE *in = cli_open_input(file);
+    if (!in) return 1;
     struct stat st_file;
     double total = fstat(fileno(in), &st_file) == 0 ? (double)st_file.st_size : 0;
 
@@ -164,20 +165,24 @@ int cmd_eval(int argc, char **argv)
     double secs = cli_now() - t0, mean = e.nll / (double)e.scored;
     int chars = p.tokenizer != TXLM_TOKENIZER_WORD;
     if (json) {
+        /* Log-probabilities are finite (the library refuses others), but
+         * exp of a mean NLL above 709 overflows: JSON has no inf, so null. */
+        double score = chars ? mean / log(2.0) : exp(mean);
+        char score_s[64] = "null";
+        if (isfinite(score)) snprintf(score_s, sizeof score_s, "%.6f", score);
         printf("{\"file\": ");
         json_string(file);
-        printf(", \"tokens\": %llu, \"mean_nll\": %.6f, \"%s\": %.6f, \"seconds\": %.3f, "
+        printf(", \"tokens\": %llu, \"mean_nll\": %.6f, \"%s\": %s, \"seconds\": %.3f, "
                "\"tokens_per_second\": %.2f, \"tgt_len\": %u, \"mem_len\": %u}\n",
-               (unsigned long long)e.scored, mean, chars ? "bpc" : "perplexity",
-               chars ? mean / log(2.0) : exp(mean), secs, (double)e.scored / secs, e.seg,
-               so.mem_len ? so.mem_len : p.mem_len);
+               (unsigned long long)e.scored, mean, chars ? "bpc" : "perplexity", score_s, secs, (double)e.scored / secs,
+               e.seg, so.mem_len ? so.mem_len : p.mem_len);
     } else
         printf("%s: %llu tokens, mean NLL %.4f, %s %.4f, %.1f tokens/s\n", file, (unsigned long long)e.scored, mean,
                chars ? "bits per character" : "perplexity", chars ? mean / log(2.0) : exp(mean),
                (double)e.scored / secs);
     rc = cli_validation_status(ctx);
 done:
-    fclose(in);
+    cli_close_input(in);
     free(line);
     free(e.buf);
     free(e.lp);

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "nonfinite.h"
 #include "txlm_file.h"
 
 static void print_hparams(const txlm_hparams *h)
@@ -17,19 +18,44 @@ static void print_hparams(const txlm_hparams *h)
            h->pre_lnorm, h->untie_r, h->same_length, h->clamp_len, h->mem_len, h->tgt_len, (double)h->layer_norm_epsilon);
 }
 
+/* --check: every tensor's values; 1 when any is NaN or infinite. */
+static int check_values(txlm_file *f)
+{
+    uint32_t n = txlm_file_tensor_count(f), bad = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const txlm_tensor_info *t = txlm_file_tensor(f, i);
+        txlm_nonfinite nf;
+        if (txlm_nonfinite_scan(t->dtype, txlm_file_data(f, t), t->n_elems, &nf) || !nf.count) continue;
+        printf("  non-finite: %s: %llu of %llu values, the first at element %llu (%s)\n", t->name,
+               (unsigned long long)nf.count, (unsigned long long)t->n_elems, (unsigned long long)nf.first,
+               txlm_nonfinite_name(nf.value));
+        bad++;
+    }
+    if (!bad) {
+        printf("check: no NaN or infinite values in %u tensors\n", n);
+        return 0;
+    }
+    printf("check: %u of %u tensors hold NaN or infinite values\n", bad, n);
+    return cli_error("%s: %u tensors hold NaN or infinite values", "check", bad);
+}
+
 int cmd_info(int argc, char **argv)
 {
     const char *path = NULL;
-    int no_verify = 0;
+    int no_verify = 0, check = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: txlm info -m MODEL.txlm [--no-verify]\n\nPrints the hyper-parameters, the vocabulary summary "
-                   "and every tensor (name, dtype, shape, bytes).\n--no-verify skips the per-tensor checksums.\n");
+            printf("usage: txlm info -m MODEL.txlm [--no-verify] [--check]\n\nPrints the hyper-parameters, the vocabulary summary "
+                   "and every tensor (name, dtype, shape, bytes).\n--no-verify skips the per-tensor checksums.\n"
+                   "--check also reads every value and reports the tensors holding NaN or infinity (count, first\n"
+                   "element; for q8_0 and q4_0 the elements of blocks whose scale is not finite); exit 1 if any.\n");
             return 0;
         } else if (!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model")) {
             if (!(path = cli_value(argc, argv, &i))) return 1;
         } else if (!strcmp(argv[i], "--no-verify")) {
             no_verify = 1;
+        } else if (!strcmp(argv[i], "--check")) {
+            check = 1;
         } else {
             return cli_error("info: unknown option \"%s\" (see txlm info --help)", argv[i]);
         }
@@ -65,6 +91,7 @@ int cmd_info(int argc, char **argv)
         if (count[d])
             printf("  %-5s %u tensors, %llu bytes (%.2f MiB)\n", txlm_dtype_get(d)->name, count[d],
                    (unsigned long long)by_dtype[d], (double)by_dtype[d] / (1 << 20));
+    int rc = check ? check_values(f) : 0;
     txlm_file_close(f);
-    return 0;
+    return rc;
 }

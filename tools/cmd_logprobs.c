@@ -60,10 +60,14 @@ int cmd_logprobs(int argc, char **argv)
     txlm_session *s = NULL;
     float *lp = NULL;
     txlm_status st;
+    /* the text first: a bad file fails before the device starts */
+    size_t text_len = 0;
+    char *text = text_file ? cli_read_file(text_file, &text_len) : NULL;
+    if (text_file && !text) goto done;
     if (cli_open_model(model, &mo, &ctx, &m)) goto done;
     txlm_model_params p;
     txlm_model_get_params(m, &p);
-    if (text_file && (rc = cli_tokenize_file(m, text_file, &tokens, &n_tokens))) goto done;
+    if (text_file && (rc = cli_tokenize(m, text, text_len, text_file, &tokens, &n_tokens))) goto done;
     rc = 1;
     if (segs && sum != n_tokens) {
         rc = cli_error("--segments add up to %llu but %u tokens were given", (unsigned long long)sum, n_tokens);
@@ -85,6 +89,7 @@ int cmd_logprobs(int argc, char **argv)
     rc = cli_write_file(out, lp, (size_t)n_tokens * p.n_token * sizeof *lp);
     if (!rc) rc = cli_validation_status(ctx);
 done:
+    free(text);
     free(lp);
     txlm_session_free(s);
     txlm_model_free(m);

@@ -13,6 +13,8 @@
 #include "checkpoint.h"
 #include "ckpt_source.h"
 #include "export_hf.h"
+#include "nonfinite.h"
+#include "open_input.h"
 #include "pack.h"
 #include "vocab_txt.h"
 #include "synthetic.h"
@@ -52,6 +54,8 @@ static const char usage[] =
     "  --seed N             the seed of --synthetic (default 1); one seed, one model\n"
     "  --export-safetensors F  with --synthetic: also write the weights as HF-named\n"
     "                       safetensors F, with config.json and vocab.txt beside it\n"
+    "  --allow-nonfinite    pack weights holding NaN or infinity (each such tensor is\n"
+    "                       reported, with its count and first element, either way)\n"
     "  -h, --help           this text\n"
     "\n"
     "Each file's form is told by its content, never by its name. Progress\n"
@@ -59,7 +63,7 @@ static const char usage[] =
 
 typedef struct args {
     const char *dir, *out, *config, *weights, *vocab, *tokenizer, *dtype, *synthetic, *seed, *export_st, *order;
-    int lower_case;
+    int lower_case, allow_nonfinite;
 } args;
 
 static int fail(const char *fmt, const char *a)
@@ -82,6 +86,10 @@ static int parse_args(int argc, char **argv, args *a)
         }
         if (!strcmp(s, "--lower-case")) {
             a->lower_case = 1;
+            continue;
+        }
+        if (!strcmp(s, "--allow-nonfinite")) {
+            a->allow_nonfinite = 1;
             continue;
         }
         if (!strcmp(s, "-o") || !strcmp(s, "--output")) slot = &a->out;
@@ -139,8 +147,8 @@ static char *pick(const char *explicit_path, const char *dir, const char *const 
 /* The first bytes of a file (0 when it cannot be read): forms are told by content. */
 static size_t read_head(const char *path, unsigned char head[16])
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
+    FILE *f;
+    if (txlm_fopen_input(path, &f, NULL)) return 0; /* the reader that opens it next says why */
     size_t n = fread(head, 1, 16, f);
     fclose(f);
     return n;
@@ -377,6 +385,7 @@ static int run(const args *a, txlm_err *err)
     if (!rc) rc = txlm_checkpoint_open(weights, &ck, err);
     char why[320];
     if (!rc) rc = pick_order(a, txlm_cluster_order_of_names(ck, why, sizeof why), &opt.cluster_order, err);
+    if (!rc) rc = txlm_check_finite(ck, a->allow_nonfinite, stderr, "txlm-pack: ", err);
     if (!rc) {
         say_config(&notes);
         say_source(&h, opt.cluster_order, why, a->order != NULL);

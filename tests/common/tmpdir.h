@@ -25,6 +25,18 @@ static inline char *test_mkdtemp(const char *prefix)
     return dir;
 }
 
+/* Entries directly inside dir (not "." and ".."), -1 when it cannot be read:
+ * what tests count to see that nothing, a temporary file included, was left. */
+static inline int test_count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
+}
+
 /* Removes the files directly inside dir, then dir itself (the tests write
  * no subdirectories there). */
 static inline void test_rmdir_flat(const char *dir)

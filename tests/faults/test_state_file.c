@@ -1,12 +1,14 @@
 /* Session state files: bound to their model, checked, and replaced
- * atomically. A write that fails between the temporary file and the rename
- * (TXLM_FAULT_STATE_SAVE=fail) or a process killed halfway through writing
- * (=kill) leaves the previous state intact and no temporary file. */
+ * atomically (format/atomic_write.c). A write that fails between the
+ * temporary file and the rename (TXLM_FAULT_OUTPUT=fail) or a process killed
+ * before the rename (=kill) leaves the previous state intact and no
+ * temporary file; a link planted at the old temporary name is not followed. */
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -103,10 +105,10 @@ int main(void)
 
     /* Failure after the temporary file is complete, before it replaces the state. */
     CHECK(txlm_session_feed(sa, toks, 5, NULL) == TXLM_OK, "feed: %s", txlm_last_error());
-    setenv("TXLM_FAULT_STATE_SAVE", "fail", 1);
+    setenv("TXLM_FAULT_OUTPUT", "fail", 1);
     st = txlm_session_save_file(sa, st_path);
-    unsetenv("TXLM_FAULT_STATE_SAVE");
-    CHECK_STATUS(st, TXLM_ERR_IO, "cannot write");
+    unsetenv("TXLM_FAULT_OUTPUT");
+    CHECK_STATUS(st, TXLM_ERR_IO, "saving the session state");
     CHECK(same_file(st_path, good, len), "the previous state was damaged by a failed save");
     CHECK(others(dir, "s.state", "a.txlm") == 0, "a failed save left files behind");
 
@@ -121,7 +123,7 @@ int main(void)
         if (txlm_context_create(&o, &c2) || txlm_model_load(c2, a_path, NULL, &m2) || txlm_session_create(m2, NULL, &s2) ||
             txlm_session_feed(s2, toks, 8, NULL))
             _exit(4);
-        setenv("TXLM_FAULT_STATE_SAVE", "kill", 1);
+        setenv("TXLM_FAULT_OUTPUT", "kill", 1);
         txlm_session_save_file(s2, st_path);
         _exit(3); /* not reached: the hook kills the process */
     }
@@ -129,13 +131,28 @@ int main(void)
     CHECK(pid > 0 && waitpid(pid, &ws, 0) == pid && WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL, "child status %d", ws);
     CHECK(same_file(st_path, good, len), "the previous state was damaged by a killed save");
     CHECK(others(dir, "s.state", "a.txlm") == 0, "a killed save left files behind");
-    /* A stale temporary (from a crash at the worst moment) does not block the next save. */
-    char stale[4200];
-    snprintf(stale, sizeof stale, "%s.tmp", st_path);
-    fmt_write_all(stale, "junk", 4);
-    CHECK(txlm_session_save_file(sa, st_path) == TXLM_OK, "save over a stale temporary: %s", txlm_last_error());
+    /* A link planted at the old temporary name "<path>.tmp" is neither
+     * followed nor removed: its target keeps its bytes. */
+    char planted[4200], victim[4200];
+    snprintf(planted, sizeof planted, "%s.tmp", st_path);
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    fmt_write_all(victim, "junk", 4);
+    CHECK(symlink(victim, planted) == 0, "symlink");
+    CHECK(txlm_session_save_file(sa, st_path) == TXLM_OK, "save beside a planted link: %s", txlm_last_error());
+    CHECK(same_file(victim, (const uint8_t *)"junk", 4), "the planted link was followed");
+    unlink(planted);
+    unlink(victim);
     CHECK(!same_file(st_path, good, len) && others(dir, "s.state", "a.txlm") == 0, "new state in place, no temporary");
     CHECK(txlm_session_restore_file(sa2, st_path) == TXLM_OK, "restore the new state: %s", txlm_last_error());
+    /* A FIFO is refused at once, not waited on. */
+    char fifo[4200];
+    snprintf(fifo, sizeof fifo, "%s/fifo.state", dir);
+    CHECK(mkfifo(fifo, 0644) == 0, "mkfifo");
+    alarm(60);
+    st = txlm_session_restore_file(sa2, fifo);
+    alarm(0);
+    CHECK_STATUS(st, TXLM_ERR_IO, "a FIFO");
+    unlink(fifo);
     /* A directory that does not exist: an error, nothing else. */
     char nodir[4200];
     snprintf(nodir, sizeof nodir, "%s/missing/s.state", dir);

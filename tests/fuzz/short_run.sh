@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# A few seconds of libFuzzer on one target, as a test: NAME SOURCE_DIR [BINARY].
-# Without BINARY, uses (and first rebuilds) the one tests/fuzz/run.sh built
-# in build-fuzz/, and is skipped (status 77) when there is none. New inputs go to a temporary
-# directory; a crashing input is copied to tests/fuzz/out/NAME/.
+# A few seconds of libFuzzer on one target, as a test: NAME SOURCE_DIR [BINARY [WHY]].
+# Without BINARY (or with an empty one), uses (and first rebuilds) the one
+# tests/fuzz/run.sh built in build-fuzz/, and is skipped (status 77) when
+# there is none, printing WHY the build has no libFuzzer targets of its own.
+# New inputs go to a temporary directory; a crashing input is copied to
+# tests/fuzz/out/NAME/.
 set -euo pipefail
-name=$1 dir=$2 bin=${3:-}
+name=$1 dir=$2 bin=${3:-} why=${4:-the suite was not built with clang}
 root=$(cd "$dir/../.." && pwd)
 if [ -z "$bin" ]; then
   bin=$root/build-fuzz/tests/fuzz/fuzz_${name}_libfuzzer
@@ -14,7 +16,7 @@ if [ -z "$bin" ]; then
     flock "$root/build-fuzz" meson compile -C "$root/build-fuzz" "fuzz_${name}_libfuzzer" > /dev/null
 fi
 if [ ! -x "$bin" ]; then
-  echo "no libFuzzer build of $name (tests/fuzz/run.sh makes one): skipped"
+  echo "no libFuzzer build of $name ($why; tests/fuzz/run.sh makes one in build-fuzz/): skipped"
   exit 77
 fi
 tmp=$(mktemp -d)

@@ -95,22 +95,21 @@ static void test_generate(const char *model)
     TCHECK(st == 1);
     free(a);
 
-    /* a prompt file that cannot seek: a pipe */
+    /* a prompt that cannot seek: a pipe, as standard input ("-f -"); a FIFO
+     * by name is refused at once instead of waited on (docs/reliability.md) */
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "printf 'w5 w9' | '%s' generate -m '%s' -f - -n 3", txlm, model);
+    const char *sh[] = {"/bin/sh", "-c", cmd, NULL};
+    char *piped = NULL;
+    st = run_tool(sh, &piped, NULL);
+    TCHECK(st == 0 && piped && !strncmp(piped, "w5 w9", 5) && count_words(piped) == 5);
+    free(piped);
     const char *fifo = path_in("prompt.fifo");
     TCHECK(mkfifo(fifo, 0600) == 0);
-    pid_t w = fork();
-    if (w == 0) {
-        int fd = open(fifo, O_WRONLY);
-        _exit(fd >= 0 && write(fd, "w5 w9", 5) == 5 ? 0 : 1);
-    }
     const char *pf[] = {"-f", fifo, "-n", "3", NULL};
     a = generate(model, pf, &st);
-    TCHECK(st == 0 && !strncmp(a, "w5 w9", 5) && count_words(a) == 5);
+    TCHECK(st == 1);
     free(a);
-    /* had generate not opened it, the writer would still wait for a reader */
-    int unblock = open(fifo, O_RDONLY | O_NONBLOCK);
-    if (unblock >= 0) close(unblock);
-    if (w > 0) waitpid(w, NULL, 0);
     unlink(fifo);
 }
 

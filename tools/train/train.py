@@ -86,9 +86,8 @@ def save(model, cfg, a, opt, step, out):
     with open(os.path.join(out, "config.json"), "w") as f:
         json.dump(cfg, f, indent=1)
     corpus.write_vocab(os.path.join(out, "vocab.txt"))
-    tmp = os.path.join(out, "train_state.pt.tmp")
-    torch.save({"step": step, "opt": opt.state_dict(), "args": vars(a)}, tmp)
-    os.replace(tmp, os.path.join(out, "train_state.pt"))
+    state = {"step": step, "opt": opt.state_dict(), "args": vars(a)}
+    txl.replace_file(os.path.join(out, "train_state.pt"), lambda f: torch.save(state, f))
 
 
 def main():

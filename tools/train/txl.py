@@ -9,6 +9,7 @@ import json
 import math
 import os
 import struct
+import tempfile
 
 import numpy as np
 import torch
@@ -355,13 +356,37 @@ def write_safetensors(path, tensors):
         off += len(b)
     h = json.dumps(header, separators=(",", ":")).encode("utf-8")
     h += b" " * (-len(h) % 8)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
+
+    def write(f):
         f.write(struct.pack("<Q", len(h)))
         f.write(h)
         for b in blobs:
             f.write(b)
-    os.replace(tmp, path)
+
+    replace_file(path, write)
+
+
+def replace_file(path, write):
+    """write(f) into a temporary file beside path, synced, then renamed onto it.
+
+    The temporary has a random name created exclusively (mkstemp: O_EXCL, so
+    a symbolic link planted at a predictable name such as path + ".tmp"
+    cannot redirect the write), as the C tools do (docs/reliability.md)."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=os.path.basename(path) + ".",
+                               suffix=".tmp")
+    try:
+        mask = os.umask(0)
+        os.umask(mask)
+        os.fchmod(fd, 0o666 & ~mask)  # what open() would have given, not mkstemp's 0600
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def load_checkpoint(directory):
