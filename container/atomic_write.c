@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <txlm.h>
+#include <txlm_status.h>
 
 #define NAME_TRIES 64 /* random names tried before giving up (a collision is 1 in 2^48) */
 #define BASE_KEEP 200 /* bytes of the output's name kept in the temporary's, within NAME_MAX */

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <txlm.h>
+#include <txlm_status.h>
 
 #include "file_map.h"
 #include "open_input.h"

@@ -9,18 +9,10 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "checkpoint.h"
-#include "errmsg.h"
 
 #define TXLM_INV_FREQ_NAME "pos_emb.inv_freq"
 
 /* The engine's own value of frequency k for d_model d. */
 static inline float txlm_inv_freq_std(uint32_t k, uint32_t d) { return 1.0f / powf(10000.0f, (float)(2 * k) / (float)d); }
-
-/* Checks a checkpoint's inv_freq against the standard frequencies (within
- * its type's rounding) and sets *keep when its values are not the
- * engine's own (a 16-bit checkpoint's rounded ones): then they must be
- * stored. */
-int txlm_inv_freq_check(const txlm_src_tensor *t, uint32_t d_model, int *keep, txlm_err *err);
 
 #endif

@@ -7,8 +7,9 @@
 #include <math.h>
 #include <string.h>
 
-#include <txlm.h>
+#include <txlm_status.h>
 
+#include "dtype.h"
 #include "quantize.h"
 
 #define F32_EXP 0x7f800000u
@@ -90,22 +91,4 @@ int txlm_nonfinite_scan(uint32_t dtype, const void *data, uint64_t n_elems, txlm
         out->count += bad * per;
     }
     return 0;
-}
-
-int txlm_check_finite(const txlm_checkpoint *ck, int allow, FILE *report, const char *who, txlm_err *err)
-{
-    uint32_t tensors = 0, first = 0;
-    for (uint32_t i = 0; i < ck->n_tensors; i++) {
-        const txlm_src_tensor *t = &ck->tensors[i];
-        txlm_nonfinite nf;
-        if (txlm_nonfinite_scan(t->dtype, t->data, t->n_elems, &nf) || !nf.count) continue;
-        if (!tensors++) first = i;
-        if (report)
-            fprintf(report, "%stensor '%s': %" PRIu64 " non-finite value%s of %" PRIu64 ", the first at element %" PRIu64 " (%s)\n",
-                    who, t->name, nf.count, nf.count == 1 ? "" : "s", t->n_elems, nf.first, txlm_nonfinite_name(nf.value));
-    }
-    if (!tensors || allow) return 0;
-    return txlm_fail(err, TXLM_ERR_FORMAT,
-                     "%" PRIu32 " tensor%s NaN or infinite values (the first: '%s'); --allow-nonfinite packs them anyway",
-                     tensors, tensors == 1 ? " holds" : "s hold", ck->tensors[first].name);
 }

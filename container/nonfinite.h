@@ -5,7 +5,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "checkpoint.h"
 #include "errmsg.h"
 
 typedef struct txlm_nonfinite {
@@ -25,9 +24,5 @@ uint64_t txlm_first_nonfinite(const float *p, uint64_t n);
 int txlm_nonfinite_scan(uint32_t dtype, const void *data, uint64_t n_elems, txlm_nonfinite *out);
 /* "nan", "inf" or "-inf", for messages. */
 const char *txlm_nonfinite_name(float v);
-/* For txlm-pack: one line per tensor of ck that holds non-finite values
- * (name, count, first index) to `report`, each line starting with `who`;
- * then an error unless allow. */
-int txlm_check_finite(const txlm_checkpoint *ck, int allow, FILE *report, const char *who, txlm_err *err);
 
 #endif

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <txlm.h>
+#include <txlm_status.h>
 
 const char *txlm_file_kind(unsigned mode)
 {

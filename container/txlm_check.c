@@ -2,7 +2,7 @@
  * checks up front, so that the writer never produces a file the reader refuses. */
 #include <inttypes.h>
 
-#include <txlm.h>
+#include <txlm_status.h>
 
 #include "txlm_file.h"
 #include "txlm_layout.h"

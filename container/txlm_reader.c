@@ -10,7 +10,7 @@
 
 #include <xxhash.h>
 
-#include <txlm.h>
+#include <txlm_status.h>
 
 #include "file_map.h"
 #include "sym_index.h"

@@ -14,7 +14,7 @@
 #include <stb/stb_ds.h>
 #include <xxhash.h>
 
-#include <txlm.h>
+#include <txlm_status.h>
 
 #include "atomic_write.h"
 #include "txlm_file.h"

@@ -3,9 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <txlm.h>
+#include <txlm_status.h>
 
-#include "pack.h"
 #include "sym_index.h"
 #include "vocab_check.h"
 

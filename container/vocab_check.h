@@ -22,4 +22,10 @@ extern const txlm_vocab_units txlm_vocab_lines, txlm_vocab_ids, txlm_vocab_idx2s
  * (out of memory aside). */
 int txlm_vocab_check_symbols(const txlm_vocab *v, const char *where, const txlm_vocab_units *u, int code, txlm_err *err);
 
+/* 1 and the two ids (first < second) when a symbol appears twice, 0 when
+ * all are distinct, -1 when out of memory. */
+int txlm_vocab_find_duplicate(const txlm_vocab *v, uint32_t *first, uint32_t *second);
+/* The id of symbol s, or -1. */
+int32_t txlm_vocab_find_sym(const txlm_vocab *v, const char *s);
+
 #endif

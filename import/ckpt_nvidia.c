@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <txlm.h>
+#include <txlm_status.h>
 
 #include "ckpt_source.h"
 #include "torch_read.h"

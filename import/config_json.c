@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
-#include <txlm.h>
+#include <txlm_status.h>
 
 #include "open_input.h"
 #include "pack.h"

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <txlm.h>
+#include <txlm_status.h>
 
 #include "atomic_write.h"
 

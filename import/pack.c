@@ -11,9 +11,10 @@
 #include <string.h>
 
 #include <stb/stb_ds.h>
-#include <txlm.h>
+#include <txlm_status.h>
 
 #include "cluster_order.h"
+#include "ckpt_checks.h"
 #include "inv_freq.h"
 #include "pack_names.h"
 #include "quantize.h"

@@ -33,11 +33,6 @@ int txlm_vocab_load_txt(const char *path, txlm_vocab_buf *out, txlm_err *err);
 /* The same from memory: takes ownership of the malloc'd text (freed on
  * failure, kept as the blob on success); `where` names it in messages. */
 int txlm_vocab_parse_txt(const char *where, char *text, uint32_t len, txlm_vocab_buf *out, txlm_err *err);
-/* 1 and the two ids (first < second) when a symbol appears twice, 0 when
- * all are distinct, -1 when out of memory. */
-int txlm_vocab_find_duplicate(const txlm_vocab *v, uint32_t *first, uint32_t *second);
-/* The id of symbol s, or -1. */
-int32_t txlm_vocab_find_sym(const txlm_vocab *v, const char *s);
 
 typedef struct txlm_pack_options {
     uint32_t dtype;          /* output dtype of the large matrices; vectors and small tensors stay f32 */

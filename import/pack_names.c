@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <txlm.h>
+#include <txlm_status.h>
 
 typedef struct builder {
     txlm_pack_name *names;

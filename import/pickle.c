@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <txlm.h>
+#include <txlm_status.h>
 
 #include "dtype.h"
 #include "pickle_vm.h"

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <txlm.h>
+#include <txlm_status.h>
 
 #include "dtype.h"
 #include "pickle_vm.h"

@@ -4,7 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include <txlm.h>
+#include <txlm_status.h>
 
 #include "ckpt_source.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
-#include <txlm.h>
+#include <txlm_status.h>
 
 #include "checkpoint.h"
 #include "file_map.h"

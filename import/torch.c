@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <txlm.h>
+#include <txlm_status.h>
 
 #include "torch_read.h"
 #include "open_input.h"

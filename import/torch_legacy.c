@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <txlm.h>
+#include <txlm_status.h>
 
 #include "torch_read.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <txlm.h>
+#include <txlm_status.h>
 
 #include "open_input.h"
 #include "pack.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <txlm.h>
+#include <txlm_status.h>
 
 #define SIG_LOCAL 0x04034b50u
 #define SIG_CENTRAL 0x02014b50u

@@ -6,9 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "atomic_write.h"
 #include "cli.h"
-#include "open_input.h"
 
 int cli_error(const char *fmt, ...)
 {
@@ -56,8 +54,7 @@ int cli_parse_list(const char *s, int32_t **out, uint32_t *n, const char *what)
 
 int cli_write_files(int n, const char *const *paths, const void *const *data, const size_t *sizes)
 {
-    txlm_err err = {0, ""};
-    return txlm_atomic_write_files(n, paths, data, sizes, &err) ? cli_error("%s", err.msg) : 0;
+    return txlm_write_files(n, paths, data, sizes) ? cli_error("%s", txlm_last_error()) : 0;
 }
 
 int cli_write_file(const char *path, const void *data, size_t size) { return cli_write_files(1, &path, &data, &size); }
@@ -98,10 +95,9 @@ txlm_status cli_open_context(txlm_context **ctx)
 
 int cli_check_input(const char *path, const char *what)
 {
-    int fd;
-    txlm_err err = {0, ""};
-    if (txlm_open_input(path, &fd, &err)) return cli_error("%s: %s", what, err.msg);
-    close(fd);
+    FILE *f;
+    if (txlm_input_open(path, &f)) return cli_error("%s: %s", what, txlm_last_error());
+    fclose(f);
     return 0;
 }
 
@@ -126,8 +122,7 @@ FILE *cli_open_input(const char *path)
 {
     if (!strcmp(path, "-")) return stdin;
     FILE *f;
-    txlm_err err = {0, ""};
-    if (txlm_fopen_input(path, &f, &err)) cli_error("%s", err.msg);
+    if (txlm_input_open(path, &f)) cli_error("%s", txlm_last_error());
     return f;
 }
 

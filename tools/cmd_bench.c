@@ -12,7 +12,6 @@
 #include <time.h>
 
 #include "cli.h"
-#include "open_input.h"
 
 enum { W_LOAD = 1, W_EVAL = 2, W_GEN = 4, W_VANILLA = 8 };
 enum { MAX_REPS = 64, MAX_LENS = 16 };
@@ -102,8 +101,7 @@ static int parse_workloads(const char *v, unsigned *out)
 static int read_ids(const char *path, bench_opts *o)
 {
     FILE *f;
-    txlm_err err = {0, ""};
-    if (txlm_fopen_input(path, &f, &err)) return cli_error("%s", err.msg);
+    if (txlm_input_open(path, &f)) return cli_error("%s", txlm_last_error());
     long size = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
     if (size <= 0 || size % 4) {
         fclose(f);

@@ -2,10 +2,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "nonfinite.h"
-#include "txlm_file.h"
 
-static void print_hparams(const txlm_hparams *h)
+static void print_hparams(const txlm_model_file_info *h)
 {
     printf("hyper-parameters:\n");
     printf("  n_token %u  d_model %u  d_embed %u  n_head %u  d_head %u  d_inner %u  n_layer %u\n", h->n_token,
@@ -19,16 +17,15 @@ static void print_hparams(const txlm_hparams *h)
 }
 
 /* --check: every tensor's values; 1 when any is NaN or infinite. */
-static int check_values(txlm_file *f)
+static int check_values(const txlm_model_file *f, uint32_t n)
 {
-    uint32_t n = txlm_file_tensor_count(f), bad = 0;
+    uint32_t bad = 0;
     for (uint32_t i = 0; i < n; i++) {
-        const txlm_tensor_info *t = txlm_file_tensor(f, i);
-        txlm_nonfinite nf;
-        if (txlm_nonfinite_scan(t->dtype, txlm_file_data(f, t), t->n_elems, &nf) || !nf.count) continue;
-        printf("  non-finite: %s: %llu of %llu values, the first at element %llu (%s)\n", t->name,
-               (unsigned long long)nf.count, (unsigned long long)t->n_elems, (unsigned long long)nf.first,
-               txlm_nonfinite_name(nf.value));
+        txlm_model_file_tensor t;
+        txlm_model_file_nonfinite nf;
+        if (txlm_model_file_get_tensor(f, i, &t) || txlm_model_file_scan_tensor(f, i, &nf) || !nf.count) continue;
+        printf("  non-finite: %s: %llu of %llu values, the first at element %llu (%s)\n", t.name,
+               (unsigned long long)nf.count, (unsigned long long)t.n_elems, (unsigned long long)nf.first, nf.value);
         bad++;
     }
     if (!bad) {
@@ -37,6 +34,31 @@ static int check_values(txlm_file *f)
     }
     printf("check: %u of %u tensors hold NaN or infinite values\n", bad, n);
     return cli_error("%s: %u tensors hold NaN or infinite values", "check", bad);
+}
+
+/* Every tensor, then how much of the file each stored type takes (what --dtype changed). */
+static void print_tensors(const txlm_model_file *f, uint32_t n)
+{
+    enum { N_DTYPES = 8 };
+    uint64_t total = 0, by_dtype[N_DTYPES] = {0};
+    uint32_t count[N_DTYPES] = {0};
+    const char *names[N_DTYPES] = {0};
+    printf("tensors (%u):\n", n);
+    for (uint32_t i = 0; i < n; i++) {
+        txlm_model_file_tensor t;
+        if (txlm_model_file_get_tensor(f, i, &t)) continue;
+        char shape[128] = "";
+        for (uint32_t r = 0; r < t.rank; r++)
+            snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%llu", r ? ", " : "", (unsigned long long)t.dims[r]);
+        printf("  %-48s %-5s [%s]  %llu bytes\n", t.name, t.dtype, shape, (unsigned long long)t.nbytes);
+        total += t.nbytes;
+        if (t.dtype_id < N_DTYPES) by_dtype[t.dtype_id] += t.nbytes, count[t.dtype_id]++, names[t.dtype_id] = t.dtype;
+    }
+    printf("total tensor bytes: %llu (%.2f MiB)\n", (unsigned long long)total, (double)total / (1 << 20));
+    for (uint32_t d = 0; d < N_DTYPES; d++)
+        if (count[d])
+            printf("  %-5s %u tensors, %llu bytes (%.2f MiB)\n", names[d], count[d], (unsigned long long)by_dtype[d],
+                   (double)by_dtype[d] / (1 << 20));
 }
 
 int cmd_info(int argc, char **argv)
@@ -61,37 +83,16 @@ int cmd_info(int argc, char **argv)
         }
     }
     if (!path) return cli_error("info: -m MODEL is required");
-    txlm_file *f;
-    txlm_err err = {0};
-    if (txlm_file_open(path, no_verify ? TXLM_OPEN_NO_VERIFY : 0, &f, &err)) return cli_error("%s", err.msg);
-    printf("%s: txlm format 1.%u, %llu bytes\n", path, txlm_file_version_minor(f), (unsigned long long)txlm_file_size(f));
-    print_hparams(txlm_file_hparams(f));
-    const txlm_vocab *v = txlm_file_vocab(f);
-    static const char *kinds[] = {"word", "char-byte", "char-text8"};
-    printf("vocabulary: %u symbols, tokenizer %s%s%s, eos %d, unk %d\n", v->n, v->kind < 3 ? kinds[v->kind] : "?",
-           v->flags & TXLM_VOCAB_LOWER_CASE ? ", lower-case" : "", v->flags & TXLM_VOCAB_WT103_NORM ? ", wt103" : "",
-           v->eos_id, v->unk_id);
-    uint32_t n = txlm_file_tensor_count(f);
-    uint64_t total = 0, by_dtype[TXLM_DT_COUNT] = {0};
-    uint32_t count[TXLM_DT_COUNT] = {0};
-    printf("tensors (%u):\n", n);
-    for (uint32_t i = 0; i < n; i++) {
-        const txlm_tensor_info *t = txlm_file_tensor(f, i);
-        const txlm_dtype_info *di = txlm_dtype_get(t->dtype);
-        char shape[128] = "";
-        for (uint32_t r = 0; r < t->rank; r++)
-            snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%llu", r ? ", " : "", (unsigned long long)t->dims[r]);
-        printf("  %-48s %-5s [%s]  %llu bytes\n", t->name, di ? di->name : "?", shape, (unsigned long long)t->nbytes);
-        total += t->nbytes;
-        if (t->dtype < TXLM_DT_COUNT) by_dtype[t->dtype] += t->nbytes, count[t->dtype]++;
-    }
-    printf("total tensor bytes: %llu (%.2f MiB)\n", (unsigned long long)total, (double)total / (1 << 20));
-    /* What --dtype changed: how much of the file each stored type takes. */
-    for (uint32_t d = 0; d < TXLM_DT_COUNT; d++)
-        if (count[d])
-            printf("  %-5s %u tensors, %llu bytes (%.2f MiB)\n", txlm_dtype_get(d)->name, count[d],
-                   (unsigned long long)by_dtype[d], (double)by_dtype[d] / (1 << 20));
-    int rc = check ? check_values(f) : 0;
-    txlm_file_close(f);
+    txlm_model_file *f;
+    if (txlm_model_file_open(path, no_verify, &f)) return cli_error("%s", txlm_last_error());
+    txlm_model_file_info info;
+    txlm_model_file_get_info(f, &info);
+    printf("%s: txlm format 1.%u, %llu bytes\n", path, info.version_minor, (unsigned long long)info.size);
+    print_hparams(&info);
+    printf("vocabulary: %u symbols, tokenizer %s%s%s, eos %d, unk %d\n", info.vocab_size, info.tokenizer,
+           info.lower_case ? ", lower-case" : "", info.wt103 ? ", wt103" : "", info.eos_id, info.unk_id);
+    print_tensors(f, info.n_tensors);
+    int rc = check ? check_values(f, info.n_tensors) : 0;
+    txlm_model_file_close(f);
     return rc;
 }

@@ -11,9 +11,9 @@
 #include <txlm.h>
 
 #include "checkpoint.h"
+#include "ckpt_checks.h"
 #include "ckpt_source.h"
 #include "export_hf.h"
-#include "nonfinite.h"
 #include "open_input.h"
 #include "pack.h"
 #include "vocab_txt.h"

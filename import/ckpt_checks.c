@@ -1,10 +1,13 @@
-/* A checkpoint's sinusoid frequencies, checked and, when they are not the
- * engine's own, kept (inv_freq.h). */
-#include "inv_freq.h"
+/* Checks of a checkpoint's values (ckpt_checks.h). */
+#include "ckpt_checks.h"
 
 #include <inttypes.h>
+#include <math.h>
 
-#include <txlm.h>
+#include "inv_freq.h"
+#include "nonfinite.h"
+
+#include <txlm_status.h>
 
 int txlm_inv_freq_check(const txlm_src_tensor *t, uint32_t d_model, int *keep, txlm_err *err)
 {
@@ -25,4 +28,22 @@ int txlm_inv_freq_check(const txlm_src_tensor *t, uint32_t d_model, int *keep, t
         if (t->dtype != TXLM_DT_F32 && (float)got != mine) *keep = 1;
     }
     return 0;
+}
+
+int txlm_check_finite(const txlm_checkpoint *ck, int allow, FILE *report, const char *who, txlm_err *err)
+{
+    uint32_t tensors = 0, first = 0;
+    for (uint32_t i = 0; i < ck->n_tensors; i++) {
+        const txlm_src_tensor *t = &ck->tensors[i];
+        txlm_nonfinite nf;
+        if (txlm_nonfinite_scan(t->dtype, t->data, t->n_elems, &nf) || !nf.count) continue;
+        if (!tensors++) first = i;
+        if (report)
+            fprintf(report, "%stensor '%s': %" PRIu64 " non-finite value%s of %" PRIu64 ", the first at element %" PRIu64 " (%s)\n",
+                    who, t->name, nf.count, nf.count == 1 ? "" : "s", t->n_elems, nf.first, txlm_nonfinite_name(nf.value));
+    }
+    if (!tensors || allow) return 0;
+    return txlm_fail(err, TXLM_ERR_FORMAT,
+                     "%" PRIu32 " tensor%s NaN or infinite values (the first: '%s'); --allow-nonfinite packs them anyway",
+                     tensors, tensors == 1 ? " holds" : "s hold", ck->tensors[first].name);
 }
