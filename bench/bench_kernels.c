@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "bench_util.h"
+#include "../tests/common/kernel_switches.h"
 #include "context.h"
 #include "ops.h"
 #include "quantize.h"
@@ -51,9 +52,12 @@ int main(int argc, char **argv)
     txlm_err e = {0};
     txlm_rec rec;
     txlm_rec_init(&rec, &ctx->vk, &ctx->kernels, 16, txlm_view_of(&ctx->dummy), &e);
-    txlm_ops ops = {.rec = &rec, .dummy = txlm_view_of(&ctx->dummy), .no_gemv = getenv("NO_GEMV") != NULL,
-                    .no_fused_attention = getenv("NO_FUSED") != NULL, .no_gemv_q8 = getenv("NO_GEMV_Q8") != NULL, .no_touch = getenv("NO_TOUCH") != NULL,
-                    .no_paired_attention = getenv("NO_PAIR") != NULL};
+    txlm_ops ops = {.rec = &rec, .dummy = txlm_view_of(&ctx->dummy)};
+    kernel_switch(NO_GEMV, getenv("NO_GEMV") != NULL);
+    kernel_switch(NO_FUSED_ATTENTION, getenv("NO_FUSED") != NULL);
+    kernel_switch(NO_GEMV_Q8, getenv("NO_GEMV_Q8") != NULL);
+    kernel_switch(NO_TOUCH, getenv("NO_TOUCH") != NULL);
+    kernel_switch(NO_PAIRED_ATTENTION, getenv("NO_PAIR") != NULL);
     float *w = malloc((size_t)N * K * 4);
     bench_pattern(w, (size_t)N * K);
     uint8_t *q = malloc((size_t)N * K * 4);

@@ -22,20 +22,76 @@ static int texel_linear_ok(const txlm_ops *o, txlm_arg x, const txlm_gpu_tensor 
     return 1;
 }
 
-/* Rows per workgroup of gemv_gpu.comp (ROWS there). */
-#define GEMV_GPU_ROWS 4u
+/* What the choice of a product's kernel depends on (linear_rules). */
+enum {
+    ONE_ROW = 1,     /* M == 1, and not TXLM_LIN_BLOCK */
+    MANY_ROWS = 2,   /* M >= 24: the 32-row texel blocks */
+    ROWS_16 = 4,     /* M >= 16, and not TXLM_LIN_BLOCK (position keys must not depend on the batch) */
+    ALIGNED8 = 8,    /* K, x.off and x.ld multiples of 8: 8x8 register blocks, wide loads */
+    GPU = 16,        /* vk->gpu_kernels */
+    GPU_GRID = 32,   /* gemv_gpu's grid of row groups fits the device's limit */
+    Q8_BLOCKS = 64,  /* q8_0 rows of whole 32-weight blocks, one per 256-bit load */
+    Q8_LONG = 128,   /* q8_0 rows of 4 superblocks and more: touch the next one ahead */
+};
 
-/* q8_0 rows of 4 superblocks and more take the one-row kernel that
- * touches each row's next superblock ahead (gemv_tex.comp, TOUCH). */
-static int long_q8_rows(const txlm_ops *o, const txlm_gpu_tensor *w)
+/* A product's candidates, best first: the first whose conditions hold and
+ * which the device can run is used. Texel rules apply where X and W can be
+ * read as texels (CPU devices), the others elsewhere. */
+static const struct linear_rule {
+    int texel;
+    txlm_kernel_family family; /* or, for a kernel of one dtype, */
+    txlm_kernel_id id;         /* (family TXLM_KF_COUNT) */
+    unsigned when;
+} linear_rules[] = {
+    {1, TXLM_KF_COUNT, TXLM_K_GEMV_TEX_Q8_0_LONG, ONE_ROW | Q8_LONG}, /* one row per lane */
+    {1, TXLM_KF_GEMV_TEX, 0, ONE_ROW},
+    {1, TXLM_KF_LINEAR_TEXSG, 0, MANY_ROWS},  /* 32x8 blocks, X shared by shuffles */
+    {1, TXLM_KF_LINEAR_TEX, 0, MANY_ROWS},    /* 32x16 blocks */
+    {1, TXLM_KF_LINEAR_TEXSG8, 0, 0},         /* 8x16 blocks for a few rows */
+    {1, TXLM_KF_LINEAR_TEX8, 0, 0},
+    {0, TXLM_KF_GEMV_GPU, 0, ONE_ROW | GPU | GPU_GRID}, /* GPUs: 64 lanes walk K side by side */
+    {0, TXLM_KF_LINEAR_SMEM, 0, ROWS_16 | GPU},         /* GPUs: 64x64 tiles in workgroup memory */
+    {0, TXLM_KF_COUNT, TXLM_K_GEMV_Q8_SG, ONE_ROW | ALIGNED8 | Q8_BLOCKS},
+    {0, TXLM_KF_COUNT, TXLM_K_GEMV_Q8, ONE_ROW | ALIGNED8 | Q8_BLOCKS},
+    {0, TXLM_KF_GEMV_WIDE_SG, 0, ONE_ROW | ALIGNED8}, /* one row: one pass over W, 32 rows a workgroup */
+    {0, TXLM_KF_GEMV_WIDE, 0, ONE_ROW | ALIGNED8},
+    {0, TXLM_KF_GEMV_SG, 0, ONE_ROW | ALIGNED8},
+    {0, TXLM_KF_GEMV, 0, ONE_ROW | ALIGNED8},
+    {0, TXLM_KF_LINEAR_WIDE, 0, ALIGNED8}, /* 8x8 register blocks */
+    {0, TXLM_KF_LINEAR_TILED, 0, ALIGNED8},
+    {0, TXLM_KF_LINEAR, 0, 0},
+};
+
+static txlm_kernel_id rule_kernel(const struct linear_rule *r, uint32_t dtype)
 {
-    return w->dtype == TXLM_DT_Q8_0 && w->cols >= 4 * 512 && !o->no_touch;
+    return r->family < TXLM_KF_COUNT ? txlm_kernel_of(r->family, dtype) : r->id;
 }
 
-/* Rows per invocation of gemv_tex.comp, whose ROWS says why. */
-static uint32_t gemv_tex_rows(uint32_t dtype)
+/* The kernel of Y[M, nrows] = X · W^T for this shape on this device. */
+static txlm_kernel_id linear_kernel(const txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t nrows, uint32_t M,
+                                    uint32_t flags, int in_place)
 {
-    return dtype == TXLM_DT_Q8_0 ? 16 : dtype == TXLM_DT_Q4_0 ? 8 : 4;
+    const txlm_vk *vk = o->rec->vk;
+    uint32_t most_rows = nrows < w->chunk_rows ? nrows : w->chunk_rows;
+    unsigned have = (M == 1 && !(flags & TXLM_LIN_BLOCK) ? ONE_ROW : 0) | (M >= 24 ? MANY_ROWS : 0) |
+                    (M >= 16 && !(flags & TXLM_LIN_BLOCK) ? ROWS_16 : 0) |
+                    (w->cols % 8 == 0 && x.off % 8 == 0 && x.ld % 8 == 0 ? ALIGNED8 : 0) | (vk->gpu_kernels ? GPU : 0) |
+                    (div_up(most_rows, txlm_kernel_descs[txlm_kernel_of(TXLM_KF_GEMV_GPU, w->dtype)].tile_n) <=
+                             vk->props.limits.maxComputeWorkGroupCount[0]
+                         ? GPU_GRID
+                         : 0) |
+                    (w->dtype == TXLM_DT_Q8_0 && w->cols % 32 == 0 ? Q8_BLOCKS : 0) |
+                    (w->dtype == TXLM_DT_Q8_0 && w->cols >= 4 * 512 ? Q8_LONG : 0);
+    /* the block kernels store Y raw, then add bias and residual in place:
+     * a residual that is Y itself (the embedding projection) must not */
+    int one_row = (have & ONE_ROW) && txlm_kernel_usable(vk, txlm_kernel_of(TXLM_KF_GEMV_TEX, w->dtype));
+    int texel = texel_linear_ok(o, x, w) && (one_row || !in_place);
+    for (size_t i = 0; i < sizeof linear_rules / sizeof *linear_rules; i++) {
+        const struct linear_rule *r = &linear_rules[i];
+        txlm_kernel_id k = rule_kernel(r, w->dtype);
+        if (r->texel == texel && (r->when & have) == r->when && txlm_kernel_usable(vk, k)) return k;
+    }
+    return txlm_kernel_of(TXLM_KF_LINEAR, w->dtype); /* unless a test forbade it, never reached */
 }
 
 void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t row0, uint32_t nrows,
@@ -43,57 +99,9 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
                     uint32_t flags, float alpha)
 {
     uint32_t end = row0 + nrows;
-    const txlm_vk *vk = o->rec->vk;
-    txlm_kernel_id kernel;
-    uint32_t per_n, per_m; /* columns and rows of Y per workgroup */
-    /* the block kernels store Y raw, then add bias and residual in place:
-     * a residual that is Y itself (the embedding projection) must not */
     int in_place = (flags & TXLM_LIN_RESIDUAL) && r && r->view.buf == y.view.buf;
-    int one_row = M == 1 && !o->no_gemv && !(flags & TXLM_LIN_BLOCK);
-    if (texel_linear_ok(o, x, w) && (one_row || !in_place)) {
-        /* texel fetches (CPU devices): one row; blocks of 32x8 and 8x16
-         * with X shared by subgroup shuffles, else 32x16 and 8x16 */
-        int sg = !o->no_shuffle && txlm_kernel_usable(vk, TXLM_K_LINEAR_TEXSG);
-        txlm_kernel_id base = one_row  ? TXLM_K_GEMV_TEX
-                              : M >= 24 ? (sg ? TXLM_K_LINEAR_TEXSG : TXLM_K_LINEAR_TEX)
-                                        : (sg ? TXLM_K_LINEAR_TEXSG8 : TXLM_K_LINEAR_TEX8);
-        kernel = txlm_kernel_for_dtype(base, w->dtype);
-        if (kernel == TXLM_K_GEMV_TEX_Q8_0 && long_q8_rows(o, w)) kernel = TXLM_K_GEMV_TEX_Q8_0_LONG;
-        per_n = base == TXLM_K_GEMV_TEX ? 8 * gemv_tex_rows(w->dtype) : base == TXLM_K_LINEAR_TEXSG ? 8 * 8 : 16 * 8;
-        per_m = base == TXLM_K_GEMV_TEX       ? 1
-                : base == TXLM_K_LINEAR_TEX   ? 32 * 2
-                : base == TXLM_K_LINEAR_TEX8  ? 8 * 2
-                : base == TXLM_K_LINEAR_TEXSG ? 32
-                                              : 8;
-    } else {
-        /* 8x8 register blocks with wide loads when the shapes line up */
-        int tiled = w->cols % 8 == 0 && x.off % 8 == 0 && x.ld % 8 == 0;
-        txlm_kernel_id base = !tiled ? TXLM_K_LINEAR : vk->int64 ? TXLM_K_LINEAR_WIDE : TXLM_K_LINEAR_TILED;
-        per_n = tiled ? 8 * 8 : 4 * 8;
-        per_m = tiled ? 8 * 2 : 4 * 8;
-        uint32_t most_rows = nrows < w->chunk_rows ? nrows : w->chunk_rows;
-        if (vk->gpu_kernels && one_row && txlm_kernel_usable(vk, TXLM_K_GEMV_GPU) &&
-            div_up(most_rows, GEMV_GPU_ROWS) <= vk->props.limits.maxComputeWorkGroupCount[0]) {
-            /* GPUs, one row: 64 lanes walk K side by side (shaders/gemv_gpu.comp) */
-            base = TXLM_K_GEMV_GPU;
-            per_n = GEMV_GPU_ROWS, per_m = 1;
-        } else if (vk->gpu_kernels && M >= 16 && !(flags & TXLM_LIN_BLOCK) && txlm_kernel_usable(vk, TXLM_K_LINEAR_SMEM)) {
-            /* GPUs, several rows: 64x64 tiles through workgroup memory; not
-             * for TXLM_LIN_BLOCK (position keys must not depend on the batch) */
-            base = TXLM_K_LINEAR_SMEM;
-            per_n = 64, per_m = 64;
-        } else if (tiled && one_row) {
-            /* one row: a single pass over the weights, 32 rows per workgroup */
-            int sg = txlm_kernel_usable(vk, TXLM_K_GEMV_SG);
-            base = vk->int64 ? (sg ? TXLM_K_GEMV_WIDE_SG : TXLM_K_GEMV_WIDE) : (sg ? TXLM_K_GEMV_SG : TXLM_K_GEMV);
-            per_n = 32, per_m = 1;
-        }
-        kernel = txlm_kernel_for_dtype(base, w->dtype);
-        /* q8_0 rows: a whole block per 256-bit load */
-        if (per_m == 1 && base != TXLM_K_GEMV_GPU && w->dtype == TXLM_DT_Q8_0 && vk->int64 && w->cols % 32 == 0 &&
-            !o->no_gemv_q8)
-            kernel = txlm_kernel_usable(vk, TXLM_K_GEMV_Q8_SG) ? TXLM_K_GEMV_Q8_SG : TXLM_K_GEMV_Q8;
-    }
+    txlm_kernel_id kernel = linear_kernel(o, x, w, nrows, M, flags, in_place);
+    uint32_t per_n = txlm_kernel_descs[kernel].tile_n, per_m = txlm_kernel_descs[kernel].tile_m;
     for (uint32_t c = 0; c < txlm_tensor_n_chunks(w); c++) {
         uint32_t c0;
         txlm_view wv = txlm_tensor_chunk(w, c, &c0);
@@ -123,9 +131,13 @@ void txlm_op_linear_ln(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32
                        const txlm_arg *r, txlm_arg y, uint32_t M, const txlm_gpu_tensor *g, const txlm_gpu_tensor *b,
                        uint32_t d, float eps)
 {
-    txlm_kernel_id k = long_q8_rows(o, w) ? TXLM_K_GEMV_TEX_Q8_0_LONG_LN : txlm_kernel_for_dtype(TXLM_K_GEMV_TEX_LN, w->dtype);
+    /* q8_0 rows of 4 superblocks and more: touch the next one ahead (as linear_rules) */
+    int long_rows = w->dtype == TXLM_DT_Q8_0 && w->cols >= 4 * 512;
+    txlm_kernel_id k = long_rows && txlm_kernel_usable(o->rec->vk, TXLM_K_GEMV_TEX_Q8_0_LONG_LN)
+                           ? TXLM_K_GEMV_TEX_Q8_0_LONG_LN
+                           : txlm_kernel_of(TXLM_KF_GEMV_TEX_LN, w->dtype);
     /* the LN kernels read gamma and beta as vec4 and write whole vec4 of Y */
-    int fused = M == 1 && o->sync.buf && !o->no_gemv && !o->no_fused_ln && texel_linear_ok(o, x, w) &&
+    int fused = M == 1 && o->sync.buf && texel_linear_ok(o, x, w) &&
                 txlm_tensor_n_chunks(w) == 1 && nrows <= w->rows && txlm_kernel_usable(o->rec->vk, k) &&
                 (y.off | nrows | g->cols | b->cols) % 4 == 0 && g->cols >= d && b->cols >= d && d <= nrows;
     if (!fused) {
@@ -147,7 +159,7 @@ void txlm_op_linear_ln(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32
     };
     txlm_view views[8] = {x.view, wv, bias ? txlm_tensor_view(bias) : o->dummy, r ? r->view : o->dummy, y.view,
                           txlm_tensor_view(g), txlm_tensor_view(b), o->sync};
-    txlm_rec_dispatch(o->rec, k, views, &p, sizeof p, div_up(nrows, 8 * gemv_tex_rows(w->dtype)), 1, 1);
+    txlm_rec_dispatch(o->rec, k, views, &p, sizeof p, div_up(nrows, txlm_kernel_descs[k].tile_n), 1, 1);
     txlm_rec_barrier(o->rec);
 }
 
@@ -168,8 +180,9 @@ void txlm_op_linear_t(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *pj, txlm_a
             .alpha = 1.0f,
         };
         txlm_view views[5] = {x.view, pv, o->dummy, c ? y.view : o->dummy, y.view};
-        txlm_rec_dispatch(o->rec, txlm_kernel_for_dtype(TXLM_K_LINEAR, pj->dtype), views, &p, sizeof p,
-                          div_up(p.N, 32), div_up(M, 32), 1);
+        txlm_kernel_id k = txlm_kernel_of(TXLM_KF_LINEAR, pj->dtype);
+        txlm_rec_dispatch(o->rec, k, views, &p, sizeof p, div_up(p.N, txlm_kernel_descs[k].tile_n),
+                          div_up(M, txlm_kernel_descs[k].tile_m), 1);
         txlm_rec_barrier(o->rec);
     }
 }
@@ -187,7 +200,7 @@ void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tenso
             float alpha;
         } p = {n, e->cols, id_lo + (int32_t)r0, id_lo + (int32_t)(r0 + nr), y.off, y.ld, alpha};
         txlm_view views[3] = {ids, ev, y.view};
-        txlm_rec_dispatch(o->rec, txlm_kernel_for_dtype(TXLM_K_GATHER, e->dtype), views, &p, sizeof p, div_up(e->cols, 64), n, 1);
+        txlm_rec_dispatch(o->rec, txlm_kernel_of(TXLM_KF_GATHER, e->dtype), views, &p, sizeof p, div_up(e->cols, 64), n, 1);
         txlm_rec_barrier(o->rec);
     }
 }
@@ -202,7 +215,7 @@ void txlm_op_layernorm(txlm_ops *o, txlm_arg x, const txlm_arg *r, const txlm_gp
     } p = {rows, d, x.off, x.ld, r ? r->off : 0, r ? r->ld : 0, y.off, y.ld, r != NULL, eps, d_out};
     txlm_view views[5] = {x.view, r ? r->view : o->dummy, txlm_tensor_view(g), txlm_tensor_view(b), y.view};
     /* texel reads and subgroup sums where the layout allows (CPU devices) */
-    int tex = o->rec->vk->texel && !o->no_shuffle && txlm_kernel_usable(o->rec->vk, TXLM_K_LAYERNORM_TEX) &&
+    int tex = o->rec->vk->texel && txlm_kernel_usable(o->rec->vk, TXLM_K_LAYERNORM_TEX) &&
               (x.off | x.ld | y.off | y.ld | d_out | (r ? r->off | r->ld : 0) | g->cols | b->cols) % 4 == 0 &&
               g->cols >= d && b->cols >= d;
     for (int i = 0; i < 5 && tex; i++) tex = txlm_rec_texel_fits(o->rec, views[i]);
@@ -227,83 +240,124 @@ static struct attn_push attn_push_of(const txlm_attn_shape *s, uint32_t rk_off)
                               s->kv_row0, s->kv_rows ? s->kv_rows : s->kv_row0 + klen, 0, s->kv_dyn};
 }
 
+/* The attention's candidates, best first (attention_kernel): texel
+ * variants where the device prefers them and the inputs fit, those built
+ * for one head size where it matches (0: any). */
+static const struct attn_rule {
+    int texel;
+    uint32_t dh;
+    txlm_kernel_id id;
+} split_rules[] = {
+    /* a handful of queries: keys split into runs, merged after */
+    {1, 64, TXLM_K_ATTN_SPLIT_SG64_MERGE}, /* lanes share a key; the last run merges */
+    {1, 64, TXLM_K_ATTN_SPLIT_SG64},
+    {1, 64, TXLM_K_ATTN_SPLIT_TEX64},
+    {1, 48, TXLM_K_ATTN_SPLIT_TEX48},
+    {1, 0, TXLM_K_ATTN_SPLIT_TEX},
+    {0, 0, TXLM_K_ATTN_SPLIT},
+}, query_rules[] = {
+    /* more queries: two per invocation (a key or value row loaded serves both), or one */
+    {1, 64, TXLM_K_ATTN_PAIR_TEXSG64},
+    {1, 64, TXLM_K_ATTN_PAIR_TEX64},
+    {1, 48, TXLM_K_ATTN_PAIR_TEX48},
+    {1, 0, TXLM_K_ATTN_PAIR_TEX},
+    {0, 0, TXLM_K_ATTN_PAIR},
+    {1, 0, TXLM_K_ATTN_FUSED},
+    {0, 0, TXLM_K_ATTN_FUSED},
+};
+
+/* The first usable rule for texel (or not) and head size dh, else TXLM_K_COUNT. */
+static txlm_kernel_id attention_kernel(const txlm_vk *vk, const struct attn_rule *r, size_t n, int texel, uint32_t dh,
+                                       int merge_ok)
+{
+    for (size_t i = 0; i < n; i++)
+        if (r[i].texel == texel && (!r[i].dh || r[i].dh == dh) && txlm_kernel_usable(vk, r[i].id) &&
+            (merge_ok || r[i].id != TXLM_K_ATTN_SPLIT_SG64_MERGE))
+            return r[i].id;
+    return TXLM_K_COUNT;
+}
+
+/* A handful of queries (generation): the keys are split into runs so that
+ * every lane has work, then the runs are merged (by the last run of each
+ * head group, or a dispatch of their own). */
+static void attention_split(txlm_ops *o, const txlm_attn_shape *s, struct attn_push ps, txlm_kernel_id k, txlm_view *v,
+                            txlm_view out)
+{
+    uint32_t klen = s->mlen + s->qlen, nparts = div_up(klen, TXLM_ATTN_RUN);
+    if (k == TXLM_K_ATTN_SPLIT_SG64 || k == TXLM_K_ATTN_SPLIT_SG64_MERGE) {
+        uint32_t groups = div_up(s->H, TXLM_ATTN_SG_HEADS);
+        nparts = div_up(klen, TXLM_ATTN_RUN_SG);
+        ps.merge = k == TXLM_K_ATTN_SPLIT_SG64_MERGE;
+        if (ps.merge) v[6] = out, v[7] = o->sync;
+        txlm_rec_dispatch(o->rec, k, v, &ps, sizeof ps, groups, nparts, s->qlen);
+        txlm_rec_barrier(o->rec);
+        if (ps.merge) return;
+    } else {
+        txlm_rec_dispatch(o->rec, k, v, &ps, sizeof ps, div_up(nparts, 8), s->H, s->qlen);
+        txlm_rec_barrier(o->rec);
+    }
+    struct {
+        uint32_t qlen, H, dh, nparts;
+    } pm = {s->qlen, s->H, s->dh, nparts};
+    txlm_view v2[2] = {v[5], out};
+    txlm_rec_dispatch(o->rec, TXLM_K_ATTN_MERGE, v2, &pm, sizeof pm, div_up(s->H * s->dh / 4, 64), s->qlen, 1);
+    txlm_rec_barrier(o->rec);
+}
+
+/* Scores, softmax, then P·V, each a pass of its own (the probabilities are
+ * kept in *probs when asked for). */
+static void attention_three_pass(txlm_ops *o, const txlm_attn_shape *s, const struct attn_push *ps, txlm_view *v,
+                                 txlm_view scores, txlm_view out)
+{
+    uint32_t klen = s->mlen + s->qlen;
+    v[5] = scores;
+    txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SCORES, v, ps, sizeof *ps, div_up(klen, 64), s->qlen, s->H);
+    txlm_rec_barrier(o->rec);
+    struct {
+        uint32_t rows, n;
+    } pm = {s->H * s->qlen, klen};
+    txlm_rec_dispatch(o->rec, TXLM_K_SOFTMAX, &scores, &pm, sizeof pm, pm.rows, 1, 1);
+    txlm_rec_barrier(o->rec);
+    txlm_view v3[3] = {scores, v[1], out};
+    txlm_rec_dispatch(o->rec, TXLM_K_ATTN_PV, v3, ps, sizeof *ps, div_up(s->H * s->dh, 64), s->qlen, 1);
+    txlm_rec_barrier(o->rec);
+}
+
 void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,
                        const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, const txlm_view *probs,
                        txlm_view scratch, txlm_view out)
 {
-    uint32_t klen = s->mlen + s->qlen;
+    const txlm_vk *vk = o->rec->vk;
     struct attn_push ps = attn_push_of(s, rk_off);
-    int vec_ok = !probs && !o->no_fused_attention && s->dh % 4 == 0 && s->dh <= 256 && rk_off % 4 == 0;
+    int vec_ok = !probs && s->dh % 4 == 0 && s->dh <= 256 && rk_off % 4 == 0;
     /* same_length with no memory kept can hide every key of a row, which
      * the reference turns into a uniform row; only the one-query kernel
      * (and the three-pass path) carries that case. */
     int all_masked_rows = s->same_length && s->mem_len == 0;
     /* the split and paired kernels read their inputs as texels where the device prefers that */
     txlm_view rw = txlm_tensor_view(r_w_bias), rr = txlm_tensor_view(r_r_bias);
-    int tex = o->rec->vk->texel && txlm_rec_texel_fits(o->rec, q) && txlm_rec_texel_fits(o->rec, kv) &&
+    int tex = vk->texel && txlm_rec_texel_fits(o->rec, q) && txlm_rec_texel_fits(o->rec, kv) &&
               txlm_rec_texel_fits(o->rec, rk) && txlm_rec_texel_fits(o->rec, rw) && txlm_rec_texel_fits(o->rec, rr);
-    /* A handful of queries (generation): the keys are split into runs so
-     * that every lane has work, then the runs are merged. */
+    txlm_view v[8] = {q, kv, rk, rw, rr, scratch, o->dummy, o->dummy};
     if (vec_ok && !all_masked_rows && s->qlen <= 4 && txlm_attn_split_bytes(s) <= scratch.size) {
-        txlm_view v[8] = {q, kv, rk, rw, rr, scratch, o->dummy, o->dummy};
-        uint32_t nparts = div_up(klen, TXLM_ATTN_RUN);
-        if (tex && s->dh == 64 && !o->no_attn_sg && txlm_kernel_usable(o->rec->vk, TXLM_K_ATTN_SPLIT_SG64)) {
-            uint32_t groups = div_up(s->H, TXLM_ATTN_SG_HEADS);
-            nparts = div_up(klen, TXLM_ATTN_RUN_SG);
-            /* the last run of each head group merges (attn_split_sg.comp) */
-            ps.merge = o->sync.buf && !o->no_fused_merge && 1 + groups * s->qlen <= o->sync.size / 4;
-            if (ps.merge) v[6] = out, v[7] = o->sync;
-            txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SPLIT_SG64, v, &ps, sizeof ps, groups, nparts, s->qlen);
-            if (ps.merge) {
-                txlm_rec_barrier(o->rec);
-                return;
-            }
-        } else {
-            txlm_kernel_id split = !tex ? TXLM_K_ATTN_SPLIT
-                                   : s->dh == 64 ? TXLM_K_ATTN_SPLIT_TEX64
-                                   : s->dh == 48 ? TXLM_K_ATTN_SPLIT_TEX48
-                                                 : TXLM_K_ATTN_SPLIT_TEX;
-            txlm_rec_dispatch(o->rec, split, v, &ps, sizeof ps, div_up(nparts, 8), s->H, s->qlen);
-        }
-        txlm_rec_barrier(o->rec);
-        struct {
-            uint32_t qlen, H, dh, nparts;
-        } pm = {s->qlen, s->H, s->dh, nparts};
-        txlm_view v2[2] = {scratch, out};
-        txlm_rec_dispatch(o->rec, TXLM_K_ATTN_MERGE, v2, &pm, sizeof pm, div_up(s->H * s->dh / 4, 64), s->qlen, 1);
-        txlm_rec_barrier(o->rec);
-        return;
+        /* the last run of each head group merges where the counts fit in txlm_ops.sync */
+        int merge_ok = o->sync.buf && 1 + div_up(s->H, TXLM_ATTN_SG_HEADS) * s->qlen <= o->sync.size / 4;
+        txlm_kernel_id k = attention_kernel(vk, split_rules, sizeof split_rules / sizeof *split_rules, tex, s->dh, merge_ok);
+        if (k < TXLM_K_COUNT) return attention_split(o, s, ps, k, v, out);
     }
-    /* Two queries per invocation (each key and value row loaded serves
-     * both), or one. */
     if (vec_ok && (s->qlen > 4 || all_masked_rows)) {
-        txlm_view v[6] = {q, kv, rk, rw, rr, out};
-        int pair = !o->no_paired_attention && !all_masked_rows;
-        int sg = s->dh == 64 && !o->no_shuffle && txlm_kernel_usable(o->rec->vk, TXLM_K_ATTN_PAIR_TEXSG64);
-        txlm_kernel_id paired = !tex            ? TXLM_K_ATTN_PAIR
-                                : sg            ? TXLM_K_ATTN_PAIR_TEXSG64
-                                : s->dh == 64   ? TXLM_K_ATTN_PAIR_TEX64
-                                : s->dh == 48   ? TXLM_K_ATTN_PAIR_TEX48
-                                                : TXLM_K_ATTN_PAIR_TEX;
-        txlm_rec_dispatch(o->rec, pair ? paired : TXLM_K_ATTN_FUSED, v, &ps, sizeof ps,
-                          div_up(s->qlen, pair ? 16 : 8), s->H, 1);
-        txlm_rec_barrier(o->rec);
-        return;
+        /* the paired kernels need a second query beside each */
+        size_t from = all_masked_rows ? sizeof query_rules / sizeof *query_rules - 2 : 0;
+        txlm_kernel_id k = attention_kernel(vk, query_rules + from, sizeof query_rules / sizeof *query_rules - from, tex,
+                                            s->dh, 0);
+        if (k < TXLM_K_COUNT) {
+            v[5] = out;
+            txlm_rec_dispatch(o->rec, k, v, &ps, sizeof ps, div_up(s->qlen, k == TXLM_K_ATTN_FUSED ? 8 : 16), s->H, 1);
+            txlm_rec_barrier(o->rec);
+            return;
+        }
     }
-    txlm_view scores = probs ? *probs : scratch;
-    txlm_view v1[6] = {q, kv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), scores};
-    txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SCORES, v1, &ps, sizeof ps, div_up(klen, 64), s->qlen, s->H);
-    txlm_rec_barrier(o->rec);
-
-    struct {
-        uint32_t rows, n;
-    } pm = {s->H * s->qlen, klen};
-    txlm_rec_dispatch(o->rec, TXLM_K_SOFTMAX, &scores, &pm, sizeof pm, pm.rows, 1, 1);
-    txlm_rec_barrier(o->rec);
-
-    txlm_view v3[3] = {scores, kv, out};
-    txlm_rec_dispatch(o->rec, TXLM_K_ATTN_PV, v3, &ps, sizeof ps, div_up(s->H * s->dh, 64), s->qlen, 1);
-    txlm_rec_barrier(o->rec);
+    attention_three_pass(o, s, &ps, v, probs ? *probs : scratch, out);
 }
 
 uint64_t txlm_attn_split_bytes(const txlm_attn_shape *s)

@@ -20,15 +20,6 @@ static inline txlm_arg txlm_arg_of(const txlm_buf *b, uint32_t off, uint32_t ld)
 typedef struct txlm_ops {
     txlm_rec *rec;
     txlm_view dummy;   /* bound to bindings a dispatch does not use */
-    int no_gemv;       /* benchmarks: use the matrix kernel for single rows too */
-    int no_fused_attention; /* benchmarks and tests: always the three-pass attention */
-    int no_paired_attention; /* benchmarks and tests: one query per invocation */
-    int no_gemv_q8;    /* benchmarks and tests: q8_0 rows through the generic single-row kernel */
-    int no_attn_sg;    /* tests: the lane-per-run split attention even where the lane-per-element one runs */
-    int no_shuffle;    /* tests: the texel matrix kernels that fetch X in every lane, where the shuffle ones run */
-    int no_touch;      /* tests: long q8_0 rows through the single-row kernel that does not touch ahead */
-    int no_fused_ln;   /* tests: txlm_op_linear_ln as a product and a LayerNorm dispatch */
-    int no_fused_merge; /* tests: the one-query attention's runs merged by their own dispatch */
     txlm_view sync;    /* TXLM_SYNC_WORDS uints, 0 between dispatches: counts of finished workgroups for
                         * the kernels whose last workgroup finishes the op (no buffer: never so) */
 } txlm_ops;

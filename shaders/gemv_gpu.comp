@@ -19,7 +19,7 @@ layout(std430, binding = 0) readonly buffer Xb { float X[]; };
 #include "weights.glsl"
 #include "linear_out.glsl"
 
-#define ROWS 4u // GEMV_GPU_ROWS in engine/ops.c
+#define ROWS 4u // the tile of gemv_gpu_* in kernels.manifest
 shared float part[ROWS][64];
 
 void main()

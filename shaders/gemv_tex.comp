@@ -60,7 +60,7 @@ void layernorm_if_last()
 
 // Rows per invocation, best measured per dtype on lavapipe: the fewer
 // weight bytes per row, the more rows share each fetch of x
-// (gemv_tex_rows() in engine/ops.c sizes the grid to match).
+// (the tiles of gemv_tex_* in kernels.manifest, 8 lanes x ROWS, size the grid).
 #ifndef TOUCH
 #define TOUCH 0
 #endif

@@ -8,73 +8,44 @@
 #include "pipeline_cache.h"
 #include "vk_context.h"
 
-/* Kernels that read weights come in one variant per weight dtype, in the
- * order f32, f16, q8_0, q4_0 (see txlm_kernel_for_dtype). */
-typedef enum txlm_kernel_id {
-    TXLM_K_LINEAR,
-    TXLM_K_LINEAR_F16,
-    TXLM_K_LINEAR_Q8_0,
-    TXLM_K_LINEAR_Q4_0,
-    TXLM_K_LINEAR_TILED,
-    TXLM_K_LINEAR_TILED_F16,
-    TXLM_K_LINEAR_TILED_Q8_0,
-    TXLM_K_LINEAR_TILED_Q4_0,
-    TXLM_K_LINEAR_WIDE, /* needs shaderInt64 */
-    TXLM_K_LINEAR_WIDE_F16,
-    TXLM_K_LINEAR_WIDE_Q8_0,
-    TXLM_K_LINEAR_WIDE_Q4_0,
-    TXLM_K_GEMV, /* x4 dtypes each: narrow loads, shared-memory sums */
-    TXLM_K_GEMV_F16, TXLM_K_GEMV_Q8_0, TXLM_K_GEMV_Q4_0,
-    TXLM_K_GEMV_SG, /* subgroup sums */
-    TXLM_K_GEMV_SG_F16, TXLM_K_GEMV_SG_Q8_0, TXLM_K_GEMV_SG_Q4_0,
-    TXLM_K_GEMV_WIDE, /* 256-bit loads (shaderInt64) */
-    TXLM_K_GEMV_WIDE_F16, TXLM_K_GEMV_WIDE_Q8_0, TXLM_K_GEMV_WIDE_Q4_0,
-    TXLM_K_GEMV_WIDE_SG,
-    TXLM_K_GEMV_WIDE_SG_F16, TXLM_K_GEMV_WIDE_SG_Q8_0, TXLM_K_GEMV_WIDE_SG_Q4_0,
-    TXLM_K_GATHER,
-    TXLM_K_GATHER_F16,
-    TXLM_K_GATHER_Q8_0,
-    TXLM_K_GATHER_Q4_0,
-    TXLM_K_LAYERNORM,
-    TXLM_K_ATTN_SCORES,
-    TXLM_K_ATTN_TERMS,
-    TXLM_K_ATTN_FUSED,
-    TXLM_K_SOFTMAX,
-    TXLM_K_ATTN_PV,
-    TXLM_K_LOGSOFTMAX,
-    TXLM_K_ATTN_SPLIT, /* few queries: keys split into runs */
-    TXLM_K_ATTN_MERGE,
-    TXLM_K_GEMV_Q8, /* q8_0, a 32-weight block per load (shaderInt64) */
-    TXLM_K_GEMV_Q8_SG,
-    TXLM_K_ATTN_PAIR, /* two queries per invocation */
-    /* Texel-buffer matrix kernels (vk->texel), x4 dtypes each: */
-    TXLM_K_GEMV_TEX, TXLM_K_GEMV_TEX_F16, TXLM_K_GEMV_TEX_Q8_0, TXLM_K_GEMV_TEX_Q4_0, /* one row */
-    TXLM_K_LINEAR_TEX, TXLM_K_LINEAR_TEX_F16, TXLM_K_LINEAR_TEX_Q8_0, TXLM_K_LINEAR_TEX_Q4_0, /* 32x16 per invocation */
-    TXLM_K_LINEAR_TEX8, TXLM_K_LINEAR_TEX8_F16, TXLM_K_LINEAR_TEX8_Q8_0, TXLM_K_LINEAR_TEX8_Q4_0, /* 8x16: few rows */
-    TXLM_K_ATTN_SPLIT_TEX, TXLM_K_ATTN_PAIR_TEX, /* attention reading through texel buffers */
-    TXLM_K_ATTN_SPLIT_TEX64, TXLM_K_ATTN_PAIR_TEX64, /* the same built for dh = 64 (loops unrolled) */
-    TXLM_K_LOGSOFTMAX_TEX, /* logits read as texels (rows padded to 4) */
-    TXLM_K_ATTN_SPLIT_SG64, /* few queries, dh = 64: lanes share a key (texel reads, subgroup sums) */
-    /* the texel matrix kernels with X's rows shared by subgroup shuffles (subgroups of 8) */
-    TXLM_K_LINEAR_TEXSG, TXLM_K_LINEAR_TEXSG_F16, TXLM_K_LINEAR_TEXSG_Q8_0, TXLM_K_LINEAR_TEXSG_Q4_0, /* 32x8 */
-    TXLM_K_LINEAR_TEXSG8, TXLM_K_LINEAR_TEXSG8_F16, TXLM_K_LINEAR_TEXSG8_Q8_0, TXLM_K_LINEAR_TEXSG8_Q4_0, /* 8x16 */
-    TXLM_K_ATTN_PAIR_TEXSG64, /* paired attention, dh = 64, key and value rows shared by shuffles */
-    TXLM_K_LAYERNORM_TEX, /* a row per subgroup of 8, texel reads, subgroupAdd */
-    TXLM_K_ATTN_PAIR_TEX48, TXLM_K_ATTN_SPLIT_TEX48, /* built for dh = 48 (the padded base shape) */
-    TXLM_K_LINEAR_SMEM, TXLM_K_LINEAR_SMEM_F16, TXLM_K_LINEAR_SMEM_Q8_0, TXLM_K_LINEAR_SMEM_Q4_0, /* GPUs: 64x64 tiles */
-    TXLM_K_GEMV_GPU, TXLM_K_GEMV_GPU_F16, TXLM_K_GEMV_GPU_Q8_0, TXLM_K_GEMV_GPU_Q4_0, /* GPUs: one row, 64 lanes a row group */
-    TXLM_K_GEMV_TEX_Q8_0_LONG, /* one row of q8_0 texels, rows of 4 superblocks and more: the next one touched ahead */
-    /* the one-row texel kernels with the post-norm LayerNorm fused (txlm_op_linear_ln) */
-    TXLM_K_GEMV_TEX_LN, TXLM_K_GEMV_TEX_LN_F16, TXLM_K_GEMV_TEX_LN_Q8_0, TXLM_K_GEMV_TEX_LN_Q4_0,
-    TXLM_K_GEMV_TEX_Q8_0_LONG_LN,
-    TXLM_K_COUNT
-} txlm_kernel_id;
+/* The kernel ids (TXLM_K_*) and families (TXLM_KF_*), generated from
+ * shaders/kernels.manifest, the only place a variant is declared. */
+#include "kernel_ids.h"
 
 #define TXLM_MAX_BINDINGS 9
 /* The binding of the per-submission values (shaders/step.glsl) in the
  * kernels that have it; the recorder binds its step view there. */
 #define TXLM_STEP_BINDING 8
 #define TXLM_PUSH_BYTES 128
+
+/* What a variant needs from the device beyond its texel bindings
+ * (the manifest's needs column; txlm_kernel_usable checks them). */
+enum {
+    TXLM_NEED_INT64 = 1,    /* shaderInt64: 64-bit and 256-bit loads */
+    TXLM_NEED_SUBGROUP = 2, /* subgroupAdd over a workgroup of 8 */
+    TXLM_NEED_SHUFFLE = 4,  /* subgroup shuffles */
+    TXLM_NEED_SHUFFLE8 = 8, /* shuffles in subgroups of exactly 8 */
+    TXLM_NEED_SG8 = 16,     /* subgroups of exactly 8: a workgroup is one subgroup */
+    TXLM_NEED_SMEM = 32,    /* 16x16 invocations and 8 KiB of workgroup memory */
+};
+
+/* One variant as the manifest declares it (kernel_table.c, generated). */
+typedef struct txlm_kernel_desc {
+    const char *name;
+    const uint32_t *code;
+    size_t size;
+    uint32_t n_bindings;
+    uint32_t texel_mask; /* bit i: binding i is a uniform texel buffer */
+    int step;            /* binding TXLM_STEP_BINDING too */
+    uint32_t needs;      /* TXLM_NEED_* */
+    uint32_t tile_n, tile_m; /* the products: columns and rows of Y per workgroup (0: not a product) */
+} txlm_kernel_desc;
+extern const txlm_kernel_desc txlm_kernel_descs[TXLM_K_COUNT];
+
+/* Family f's variant for each weight dtype, in the order f32, f16, q8_0,
+ * q4_0 (TXLM_K_COUNT where the family has none). */
+#define TXLM_KERNEL_DTYPES 4
+extern const txlm_kernel_id txlm_kernel_families[TXLM_KF_COUNT][TXLM_KERNEL_DTYPES];
 
 typedef struct txlm_kernel {
     const char *name;
@@ -100,11 +71,17 @@ typedef struct txlm_kernels {
     txlm_kernel k[TXLM_K_COUNT];   /* name and bindings from init; handles once made */
 } txlm_kernels;
 
-/* The variant of a weight-reading kernel (TXLM_K_LINEAR, _TILED or TXLM_K_GATHER) for a dtype. */
-txlm_kernel_id txlm_kernel_for_dtype(txlm_kernel_id base, uint32_t dtype);
+/* Family f's variant for a weight dtype (TXLM_DT_*; TXLM_K_COUNT when it has none). */
+txlm_kernel_id txlm_kernel_of(txlm_kernel_family f, uint32_t dtype);
 
-/* Whether this device can run kernel id (64-bit loads, subgroup sums, texel buffers). */
+/* Whether this device can run kernel id (its needs and texel bindings),
+ * and no test has forbidden it; false for TXLM_K_COUNT. */
 int txlm_kernel_usable(const txlm_vk *vk, uint32_t id);
+
+/* Tests and benchmarks: the one hook that forces a variant. A forbidden
+ * kernel counts as one the device cannot run, so each op chooses its next
+ * candidate. Process-wide; set it while no other thread records. */
+void txlm_kernel_forbid(txlm_kernel_id id, int forbidden);
 
 /* Names and bindings of every kernel, and the pipeline cache; no pipeline yet. */
 int txlm_kernels_init(txlm_vk *vk, txlm_kernels *ks, txlm_err *err);

@@ -109,9 +109,9 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
         int pair_sg = h64 && !no_sg && txlm_kernel_usable(&ctx->vk, TXLM_K_ATTN_PAIR_TEXSG64);
         if (no_sg && !h64) continue;
         ctx->vk.texel = texel;
-        ops.no_attn_sg = ops.no_shuffle = no_sg;
+        kernel_switch(NO_ATTN_SG | NO_SHUFFLE, no_sg);
         const txlm_kernel_id watch[3] = {
-            texel ? (sg64 ? TXLM_K_ATTN_SPLIT_SG64
+            texel ? (sg64 ? (fused_merge ? TXLM_K_ATTN_SPLIT_SG64_MERGE : TXLM_K_ATTN_SPLIT_SG64)
                      : h64 ? TXLM_K_ATTN_SPLIT_TEX64
                      : dh == 48 ? TXLM_K_ATTN_SPLIT_TEX48
                                 : TXLM_K_ATTN_SPLIT_TEX)
@@ -127,8 +127,8 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
         for (int k = 0; k < 3; k++) before[k] = rec.kernel_uses[watch[k]];
         uint32_t merges = rec.kernel_uses[TXLM_K_ATTN_MERGE];
         memset(ob.map, 0, (size_t)qlen * hd * 4);
-        ops.no_paired_attention = choice == 1;
-        ops.no_fused_attention = choice == 2;
+        kernel_switch(NO_PAIRED_ATTENTION, choice == 1);
+        kernel_switch(NO_FUSED_ATTENTION, choice == 2);
         if (fused_merge) ops.sync = txlm_view_of(&syncb);
         const txlm_attn_shape *sh = (dyn + mode) % 2 ? &sd : &s;
         begin();
@@ -139,7 +139,7 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
             txlm_op_attention(&ops, sh, qv, kvv, rkv, rk_off, &rwt, &rrt, NULL, probs, ov);
         }
         run();
-        ops.no_paired_attention = ops.no_fused_attention = ops.no_attn_sg = ops.no_shuffle = 0;
+        kernel_switch(NO_PAIRED_ATTENTION | NO_FUSED_ATTENTION | NO_ATTN_SG | NO_SHUFFLE, 0);
         ops.sync = (txlm_view){0};
         if (fused_merge && sg64 && qlen <= 4 && !(same_length && mem_len == 0) && dh % 4 == 0 && rk_off % 4 == 0) {
             uint32_t left = 0;

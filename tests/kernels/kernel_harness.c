@@ -103,8 +103,7 @@ int set_mode(int mode)
         if (mode != MODE_GPU || !txlm_kernel_usable(&ctx->vk, TXLM_K_LINEAR_SMEM)) return 0;
         ctx->vk.texel = 0;
         ctx->vk.gpu_kernels = 1;
-        ops.no_gemv = 0;
-        ops.no_gemv_q8 = 0;
+        kernel_switch(NO_GEMV | NO_GEMV_Q8, 0);
         return 1;
     }
     /* texel kernels: the matrix/single-row switch, and MODE_NO_SUBGROUP
@@ -112,9 +111,9 @@ int set_mode(int mode)
     if (mode & MODE_TEXEL) {
         if (!have_texel || (mode & (MODE_NARROW | MODE_NO_GEMV_Q8))) return 0;
         ctx->vk.texel = 1;
-        ops.no_gemv = (mode & MODE_NO_GEMV) != 0;
-        ops.no_gemv_q8 = 0;
-        ops.no_shuffle = (mode & MODE_NO_SUBGROUP) != 0;
+        kernel_switch(NO_GEMV, (mode & MODE_NO_GEMV) != 0);
+        kernel_switch(NO_GEMV_Q8, 0);
+        kernel_switch(NO_SHUFFLE, (mode & MODE_NO_SUBGROUP) != 0);
         return 1;
     }
     ctx->vk.texel = 0;
@@ -122,8 +121,8 @@ int set_mode(int mode)
     if (!(mode & MODE_NO_SUBGROUP) && !have_subgroup) return 0;
     ctx->vk.int64 = !(mode & MODE_NARROW);
     ctx->vk.subgroup_arith = !(mode & MODE_NO_SUBGROUP);
-    ops.no_gemv = (mode & MODE_NO_GEMV) != 0;
-    ops.no_gemv_q8 = (mode & MODE_NO_GEMV_Q8) != 0;
+    kernel_switch(NO_GEMV, (mode & MODE_NO_GEMV) != 0);
+    kernel_switch(NO_GEMV_Q8, (mode & MODE_NO_GEMV_Q8) != 0);
     return 1;
 }
 
@@ -133,9 +132,7 @@ void reset_mode(void)
     ctx->vk.int64 = have_int64;
     ctx->vk.subgroup_arith = have_subgroup;
     ctx->vk.texel = 0;
-    ops.no_gemv = 0;
-    ops.no_gemv_q8 = 0;
-    ops.no_shuffle = 0;
+    kernel_switch(NO_GEMV | NO_GEMV_Q8 | NO_SHUFFLE, 0);
 }
 
 void begin(void)

@@ -5,6 +5,7 @@
 #ifndef TXLM_TEST_KERNEL_HARNESS_H
 #define TXLM_TEST_KERNEL_HARNESS_H
 
+#include "../common/kernel_switches.h"
 #include "context.h"
 #include "ops.h"
 

@@ -259,7 +259,7 @@ static void test_linear_ln(uint32_t N, uint32_t K, uint32_t d, uint32_t dtype, i
         memset(y1.map, 0x7f, (N + 4) * 4), memset(y2.map, 0x7f, N * 4);
         ctx->vk.texel = have_texel;
         ops.sync = txlm_view_of(&done);
-        ops.no_fused_ln = !fused;
+        kernel_switch(NO_FUSED_LN, !fused);
         uint32_t before = rec.kernel_uses[TXLM_K_LAYERNORM_TEX] + rec.kernel_uses[TXLM_K_LAYERNORM];
         begin();
         txlm_op_linear_ln(&ops, xa, &wt, N, with_bias ? &bt : NULL, residual ? &ra : NULL, txlm_arg_of(&y1, 4, N), 1, &gt,
@@ -270,7 +270,7 @@ static void test_linear_ln(uint32_t N, uint32_t K, uint32_t d, uint32_t dtype, i
         uint32_t ln_dispatches = rec.kernel_uses[TXLM_K_LAYERNORM_TEX] + rec.kernel_uses[TXLM_K_LAYERNORM] - before;
         reset_mode();
         ops.sync = (txlm_view){0};
-        ops.no_fused_ln = 0;
+        kernel_switch(NO_FUSED_LN, 0);
         double d1 = max_abs_diff((float *)y1.map + 4, want, N), d2 = max_abs_diff(y2.map, want, N);
         CHECK(d1 < 1e-3 && d2 < 1e-3, "linear_ln %s N=%u K=%u d=%u bias=%d residual=%d fused=%d: max diff %g, then %g",
               dt_name(dtype), N, K, d, with_bias, residual, fused, d1, d2);
