@@ -93,20 +93,25 @@ int main(int argc, char **argv)
             txlm_rec_begin(&rec, &e);
             for (uint32_t l = 0; l < LAYERS; l++) {
                 switch (k) {
-                case 0: txlm_op_linear(&ops, xa, &wq, l * H * DH, H * DH, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
-                case 1: txlm_op_linear(&ops, xa, &wkv, l * 2 * H * DH, 2 * H * DH, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
+                case 0: txlm_op_linear(&ops, &(txlm_linear_args){.x = xa, .w = &wq, .row0 = l * H * DH, .n = H * DH, .y = ya, .m = 1}); break;
+                case 1: txlm_op_linear(&ops, &(txlm_linear_args){.x = xa, .w = &wkv, .row0 = l * 2 * H * DH, .n = 2 * H * DH, .y = ya, .m = 1}); break;
                 case 2:
                     sh.kv_row0 = l * (MEM + 1);
-                    txlm_op_attention(&ops, &sh, txlm_view_of(&x), txlm_tensor_view(&kv), txlm_tensor_view(&rk),
-                                      l * (MEM + 1) * H * DH, &rw, &rr, NULL, txlm_view_of(&scratch), txlm_view_of(&y));
+                    txlm_op_attention(&ops, &(txlm_attention_args){.shape = &sh, .q = txlm_view_of(&x), .kv = txlm_tensor_view(&kv),
+                                                                   .rk = txlm_tensor_view(&rk), .rk_off = l * (MEM + 1) * H * DH,
+                                                                   .r_w_bias = &rw, .r_r_bias = &rr,
+                                                                   .scratch = txlm_view_of(&scratch), .out = txlm_view_of(&y)});
                     break;
-                case 3: txlm_op_linear(&ops, xa, &wo, l * D, D, NULL, 0, &ya, ya, 1, TXLM_LIN_RESIDUAL, 1.0f); break;
-                case 4: txlm_op_layernorm(&ops, xa, NULL, &g, &b, ya, 1, D, D, 1e-5f); break;
-                case 5: txlm_op_linear(&ops, xa, &w1, l * DI, DI, NULL, 0, NULL, ya, 1, TXLM_LIN_RELU, 1.0f); break;
-                case 6: txlm_op_linear(&ops, xa, &w2, l * D, D, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
-                case 7: txlm_op_linear(&ops, xa, &head, 0, HEAD, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
-                case 8: txlm_op_linear(&ops, xa, &proj, 0, D, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
-                default: txlm_op_linear(&ops, xa, &tiny, 0, 8, NULL, 0, NULL, ya, 1, 0, 1.0f); break;
+                case 3: txlm_op_linear(&ops, &(txlm_linear_args){.x = xa, .w = &wo, .row0 = l * D, .n = D, .residual = &ya, .y = ya, .m = 1}); break;
+                case 4:
+                    txlm_op_layernorm(&ops, &(txlm_layernorm_args){.x = xa, .g = &g, .b = &b, .y = ya, .rows = 1, .d = D,
+                                                                   .d_out = D, .eps = 1e-5f});
+                    break;
+                case 5: txlm_op_linear(&ops, &(txlm_linear_args){.x = xa, .w = &w1, .row0 = l * DI, .n = DI, .y = ya, .m = 1, .flags = TXLM_LIN_RELU}); break;
+                case 6: txlm_op_linear(&ops, &(txlm_linear_args){.x = xa, .w = &w2, .row0 = l * D, .n = D, .y = ya, .m = 1}); break;
+                case 7: txlm_op_linear(&ops, &(txlm_linear_args){.x = xa, .w = &head, .n = HEAD, .y = ya, .m = 1}); break;
+                case 8: txlm_op_linear(&ops, &(txlm_linear_args){.x = xa, .w = &proj, .n = D, .y = ya, .m = 1}); break;
+                default: txlm_op_linear(&ops, &(txlm_linear_args){.x = xa, .w = &tiny, .n = 8, .y = ya, .m = 1}); break;
                 }
             }
             double t0 = now();

@@ -82,7 +82,7 @@ int main(int argc, char **argv)
         double times[64];
         for (uint32_t r = 0; r < reps && r < 64; r++) {
             txlm_rec_begin(&rec, &e);
-            txlm_op_linear(&ops, txlm_arg_of(&x, 0, K), &t, 0, N, NULL, 0, NULL, txlm_arg_of(&y, 0, N), M, 0, 1.0f);
+            txlm_op_linear(&ops, &(txlm_linear_args){.x = txlm_arg_of(&x, 0, K), .w = &t, .n = N, .y = txlm_arg_of(&y, 0, N), .m = M});
             double t0 = now();
             if (txlm_rec_submit(&rec, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
             times[r] = now() - t0;
@@ -104,7 +104,8 @@ int main(int argc, char **argv)
         double times[64];
         for (uint32_t r = 0; r < reps && r < 64; r++) {
             txlm_rec_begin(&rec, &e);
-            txlm_op_layernorm(&ops, txlm_arg_of(&x, 0, K), NULL, &g, &b, txlm_arg_of(&y, 0, K), M, K, K, 1e-5f);
+            txlm_op_layernorm(&ops, &(txlm_layernorm_args){.x = txlm_arg_of(&x, 0, K), .g = &g, .b = &b, .y = txlm_arg_of(&y, 0, K),
+                                                           .rows = M, .d = K, .d_out = K, .eps = 1e-5f});
             double t0 = now();
             if (txlm_rec_submit(&rec, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
             times[r] = now() - t0;
@@ -136,8 +137,9 @@ int main(int argc, char **argv)
         double times[64];
         for (uint32_t r = 0; r < reps && r < 64; r++) {
             txlm_rec_begin(&rec, &e);
-            txlm_op_attention(&ops, &sh, txlm_view_of(&qb), txlm_view_of(&kvb), txlm_tensor_view(&rk), 0, &rw, &rr,
-                              NULL, txlm_view_of(&sb), txlm_view_of(&ob));
+            txlm_op_attention(&ops, &(txlm_attention_args){.shape = &sh, .q = txlm_view_of(&qb), .kv = txlm_view_of(&kvb),
+                                                           .rk = txlm_tensor_view(&rk), .r_w_bias = &rw, .r_r_bias = &rr,
+                                                           .scratch = txlm_view_of(&sb), .out = txlm_view_of(&ob)});
             double t0 = now();
             if (txlm_rec_submit(&rec, &e)) return fprintf(stderr, "%s\n", e.msg), 1;
             times[r] = now() - t0;

@@ -18,7 +18,7 @@ static txlm_arg cluster_input(txlm_session *s, uint32_t c, txlm_arg z, uint32_t 
     const txlm_out_cluster *cl = &s->m->out[c];
     if (!cl->proj) return z;
     txlm_arg zp = rows_of(&s->zp, 0, cl->dim);
-    txlm_op_linear(&s->ops, z, cl->proj_t, 0, cl->dim, NULL, 0, NULL, zp, rows, 0, 1.0f);
+    txlm_op_linear(&s->ops, &(txlm_linear_args){.x = z, .w = cl->proj_t, .n = cl->dim, .y = zp, .m = rows}); /* z · P_c */
     return zp;
 }
 
@@ -31,10 +31,16 @@ void txlm_out_head(txlm_session *s, uint32_t r0, uint32_t rows, txlm_arg dst, ui
     txlm_arg head = rows_of(&s->head, 0, txlm_logit_ld(head_n)), head_lp = rows_of(&s->head_lp, 0, txlm_logit_ld(head_n));
     txlm_arg cluster_logits = head;
     cluster_logits.off += n;
-    txlm_op_linear(&s->ops, zc, cl->weight, cl->row0, n, cl->bias, cl->row0, NULL, head, rows, 0, 1.0f);
-    txlm_op_linear(&s->ops, zc, m->cluster_w, 0, m->h.n_cutoffs, m->cluster_b, 0, NULL, cluster_logits, rows, 0, 1.0f);
-    txlm_op_logsoftmax(&s->ops, head, head_lp, NULL, 0, rows, head_n, head_n, NULL, 0, NULL);
-    if (n_write) txlm_op_logsoftmax(&s->ops, head, dst, NULL, 0, rows, head_n, n_write, pick, 0, NULL);
+    /* the shortlist's logits, then one per tail cluster, then log_softmax over both */
+    txlm_op_linear(&s->ops, &(txlm_linear_args){.x = zc, .w = cl->weight, .row0 = cl->row0, .n = n, .bias = cl->bias,
+                                                .bias_off = cl->row0, .y = head, .m = rows});
+    txlm_op_linear(&s->ops, &(txlm_linear_args){.x = zc, .w = m->cluster_w, .n = m->h.n_cutoffs, .bias = m->cluster_b,
+                                                .y = cluster_logits, .m = rows});
+    txlm_logsoftmax_args ls = {.src = head, .dst = head_lp, .rows = rows, .n = head_n, .n_write = head_n};
+    txlm_op_logsoftmax(&s->ops, &ls);
+    if (!n_write) return;
+    ls.dst = dst, ls.n_write = n_write, ls.pick = pick;
+    txlm_op_logsoftmax(&s->ops, &ls);
 }
 
 /* Cluster c for `rows` rows of z starting at z (rows of s->zsel when
@@ -47,14 +53,15 @@ static void tail(txlm_session *s, uint32_t c, txlm_arg z, uint32_t rows, txlm_ar
     uint32_t n = cl->end - cl->begin;
     txlm_arg zc = cluster_input(s, c, z, rows);
     txlm_arg logits = rows_of(&s->tail, 0, txlm_logit_ld(n));
-    txlm_op_linear(&s->ops, zc, cl->weight, cl->row0, n, cl->bias, cl->row0, NULL, logits, rows, 0, 1.0f);
-    if (add_head) {
-        uint32_t head_n = m->h.cutoffs[0] + m->h.n_cutoffs;
-        txlm_arg head_lp = rows_of(&s->head_lp, 0, txlm_logit_ld(head_n));
-        txlm_op_logsoftmax(&s->ops, logits, dst, &head_lp, m->h.cutoffs[0] + c - 1, rows, n, n, pick, cl->begin, row_map);
-    } else {
-        txlm_op_logsoftmax(&s->ops, logits, dst, NULL, 0, rows, n, n, pick, cl->begin, row_map);
-    }
+    txlm_op_linear(&s->ops, &(txlm_linear_args){.x = zc, .w = cl->weight, .row0 = cl->row0, .n = n, .bias = cl->bias,
+                                                .bias_off = cl->row0, .y = logits, .m = rows});
+    /* log_softmax(logits_c) + head_lp[cutoff0 + c - 1] */
+    uint32_t head_n = m->h.cutoffs[0] + m->h.n_cutoffs;
+    txlm_arg head_lp = rows_of(&s->head_lp, 0, txlm_logit_ld(head_n));
+    txlm_op_logsoftmax(&s->ops, &(txlm_logsoftmax_args){.src = logits, .dst = dst, .add = add_head ? &head_lp : NULL,
+                                                        .add_col = add_head ? m->h.cutoffs[0] + c - 1 : 0, .rows = rows,
+                                                        .n = n, .n_write = n, .pick = pick, .pick_base = cl->begin,
+                                                        .row_map = row_map});
 }
 
 void txlm_out_tail(txlm_session *s, uint32_t c, uint32_t r0, uint32_t rows, txlm_arg dst, int add_head,

@@ -31,8 +31,9 @@ static void grow_position_keys(txlm_session *s, uint32_t need_rows)
      * batches and must get the same bits (the single-row kernels may add
      * in another order). */
     for (uint32_t l = 0; l < h->n_layer; l++)
-        txlm_op_linear(&s->ops, rows_of(&s->pos.buf, first, s->m->dev.d), s->m->layers[l].r_net, 0, hd, NULL, 0, NULL,
-                       rows_of(&s->rk[l].buf, first, hd), n, TXLM_LIN_BLOCK, 1.0f);
+        txlm_op_linear(&s->ops, &(txlm_linear_args){.x = rows_of(&s->pos.buf, first, s->m->dev.d),
+                                                    .w = s->m->layers[l].r_net, .n = hd,
+                                                    .y = rows_of(&s->rk[l].buf, first, hd), .m = n, .flags = TXLM_LIN_BLOCK});
     s->rk_rows = need_rows;
 }
 
@@ -52,7 +53,7 @@ static void embed(txlm_session *s, const int32_t *tokens, uint32_t qlen, txlm_ar
         int used = 0;
         for (uint32_t i = 0; i < qlen && !used; i++) used = tokens[i] >= e->id_lo && tokens[i] < e->id_hi;
         if (!used) continue;
-        if (!e->proj) {
+        if (!e->proj) { /* x = E_c[id] * sqrt(d_model) */
             txlm_op_gather(&s->ops, ids, qlen, e->table, e->id_lo, x, scale);
             continue;
         }
@@ -61,8 +62,10 @@ static void embed(txlm_session *s, const int32_t *tokens, uint32_t qlen, txlm_ar
         txlm_rec_fill_zero(&s->rec, s->emb_tmp.buf, 0, (VkDeviceSize)qlen * dim * 4);
         txlm_rec_barrier(&s->rec);
         txlm_op_gather(&s->ops, ids, qlen, e->table, e->id_lo, g, 1.0f);
-        /* rows of other clusters gathered zeros, so they keep what they had */
-        txlm_op_linear(&s->ops, g, e->proj, 0, d, NULL, 0, &x, x, qlen, TXLM_LIN_RESIDUAL, scale);
+        /* x += (g · P_c^T) * sqrt(d_model): rows of other clusters gathered
+         * zeros, so they keep what they had */
+        txlm_op_linear(&s->ops, &(txlm_linear_args){.x = g, .w = e->proj, .n = d, .residual = &x, .y = x, .m = qlen,
+                                                    .scale = scale});
     }
 }
 
@@ -80,71 +83,98 @@ static void project_kv(txlm_session *s, uint32_t n, txlm_arg c, uint32_t qlen)
 {
     const txlm_layer *L = &s->m->layers[n];
     uint32_t hd = s->m->h.n_head * s->m->dev.dh, at = seg_row(s);
+    /* k, v = c · [Wk; Wv]^T: the rows of Wqkv after Wq's */
+    txlm_linear_args kv = {.x = c, .w = L->qkv, .row0 = hd, .n = 2 * hd, .y = rows_of(&s->kv[n], 0, 2 * hd), .m = qlen,
+                           .flags = TXLM_LIN_DYN_Y};
     if (at + qlen <= s->kv_rows) {
-        txlm_op_linear(&s->ops, c, L->qkv, hd, 2 * hd, NULL, 0, NULL, rows_of(&s->kv[n], 0, 2 * hd), qlen, TXLM_LIN_DYN_Y,
-                       1.0f);
+        txlm_op_linear(&s->ops, &kv);
         return;
     }
     VkDeviceSize row = (VkDeviceSize)2 * hd * 4, first = s->kv_rows - at;
-    txlm_op_linear(&s->ops, c, L->qkv, hd, 2 * hd, NULL, 0, NULL, rows_of(&s->kv_seg, 0, 2 * hd), qlen, 0, 1.0f);
+    kv.y = rows_of(&s->kv_seg, 0, 2 * hd), kv.flags = 0;
+    txlm_op_linear(&s->ops, &kv);
     txlm_rec_copy(&s->rec, s->kv_seg.buf, 0, s->kv[n].buf, at * row, first * row);
     txlm_rec_copy(&s->rec, s->kv_seg.buf, first * row, s->kv[n].buf, 0, (qlen - first) * row);
     txlm_rec_barrier(&s->rec);
 }
 
-static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg hin, txlm_arg out)
+/* The attention half of layer n: a = post: LN_attn(h + (S·v)·Wo^T),
+ * pre: h + (S·v)·Wo^T (file comment). */
+static void attention(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg h_in, txlm_arg a)
 {
     const txlm_hparams *h = &s->m->h;
     const txlm_dims *dv = &s->m->dev;
     const txlm_layer *L = &s->m->layers[n];
     txlm_ops *o = &s->ops;
-    uint32_t d = dv->d, hd = h->n_head * dv->dh, mlen = s->mlen, klen = mlen + qlen;
-    float eps = h->layer_norm_epsilon;
-
-    txlm_arg q = rows_of(&s->q, 0, hd);
-    txlm_arg attn = rows_of(&s->attn, 0, hd);
-    txlm_arg a = rows_of(&s->a, 0, d);
-
-    /* attention */
-    txlm_arg c = hin;
-    if (h->pre_lnorm) {
+    uint32_t d = dv->d, hd = h->n_head * dv->dh, klen = s->mlen + qlen;
+    txlm_arg q = rows_of(&s->q, 0, hd), attn = rows_of(&s->attn, 0, hd), c = h_in;
+    if (h->pre_lnorm) { /* c = LN_attn(h) */
         c = rows_of(&s->xn, 0, d);
-        txlm_op_layernorm(o, hin, NULL, L->attn_ln_g, L->attn_ln_b, c, qlen, h->d_model, d, eps);
+        txlm_op_layernorm(o, &(txlm_layernorm_args){.x = h_in, .g = L->attn_ln_g, .b = L->attn_ln_b, .y = c, .rows = qlen,
+                                                    .d = h->d_model, .d_out = d, .eps = h->layer_norm_epsilon});
     }
-    txlm_op_linear(o, c, L->qkv, 0, hd, NULL, 0, NULL, q, qlen, 0, 1.0f);
+    /* q = c · Wq^T; k, v = c · [Wk; Wv]^T after the memory's */
+    txlm_op_linear(o, &(txlm_linear_args){.x = c, .w = L->qkv, .n = hd, .y = q, .m = qlen});
     project_kv(s, n, c, qlen);
+    /* S = softmax(((q + u)·k + (q + v)·rk[dist]) / sqrt(dh), masked); attn = S·v */
     txlm_attn_shape shape = {
-        .qlen = qlen, .mlen = mlen, .H = h->n_head, .dh = dv->dh, .dh_real = h->d_head,
+        .qlen = qlen, .mlen = s->mlen, .H = h->n_head, .dh = dv->dh, .dh_real = h->d_head,
         .clamp_max = s->max_dist, .same_length = s->same_length,
-        .mem_len = s->mem_len + s->m->h.same_length_rule, /* NVIDIA's rule: one key more (hparams.h) */ .kv_row0 = 0,
+        .mem_len = s->mem_len + h->same_length_rule, /* NVIDIA's rule: one key more (hparams.h) */
         .kv_rows = s->kv_rows, .kv_dyn = 1, /* memory row 0 at kv_base (write_step) */
     };
-    txlm_view kv = txlm_view_of(&s->kv[n]), rk = txlm_view_of(&s->rk[n].buf);
     txlm_view scores = txlm_view_of(&s->scores);
-    txlm_op_attention(o, &shape, q.view, kv, rk, 0, L->r_w_bias, L->r_r_bias, s->capture ? &scores : NULL, scores,
-                      attn.view);
+    txlm_attention_args at = {.shape = &shape, .q = q.view, .kv = txlm_view_of(&s->kv[n]), .rk = txlm_view_of(&s->rk[n].buf),
+                              .r_w_bias = L->r_w_bias, .r_r_bias = L->r_r_bias, .probs = s->capture ? &scores : NULL,
+                              .scratch = scores, .out = attn.view};
+    txlm_op_attention(o, &at);
     if (s->capture) {
         txlm_rec_copy(&s->rec, s->scores.buf, 0, s->cap_probs[n].buf, 0, (VkDeviceSize)h->n_head * qlen * klen * 4);
         txlm_rec_barrier(&s->rec);
-        if (s->capture > 1)
-            txlm_op_attention_terms(o, &shape, q.view, kv, rk, 0, L->r_w_bias, L->r_r_bias, txlm_view_of(&s->cap_terms[n]));
+        at.out = txlm_view_of(&s->cap_terms[n]);
+        if (s->capture > 1) txlm_op_attention_terms(o, &at);
     }
+    /* a = h + attn · Wo^T, then (post-norm) LN_attn */
     if (h->pre_lnorm)
-        txlm_op_linear(o, attn, L->o_net, 0, d, NULL, 0, &hin, a, qlen, TXLM_LIN_RESIDUAL, 1.0f);
+        txlm_op_linear(o, &(txlm_linear_args){.x = attn, .w = L->o_net, .n = d, .residual = &h_in, .y = a, .m = qlen});
     else
-        txlm_op_linear_ln(o, attn, L->o_net, d, NULL, &hin, a, qlen, L->attn_ln_g, L->attn_ln_b, h->d_model, eps);
+        txlm_op_linear_ln(o, &(txlm_linear_ln_args){.x = attn, .w = L->o_net, .n = d, .residual = &h_in, .y = a, .m = qlen,
+                                                    .ln_g = L->attn_ln_g, .ln_b = L->attn_ln_b, .d = h->d_model,
+                                                    .eps = h->layer_norm_epsilon});
+}
 
-    /* position-wise feed-forward */
-    txlm_arg ffh = rows_of(&s->ffh, 0, dv->di);
-    if (h->pre_lnorm) {
-        txlm_arg x = rows_of(&s->ffin, 0, d);
-        txlm_op_layernorm(o, a, NULL, L->ff_ln_g, L->ff_ln_b, x, qlen, h->d_model, d, eps);
-        txlm_op_linear(o, x, L->ff_w1, 0, dv->di, L->ff_b1, 0, NULL, ffh, qlen, TXLM_LIN_RELU, 1.0f);
-        txlm_op_linear(o, ffh, L->ff_w2, 0, d, L->ff_b2, 0, &a, out, qlen, TXLM_LIN_RESIDUAL, 1.0f);
-    } else {
-        txlm_op_linear(o, a, L->ff_w1, 0, dv->di, L->ff_b1, 0, NULL, ffh, qlen, TXLM_LIN_RELU, 1.0f);
-        txlm_op_linear_ln(o, ffh, L->ff_w2, d, L->ff_b2, &a, out, qlen, L->ff_ln_g, L->ff_ln_b, h->d_model, eps);
+/* The position-wise feed-forward half: out = post: LN_ff(a + FF(a)),
+ * pre: a + FF(LN_ff(a)), FF(x) = relu(x · W1^T + b1) · W2^T + b2. */
+static void feed_forward(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg a, txlm_arg out)
+{
+    const txlm_hparams *h = &s->m->h;
+    const txlm_dims *dv = &s->m->dev;
+    const txlm_layer *L = &s->m->layers[n];
+    txlm_ops *o = &s->ops;
+    txlm_arg ffh = rows_of(&s->ffh, 0, dv->di), x = a;
+    if (h->pre_lnorm) { /* x = LN_ff(a) */
+        x = rows_of(&s->ffin, 0, dv->d);
+        txlm_op_layernorm(o, &(txlm_layernorm_args){.x = a, .g = L->ff_ln_g, .b = L->ff_ln_b, .y = x, .rows = qlen,
+                                                    .d = h->d_model, .d_out = dv->d, .eps = h->layer_norm_epsilon});
     }
+    /* ffh = relu(x · W1^T + b1) */
+    txlm_op_linear(o, &(txlm_linear_args){.x = x, .w = L->ff_w1, .n = dv->di, .bias = L->ff_b1, .y = ffh, .m = qlen,
+                                          .flags = TXLM_LIN_RELU});
+    /* out = a + ffh · W2^T + b2, then (post-norm) LN_ff */
+    if (h->pre_lnorm)
+        txlm_op_linear(o, &(txlm_linear_args){.x = ffh, .w = L->ff_w2, .n = dv->d, .bias = L->ff_b2, .residual = &a,
+                                              .y = out, .m = qlen});
+    else
+        txlm_op_linear_ln(o, &(txlm_linear_ln_args){.x = ffh, .w = L->ff_w2, .bias = L->ff_b2, .n = dv->d, .residual = &a,
+                                                    .y = out, .m = qlen, .ln_g = L->ff_ln_g, .ln_b = L->ff_ln_b,
+                                                    .d = h->d_model, .eps = h->layer_norm_epsilon});
+}
+
+static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg h_in, txlm_arg out)
+{
+    txlm_arg a = rows_of(&s->a, 0, s->m->dev.d);
+    attention(s, n, qlen, h_in, a);
+    feed_forward(s, n, qlen, a, out);
 }
 
 /* Memory for the next segment: the keys and values of the last mem_len
@@ -250,42 +280,42 @@ static int collect_output(txlm_session *s, const txlm_out_req *req, uint32_t r0,
     return rc;
 }
 
-int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const txlm_out_req *req, txlm_err *err)
+/* Every token and target must be in the vocabulary, the segment 1..max_seg long. */
+static int check_segment(const txlm_session *s, const int32_t *tokens, uint32_t qlen, const txlm_out_req *req,
+                         txlm_err *err)
 {
-    const txlm_hparams *h = &s->m->h;
-    uint32_t d = s->m->dev.d;
-    static const txlm_out_req none = {0};
-    if (!req) req = &none;
+    uint32_t V = s->m->h.n_token;
     if (qlen == 0 || qlen > s->max_seg)
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "segment of %u tokens: must be 1..%u", qlen, s->max_seg);
     for (uint32_t i = 0; i < qlen; i++)
-        if (tokens[i] < 0 || (uint32_t)tokens[i] >= h->n_token)
+        if (tokens[i] < 0 || (uint32_t)tokens[i] >= V)
             return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "token %d at position %u is outside the vocabulary [0, %u)",
-                             tokens[i], i, h->n_token);
+                             tokens[i], i, V);
     for (uint32_t i = req->first_row; req->targets && i < qlen; i++)
-        if (req->targets[i - req->first_row] < 0 || (uint32_t)req->targets[i - req->first_row] >= h->n_token)
+        if (req->targets[i - req->first_row] < 0 || (uint32_t)req->targets[i - req->first_row] >= V)
             return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "target %d at position %u is outside the vocabulary [0, %u)",
-                             req->targets[i - req->first_row], i, h->n_token);
-    int rc = s->zero_memory && s->mlen == 0 && s->mem_len ? txlm_session_zero_fill(s, err) : 0;
-    if (!rc) rc = txlm_buf_upload(&s->m->ctx->vk, &s->ids, 0, tokens, qlen * sizeof *tokens, err);
-    if (!rc && req->targets && req->first_row < qlen)
-        rc = txlm_buf_upload(&s->m->ctx->vk, &s->targets, 0, req->targets, (qlen - req->first_row) * sizeof *req->targets, err);
-    uint32_t klen = s->mlen + qlen;
-    uint32_t longest = klen - 1 < s->max_dist ? klen - 1 : s->max_dist;
-    uint32_t want = (req->logprobs || req->targets) && req->first_row < qlen ? qlen - req->first_row : 0;
-    if (!rc) rc = write_step(s, err);
-    if (rc) return rc;
-    int slot = kept_slot(s, tokens, qlen, want, longest);
-    if (slot > 0) {
-        /* the same commands as the recording made for this key */
-        rc = txlm_rec_replay(&s->rec, (uint32_t)slot, err);
-        if (rc) return forget_memory(s), rc;
-        segment_fed(s, qlen);
-        return 0;
-    }
-    rc = slot < 0 ? txlm_rec_begin_kept(&s->rec, (uint32_t)-slot, err) : txlm_rec_begin(&s->rec, err);
-    if (rc) return rc;
+                             req->targets[i - req->first_row], i, V);
+    return 0;
+}
 
+/* What the device reads before the segment's commands run: the zero
+ * memory (first segment of a zero_memory session), the tokens, the
+ * targets, the step values. */
+static int upload_segment(txlm_session *s, const int32_t *tokens, uint32_t qlen, const txlm_out_req *req, txlm_err *err)
+{
+    txlm_vk *vk = &s->m->ctx->vk;
+    int rc = s->zero_memory && s->mlen == 0 && s->mem_len ? txlm_session_zero_fill(s, err) : 0;
+    if (!rc) rc = txlm_buf_upload(vk, &s->ids, 0, tokens, qlen * sizeof *tokens, err);
+    if (!rc && req->targets && req->first_row < qlen)
+        rc = txlm_buf_upload(vk, &s->targets, 0, req->targets, (qlen - req->first_row) * sizeof *req->targets, err);
+    return rc ? rc : write_step(s, err);
+}
+
+/* The segment's commands through the last layer, recorded into the
+ * command buffer begun (kept in a slot or not). */
+static void record_segment(txlm_session *s, const int32_t *tokens, uint32_t qlen, uint32_t longest)
+{
+    uint32_t d = s->m->dev.d, n_layer = s->m->h.n_layer;
     /* the counts of finished workgroups (txlm_ops.sync) start at 0: each
      * dispatch leaves them there; this covers a segment cut short. The
      * step values move to device memory, where kernels read them fast. */
@@ -293,18 +323,21 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
     txlm_rec_copy(&s->rec, s->step_host.buf, 0, s->step.buf, 0, s->step.size);
     txlm_rec_barrier(&s->rec);
     grow_position_keys(s, longest + 1);
-    embed(s, tokens, qlen, rows_of(&s->h[0], 0, d));
-    for (uint32_t n = 0; n < h->n_layer; n++) {
-        txlm_arg in = rows_of(&s->h[n % 2], 0, d);
-        txlm_arg out = n + 1 < h->n_layer ? rows_of(&s->h[(n + 1) % 2], 0, d) : rows_of(&s->z, 0, d);
+    embed(s, tokens, qlen, rows_of(&s->hidden[0], 0, d));
+    for (uint32_t n = 0; n < n_layer; n++) {
+        txlm_arg in = rows_of(&s->hidden[n % 2], 0, d);
+        txlm_arg out = n + 1 < n_layer ? rows_of(&s->hidden[(n + 1) % 2], 0, d) : rows_of(&s->z, 0, d);
         layer(s, n, qlen, in, out);
     }
-    segment_fed(s, qlen);
+}
 
-    /* The output layer in blocks of rows that fit one binding; the first
-     * block rides in the segment's command buffer. */
+/* The output layer for the `want` rows asked for, in blocks of rows that
+ * fit one binding; the first block rides in the segment's command buffer
+ * (begun and recorded up to here), the others get their own. */
+static int submit_and_read_back(txlm_session *s, const txlm_out_req *req, uint32_t want, txlm_err *err)
+{
     uint32_t block = want < s->out_rows ? want : s->out_rows;
-    if (block) rc = record_output(s, req, req->first_row, block, err);
+    int rc = block ? record_output(s, req, req->first_row, block, err) : 0;
     if (!rc) rc = submit(s, err);
     if (rc) return forget_memory(s), rc;
     if (block) rc = collect_output(s, req, req->first_row, block, err);
@@ -316,4 +349,29 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
         if (!rc) rc = collect_output(s, req, r0, rows, err);
     }
     return rc;
+}
+
+int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const txlm_out_req *req, txlm_err *err)
+{
+    static const txlm_out_req none = {0};
+    if (!req) req = &none;
+    int rc = check_segment(s, tokens, qlen, req, err);
+    if (!rc) rc = upload_segment(s, tokens, qlen, req, err);
+    if (rc) return rc;
+    uint32_t klen = s->mlen + qlen;
+    uint32_t longest = klen - 1 < s->max_dist ? klen - 1 : s->max_dist;
+    uint32_t want = (req->logprobs || req->targets) && req->first_row < qlen ? qlen - req->first_row : 0;
+    /* replay a kept recording of the same commands, or record */
+    int slot = kept_slot(s, tokens, qlen, want, longest);
+    if (slot > 0) {
+        rc = txlm_rec_replay(&s->rec, (uint32_t)slot, err);
+        if (rc) return forget_memory(s), rc;
+        segment_fed(s, qlen);
+        return 0;
+    }
+    rc = slot < 0 ? txlm_rec_begin_kept(&s->rec, (uint32_t)-slot, err) : txlm_rec_begin(&s->rec, err);
+    if (rc) return rc;
+    record_segment(s, tokens, qlen, longest);
+    segment_fed(s, qlen);
+    return submit_and_read_back(s, req, want, err);
 }

@@ -94,9 +94,9 @@ static txlm_kernel_id linear_kernel(const txlm_ops *o, txlm_arg x, const txlm_gp
     return txlm_kernel_of(TXLM_KF_LINEAR, w->dtype); /* unless a test forbade it, never reached */
 }
 
-void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t row0, uint32_t nrows,
-                    const txlm_gpu_tensor *bias, uint32_t bias_off, const txlm_arg *r, txlm_arg y, uint32_t M,
-                    uint32_t flags, float alpha)
+static void linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t row0, uint32_t nrows,
+                   const txlm_gpu_tensor *bias, uint32_t bias_off, const txlm_arg *r, txlm_arg y, uint32_t M, uint32_t flags,
+                   float alpha)
 {
     uint32_t end = row0 + nrows;
     int in_place = (flags & TXLM_LIN_RESIDUAL) && r && r->view.buf == y.view.buf;
@@ -127,10 +127,22 @@ void txlm_op_linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t 
     }
 }
 
-void txlm_op_linear_ln(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t nrows, const txlm_gpu_tensor *bias,
-                       const txlm_arg *r, txlm_arg y, uint32_t M, const txlm_gpu_tensor *g, const txlm_gpu_tensor *b,
-                       uint32_t d, float eps)
+void txlm_op_linear(txlm_ops *o, const txlm_linear_args *a)
 {
+    uint32_t flags = (a->flags & ~(uint32_t)TXLM_LIN_RESIDUAL) | (a->residual ? TXLM_LIN_RESIDUAL : 0u);
+    linear(o, a->x, a->w, a->row0, a->n, a->bias, a->bias_off, a->residual, a->y, a->m, flags, a->scale ? a->scale : 1.0f);
+}
+
+static void layernorm(txlm_ops *o, txlm_arg x, const txlm_arg *r, const txlm_gpu_tensor *g, const txlm_gpu_tensor *b,
+                      txlm_arg y, uint32_t rows, uint32_t d, uint32_t d_out, float eps);
+
+void txlm_op_linear_ln(txlm_ops *o, const txlm_linear_ln_args *a)
+{
+    txlm_arg x = a->x, y = a->y;
+    const txlm_gpu_tensor *w = a->w, *bias = a->bias, *g = a->ln_g, *b = a->ln_b;
+    const txlm_arg *r = a->residual;
+    uint32_t nrows = a->n, M = a->m, d = a->d;
+    float eps = a->eps;
     /* q8_0 rows of 4 superblocks and more: touch the next one ahead (as linear_rules) */
     int long_rows = w->dtype == TXLM_DT_Q8_0 && w->cols >= 4 * 512;
     txlm_kernel_id k = long_rows && txlm_kernel_usable(o->rec->vk, TXLM_K_GEMV_TEX_Q8_0_LONG_LN)
@@ -141,8 +153,8 @@ void txlm_op_linear_ln(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32
                 txlm_tensor_n_chunks(w) == 1 && nrows <= w->rows && txlm_kernel_usable(o->rec->vk, k) &&
                 (y.off | nrows | g->cols | b->cols) % 4 == 0 && g->cols >= d && b->cols >= d && d <= nrows;
     if (!fused) {
-        txlm_op_linear(o, x, w, 0, nrows, bias, 0, r, y, M, r ? TXLM_LIN_RESIDUAL : 0, 1.0f);
-        txlm_op_layernorm(o, y, NULL, g, b, y, M, d, nrows, eps);
+        linear(o, x, w, 0, nrows, bias, 0, r, y, M, r ? TXLM_LIN_RESIDUAL : 0, 1.0f);
+        layernorm(o, y, NULL, g, b, y, M, d, nrows, eps);
         return;
     }
     uint32_t c0;
@@ -205,8 +217,13 @@ void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tenso
     }
 }
 
-void txlm_op_layernorm(txlm_ops *o, txlm_arg x, const txlm_arg *r, const txlm_gpu_tensor *g, const txlm_gpu_tensor *b,
-                       txlm_arg y, uint32_t rows, uint32_t d, uint32_t d_out, float eps)
+void txlm_op_layernorm(txlm_ops *o, const txlm_layernorm_args *a)
+{
+    layernorm(o, a->x, a->residual, a->g, a->b, a->y, a->rows, a->d, a->d_out, a->eps);
+}
+
+static void layernorm(txlm_ops *o, txlm_arg x, const txlm_arg *r, const txlm_gpu_tensor *g, const txlm_gpu_tensor *b,
+                      txlm_arg y, uint32_t rows, uint32_t d, uint32_t d_out, float eps)
 {
     struct {
         uint32_t rows, d, x_off, ldx, r_off, ldr, y_off, ldy, residual;
@@ -323,10 +340,12 @@ static void attention_three_pass(txlm_ops *o, const txlm_attn_shape *s, const st
     txlm_rec_barrier(o->rec);
 }
 
-void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,
-                       const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, const txlm_view *probs,
-                       txlm_view scratch, txlm_view out)
+void txlm_op_attention(txlm_ops *o, const txlm_attention_args *a)
 {
+    const txlm_attn_shape *s = a->shape;
+    txlm_view q = a->q, kv = a->kv, rk = a->rk, scratch = a->scratch, out = a->out;
+    const txlm_view *probs = a->probs;
+    uint32_t rk_off = a->rk_off;
     const txlm_vk *vk = o->rec->vk;
     struct attn_push ps = attn_push_of(s, rk_off);
     int vec_ok = !probs && s->dh % 4 == 0 && s->dh <= 256 && rk_off % 4 == 0;
@@ -335,7 +354,7 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
      * (and the three-pass path) carries that case. */
     int all_masked_rows = s->same_length && s->mem_len == 0;
     /* the split and paired kernels read their inputs as texels where the device prefers that */
-    txlm_view rw = txlm_tensor_view(r_w_bias), rr = txlm_tensor_view(r_r_bias);
+    txlm_view rw = txlm_tensor_view(a->r_w_bias), rr = txlm_tensor_view(a->r_r_bias);
     int tex = vk->texel && txlm_rec_texel_fits(o->rec, q) && txlm_rec_texel_fits(o->rec, kv) &&
               txlm_rec_texel_fits(o->rec, rk) && txlm_rec_texel_fits(o->rec, rw) && txlm_rec_texel_fits(o->rec, rr);
     txlm_view v[8] = {q, kv, rk, rw, rr, scratch, o->dummy, o->dummy};
@@ -366,18 +385,19 @@ uint64_t txlm_attn_split_bytes(const txlm_attn_shape *s)
     return (uint64_t)s->H * s->qlen * runs * (s->dh + 4) * 4;
 }
 
-void txlm_op_attention_terms(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,
-                             const txlm_gpu_tensor *r_w_bias, const txlm_gpu_tensor *r_r_bias, txlm_view terms)
+void txlm_op_attention_terms(txlm_ops *o, const txlm_attention_args *a)
 {
-    struct attn_push ps = attn_push_of(s, rk_off);
-    txlm_view v[6] = {q, kv, rk, txlm_tensor_view(r_w_bias), txlm_tensor_view(r_r_bias), terms};
-    txlm_rec_dispatch(o->rec, TXLM_K_ATTN_TERMS, v, &ps, sizeof ps, div_up(ps.klen, 64), s->qlen, s->H);
+    struct attn_push ps = attn_push_of(a->shape, a->rk_off);
+    txlm_view v[6] = {a->q, a->kv, a->rk, txlm_tensor_view(a->r_w_bias), txlm_tensor_view(a->r_r_bias), a->out};
+    txlm_rec_dispatch(o->rec, TXLM_K_ATTN_TERMS, v, &ps, sizeof ps, div_up(ps.klen, 64), a->shape->qlen, a->shape->H);
     txlm_rec_barrier(o->rec);
 }
 
-void txlm_op_logsoftmax(txlm_ops *o, txlm_arg src, txlm_arg dst, const txlm_arg *add, uint32_t add_col, uint32_t rows,
-                        uint32_t n, uint32_t n_write, const txlm_arg *pick, uint32_t pick_base, const txlm_arg *row_map)
+void txlm_op_logsoftmax(txlm_ops *o, const txlm_logsoftmax_args *a)
 {
+    txlm_arg src = a->src, dst = a->dst;
+    const txlm_arg *add = a->add, *pick = a->pick, *row_map = a->row_map;
+    uint32_t add_col = a->add_col, rows = a->rows, n = a->n, n_write = a->n_write, pick_base = a->pick_base;
     struct {
         uint32_t rows, n, src_off, ld_src, dst_off, ld_dst, add_off, ld_add, add_col, n_write, pick_off, pick_base, map_off;
     } p = {rows, n, src.off, src.ld, dst.off, dst.ld, add ? add->off : 0, add ? add->ld : 0, add ? add_col : 0xffffffffu,

@@ -78,8 +78,8 @@ static int alloc_all(txlm_session *s, txlm_err *err)
     ALLOC(targets, S, TXLM_BUF_STAGING);
     ALLOC(rowmap, S, TXLM_BUF_STAGING);
     ALLOC(kv_seg, S * 2 * hd, TXLM_BUF_DEVICE);
-    ALLOC(h[0], S * d, TXLM_BUF_DEVICE);
-    ALLOC(h[1], S * d, TXLM_BUF_DEVICE);
+    ALLOC(hidden[0], S * d, TXLM_BUF_DEVICE);
+    ALLOC(hidden[1], S * d, TXLM_BUF_DEVICE);
     ALLOC(z, S * d, TXLM_BUF_DEVICE);
     ALLOC(xn, S * d, TXLM_BUF_DEVICE);
     ALLOC(q, S * hd, TXLM_BUF_DEVICE);
@@ -160,7 +160,7 @@ void txlm_session_close(txlm_session *s)
     if (!s) return;
     txlm_vk *vk = &s->m->ctx->vk;
     txlm_rec_destroy(&s->rec);
-    txlm_buf *bufs[] = {&s->ids, &s->step_host, &s->step, &s->targets, &s->rowmap, &s->kv_seg, &s->sync, &s->h[0], &s->h[1], &s->z, &s->xn, &s->q, &s->scores, &s->attn, &s->a, &s->ffin,
+    txlm_buf *bufs[] = {&s->ids, &s->step_host, &s->step, &s->targets, &s->rowmap, &s->kv_seg, &s->sync, &s->hidden[0], &s->hidden[1], &s->z, &s->xn, &s->q, &s->scores, &s->attn, &s->a, &s->ffin,
                         &s->ffh, &s->emb_tmp, &s->zsel, &s->zp, &s->head, &s->head_lp, &s->tail, &s->out};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (bufs[i]->buf) txlm_buf_destroy(vk, bufs[i]);

@@ -39,7 +39,7 @@ struct txlm_session {
     txlm_buf sync;           /* [TXLM_SYNC_WORDS] uint: counts of finished workgroups (ops.h) */
     txlm_buf step_host;      /* [4] uint, host-written before each submission (shaders/step.glsl) */
     txlm_buf step;           /* the same, copied to device memory by each recording first */
-    txlm_buf h[2];           /* [S, d] layer inputs/outputs, alternating */
+    txlm_buf hidden[2];      /* [S, d] the hidden states: layer inputs/outputs, alternating */
     txlm_buf z;              /* [S, d] last layer's output */
     txlm_buf xn;             /* [S, d] pre-norm LN(h) */
     txlm_buf q;              /* [S, H*dh] this segment's queries */

@@ -63,8 +63,11 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
     rec.step = txlm_view_of(&stepb);
     begin();
     txlm_view probs = txlm_view_of(&sb);
-    txlm_op_attention(&ops, dyn ? &sd : &s, qv, kvv, rkv, rk_off, &rwt, &rrt, &probs, probs, ov);
-    txlm_op_attention_terms(&ops, dyn ? &sd : &s, qv, kvv, rkv, rk_off, &rwt, &rrt, txlm_view_of(&tb));
+    txlm_attention_args aa = {.shape = dyn ? &sd : &s, .q = qv, .kv = kvv, .rk = rkv, .rk_off = rk_off, .r_w_bias = &rwt,
+                              .r_r_bias = &rrt, .probs = &probs, .scratch = probs, .out = ov};
+    txlm_op_attention(&ops, &aa);
+    aa.out = txlm_view_of(&tb);
+    txlm_op_attention_terms(&ops, &aa);
     run();
     double dp = max_abs_diff(sb.map, want_p, plane);
     double dout = max_abs_diff(ob.map, want_o, (size_t)qlen * hd);
@@ -132,11 +135,13 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
         if (fused_merge) ops.sync = txlm_view_of(&syncb);
         const txlm_attn_shape *sh = (dyn + mode) % 2 ? &sd : &s;
         begin();
-        txlm_op_attention(&ops, sh, qv, kvv, rkv, rk_off, &rwt, &rrt, NULL, probs, ov);
+        txlm_attention_args aa = {.shape = sh, .q = qv, .kv = kvv, .rk = rkv, .rk_off = rk_off, .r_w_bias = &rwt,
+                                  .r_r_bias = &rrt, .scratch = probs, .out = ov};
+        txlm_op_attention(&ops, &aa);
         if (fused_merge) {
             txlm_rec_fill_zero(&rec, ob.buf, 0, ob.size);
             txlm_rec_barrier(&rec);
-            txlm_op_attention(&ops, sh, qv, kvv, rkv, rk_off, &rwt, &rrt, NULL, probs, ov);
+            txlm_op_attention(&ops, &aa);
         }
         run();
         kernel_switch(NO_PAIRED_ATTENTION | NO_FUSED_ATTENTION | NO_ATTN_SG | NO_SHUFFLE, 0);
@@ -198,8 +203,10 @@ static void test_logsoftmax_at(uint32_t rows, uint32_t n, uint32_t ld, uint32_t 
     ctx->vk.texel = texel;
     uint32_t before = rec.kernel_uses[TXLM_K_LOGSOFTMAX_TEX];
     begin();
-    txlm_op_logsoftmax(&ops, txlm_arg_of(&xb, 0, ld), txlm_arg_of(&db, 0, ld), with_add ? &aa : NULL, 2, src_rows, n, n_write,
-                       pick ? &ta : NULL, pick_base, pick == 2 ? &ma : NULL);
+    txlm_op_logsoftmax(&ops, &(txlm_logsoftmax_args){.src = txlm_arg_of(&xb, 0, ld), .dst = txlm_arg_of(&db, 0, ld),
+                                                     .add = with_add ? &aa : NULL, .add_col = 2, .rows = src_rows, .n = n,
+                                                     .n_write = n_write, .pick = pick ? &ta : NULL, .pick_base = pick_base,
+                                                     .row_map = pick == 2 ? &ma : NULL});
     run();
     ctx->vk.texel = texel_default;
     int used_texel = rec.kernel_uses[TXLM_K_LOGSOFTMAX_TEX] != before;

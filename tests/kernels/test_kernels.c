@@ -55,7 +55,9 @@ static void linear_case(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int 
     txlm_buf xb = host_buf(xs, x_off + (size_t)M * ldx), rb = host_buf(r, (size_t)M * N), yb = host_buf(NULL, (size_t)M * N);
     txlm_arg xa = txlm_arg_of(&xb, x_off, ldx), ra = txlm_arg_of(&rb, 0, N), ya = txlm_arg_of(&yb, 0, N);
     begin();
-    txlm_op_linear(&ops, xa, &wt, 0, N, with_bias ? &bt : NULL, 0, &ra, ya, M, flags, alpha);
+    txlm_linear_args la = {.x = xa, .w = &wt, .n = N, .bias = with_bias ? &bt : NULL,
+                           .residual = flags & TXLM_LIN_RESIDUAL ? &ra : NULL, .y = ya, .m = M, .flags = flags, .scale = alpha};
+    txlm_op_linear(&ops, &la);
     run();
     double diff = max_abs_diff(yb.map, want, (size_t)M * N);
     CHECK(diff < 1e-4 * sqrt((double)K),
@@ -72,8 +74,9 @@ static void linear_case(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int 
         ((uint32_t *)stepb.map)[1] = skip * N;
         rec.step = txlm_view_of(&stepb);
         begin();
-        txlm_op_linear(&ops, xa, &wt, 0, N, with_bias ? &bt : NULL, 0, &ra, txlm_arg_of(&db, 0, N), M, flags | TXLM_LIN_DYN_Y,
-                       alpha);
+        txlm_linear_args ld = la;
+        ld.y = txlm_arg_of(&db, 0, N), ld.flags = flags | TXLM_LIN_DYN_Y;
+        txlm_op_linear(&ops, &ld);
         run();
         rec.step = txlm_view_of(&ctx->dummy);
         const float *dy = db.map;
@@ -94,7 +97,8 @@ static void linear_case(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int 
         memset(yb.map, 0, (size_t)M * N * 4);
         begin();
         txlm_arg y2 = txlm_arg_of(&yb, 1, N);
-        txlm_op_linear(&ops, xa, &wt, r0, nr, with_bias ? &bt : NULL, r0, NULL, y2, M, 0, 1.0f);
+        txlm_op_linear(&ops, &(txlm_linear_args){.x = xa, .w = &wt, .row0 = r0, .n = nr, .bias = with_bias ? &bt : NULL,
+                                                 .bias_off = r0, .y = y2, .m = M});
         run();
         double d2 = 0;
         for (uint32_t m = 0; m < M; m++)
@@ -112,7 +116,8 @@ static void linear_case(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int 
     if (flags & TXLM_LIN_RESIDUAL) {
         memcpy(yb.map, r, (size_t)M * N * 4);
         begin();
-        txlm_op_linear(&ops, xa, &wt, 0, N, with_bias ? &bt : NULL, 0, &ya, ya, M, flags, alpha);
+        la.residual = &ya;
+        txlm_op_linear(&ops, &la);
         run();
         double d3 = max_abs_diff(yb.map, want, (size_t)M * N);
         CHECK(d3 < 1e-4 * sqrt((double)K), "linear %s in place M=%u N=%u K=%u mode=%d: max diff %g", dt_name(dtype), M, N, K,
@@ -221,7 +226,8 @@ static void test_layernorm(uint32_t rows, uint32_t d, uint32_t ld, int residual,
         memcpy(xb.map, x, n * 4), memcpy(yb.map, y0, n * 4);
         ctx->vk.texel = texel;
         begin();
-        txlm_op_layernorm(&ops, xa, residual ? &ra : NULL, &gt, &bt, ya, rows, d, ld, 1e-5f);
+        txlm_op_layernorm(&ops, &(txlm_layernorm_args){.x = xa, .residual = residual ? &ra : NULL, .g = &gt, .b = &bt, .y = ya,
+                                                       .rows = rows, .d = d, .d_out = ld, .eps = 1e-5f});
         run();
         reset_mode();
         double diff = max_abs_diff(in_place ? xb.map : yb.map, want, n);
@@ -262,10 +268,12 @@ static void test_linear_ln(uint32_t N, uint32_t K, uint32_t d, uint32_t dtype, i
         kernel_switch(NO_FUSED_LN, !fused);
         uint32_t before = rec.kernel_uses[TXLM_K_LAYERNORM_TEX] + rec.kernel_uses[TXLM_K_LAYERNORM];
         begin();
-        txlm_op_linear_ln(&ops, xa, &wt, N, with_bias ? &bt : NULL, residual ? &ra : NULL, txlm_arg_of(&y1, 4, N), 1, &gt,
-                          &lbt, d, 1e-5f);
-        txlm_op_linear_ln(&ops, xa, &wt, N, with_bias ? &bt : NULL, residual ? &ra : NULL, txlm_arg_of(&y2, 0, N), 1, &gt,
-                          &lbt, d, 1e-5f);
+        txlm_linear_ln_args lna = {.x = xa, .w = &wt, .bias = with_bias ? &bt : NULL, .n = N,
+                                   .residual = residual ? &ra : NULL, .y = txlm_arg_of(&y1, 4, N), .m = 1, .ln_g = &gt,
+                                   .ln_b = &lbt, .d = d, .eps = 1e-5f};
+        txlm_op_linear_ln(&ops, &lna);
+        lna.y = txlm_arg_of(&y2, 0, N);
+        txlm_op_linear_ln(&ops, &lna);
         run();
         uint32_t ln_dispatches = rec.kernel_uses[TXLM_K_LAYERNORM_TEX] + rec.kernel_uses[TXLM_K_LAYERNORM] - before;
         reset_mode();
@@ -296,9 +304,10 @@ static void test_block_rows(uint32_t dtype)
     txlm_gpu_tensor wt = weight_dt(w, N, K, dtype, 0);
     txlm_buf xb = host_buf(x, (size_t)M * K), all = host_buf(NULL, (size_t)M * N), one = host_buf(NULL, N);
     begin();
-    txlm_op_linear(&ops, txlm_arg_of(&xb, 0, K), &wt, 0, N, NULL, 0, NULL, txlm_arg_of(&all, 0, N), M, 0, 1.0f);
-    txlm_op_linear(&ops, txlm_arg_of(&xb, (M - 1) * K, K), &wt, 0, N, NULL, 0, NULL, txlm_arg_of(&one, 0, N), 1,
-                   TXLM_LIN_BLOCK, 1.0f);
+    txlm_op_linear(&ops, &(txlm_linear_args){.x = txlm_arg_of(&xb, 0, K), .w = &wt, .n = N, .y = txlm_arg_of(&all, 0, N),
+                                             .m = M});
+    txlm_op_linear(&ops, &(txlm_linear_args){.x = txlm_arg_of(&xb, (M - 1) * K, K), .w = &wt, .n = N,
+                                             .y = txlm_arg_of(&one, 0, N), .m = 1, .flags = TXLM_LIN_BLOCK});
     run();
     CHECK(!memcmp((float *)all.map + (size_t)(M - 1) * N, one.map, N * sizeof(float)),
           "linear %s: a row alone with TXLM_LIN_BLOCK differs from the same row in a batch", dt_name(dtype));

@@ -42,7 +42,7 @@ int main(void)
     memset(y.map, 0xff, 16);
     txlm_ops ops = {.rec = &rec, .dummy = txlm_view_of(&ctx->dummy)};
     if (txlm_rec_begin(&rec, &e)) return fprintf(stderr, "FAIL: %s\n", e.msg), 1;
-    txlm_op_linear(&ops, txlm_arg_of(&x, 0, K), &w, 0, 1, NULL, 0, NULL, txlm_arg_of(&y, 0, 1), 1, 0, 1.0f);
+    txlm_op_linear(&ops, &(txlm_linear_args){.x = txlm_arg_of(&x, 0, K), .w = &w, .n = 1, .y = txlm_arg_of(&y, 0, 1), .m = 1});
     if (txlm_rec_submit(&rec, &e)) return fprintf(stderr, "FAIL: %s\n", e.msg), 1;
     float got = ((const float *)y.map)[0];
     if (!keep) {
