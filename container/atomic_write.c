@@ -17,6 +17,7 @@
 /* O_TMPFILE, getrandom and linkat's AT_SYMLINK_FOLLOW on /proc links are Linux (GNU) extensions. */
 #define _GNU_SOURCE
 #include "atomic_write.h"
+#include "env.h"
 #include "open_input.h"
 
 #include <errno.h>
@@ -38,8 +39,9 @@
 
 static int fault(const char *what)
 {
-    const char *f = getenv("TXLM_FAULT_OUTPUT");
-    return f && strcmp(f, what) == 0;
+    txlm_env env; /* read at each write: tests change it between writes */
+    txlm_env_read(&env);
+    return env.fault_output && strcmp(env.fault_output, what) == 0;
 }
 
 static uint64_t random_bits(void)

@@ -69,11 +69,9 @@ static void embed(txlm_session *s, const int32_t *tokens, uint32_t qlen, txlm_ar
     }
 }
 
-/* The ring row of this segment's first key, after the memory's. */
-static uint32_t seg_row(const txlm_session *s) { return (s->kv_base + s->mlen) % s->kv_rows; }
 
 /* This segment's keys and values, appended to layer n's ring after the
- * memory, at the row the step buffer names (write_step), so the same
+ * memory, at the row the step buffer names (txlm_replay_write_step), so the same
  * recording serves wherever the ring has turned to. A segment that runs
  * past the ring's last row is projected whole into kv_seg and its rows
  * copied to both ends: projecting the two pieces apart could pick other
@@ -82,7 +80,7 @@ static uint32_t seg_row(const txlm_session *s) { return (s->kv_base + s->mlen) %
 static void project_kv(txlm_session *s, uint32_t n, txlm_arg c, uint32_t qlen)
 {
     const txlm_layer *L = &s->m->layers[n];
-    uint32_t hd = s->m->h.n_head * s->m->dev.dh, at = seg_row(s);
+    uint32_t hd = s->m->h.n_head * s->m->dev.dh, at = txlm_seg_row(s);
     /* k, v = c · [Wk; Wv]^T: the rows of Wqkv after Wq's */
     txlm_linear_args kv = {.x = c, .w = L->qkv, .row0 = hd, .n = 2 * hd, .y = rows_of(&s->kv[n], 0, 2 * hd), .m = qlen,
                            .flags = TXLM_LIN_DYN_Y};
@@ -121,7 +119,7 @@ static void attention(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg h_in,
         .qlen = qlen, .mlen = s->mlen, .H = h->n_head, .dh = dv->dh, .dh_real = h->d_head,
         .clamp_max = s->max_dist, .same_length = s->same_length,
         .mem_len = s->mem_len + h->same_length_rule, /* NVIDIA's rule: one key more (hparams.h) */
-        .kv_rows = s->kv_rows, .kv_dyn = 1, /* memory row 0 at kv_base (write_step) */
+        .kv_rows = s->kv_rows, .kv_dyn = 1, /* memory row 0 at kv_base (txlm_replay_write_step) */
     };
     txlm_view scores = txlm_view_of(&s->scores);
     txlm_attention_args at = {.shape = &shape, .q = q.view, .kv = txlm_view_of(&s->kv[n]), .rk = txlm_view_of(&s->rk[n].buf),
@@ -205,41 +203,6 @@ static void segment_fed(txlm_session *s, uint32_t qlen)
 
 static int submit(txlm_session *s, txlm_err *err) { return txlm_session_submit(s, err); }
 
-/* The segment's values that its recording reads from the step buffer
- * (s->step_host, copied to s->step) rather than holding (shaders/step.glsl): where the memory starts in the ring, and
- * where this segment's keys and values go. */
-static int write_step(txlm_session *s, txlm_err *err)
-{
-    uint32_t hd = s->m->h.n_head * s->m->dev.dh;
-    uint32_t words[4] = {s->kv_base, seg_row(s) * 2 * hd, 0, 0};
-    return txlm_buf_upload(&s->m->ctx->vk, &s->step_host, 0, words, sizeof words, err);
-}
-
-/* Which kept recording, if any, can run this segment: one without
- * outputs or capture, whose position keys exist and whose keys and
- * values do not wrap past the ring's end, once the memory is full (before
- * that mlen grows and no key comes back). Returns its slot, or the slot
- * to record it into (negated), or 0 where it cannot be kept. */
-static int kept_slot(txlm_session *s, const int32_t *tokens, uint32_t qlen, uint32_t want, uint32_t longest)
-{
-    const txlm_model *m = s->m;
-    if (want || s->capture || s->mlen != s->mem_len || longest + 1 > s->rk_rows || seg_row(s) + qlen > s->kv_rows ||
-        m->n_emb_parts > 32 || !txlm_rec_can_keep(&s->rec))
-        return 0;
-    struct txlm_seg_key key = {qlen, s->mlen, 0};
-    for (uint32_t c = 0; c < m->n_emb_parts; c++)
-        for (uint32_t i = 0; i < qlen; i++)
-            if (tokens[i] >= m->emb[c].id_lo && tokens[i] < m->emb[c].id_hi) key.parts |= 1u << c;
-    for (uint32_t i = 0; i < TXLM_REC_KEPT; i++)
-        if (txlm_rec_kept_ready(&s->rec, i + 1) && !memcmp(&s->kept[i], &key, sizeof key)) return (int)i + 1;
-    uint32_t i = s->kept_next;
-    s->kept_next = (i + 1) % TXLM_REC_KEPT;
-    s->kept[i] = key;
-    /* its old recording is not this key's, even if the new one never gets made */
-    txlm_rec_kept_drop(&s->rec, i + 1);
-    return -(int)(i + 1);
-}
-
 /* After a failed submission: the device may have run part of the
  * segment, so the memory is forgotten rather than continued from a
  * half-updated one. */
@@ -308,7 +271,7 @@ static int upload_segment(txlm_session *s, const int32_t *tokens, uint32_t qlen,
     if (!rc) rc = txlm_buf_upload(vk, &s->ids, 0, tokens, qlen * sizeof *tokens, err);
     if (!rc && req->targets && req->first_row < qlen)
         rc = txlm_buf_upload(vk, &s->targets, 0, req->targets, (qlen - req->first_row) * sizeof *req->targets, err);
-    return rc ? rc : write_step(s, err);
+    return rc ? rc : txlm_replay_write_step(s, err);
 }
 
 /* The segment's commands through the last layer, recorded into the
@@ -320,7 +283,7 @@ static void record_segment(txlm_session *s, const int32_t *tokens, uint32_t qlen
      * dispatch leaves them there; this covers a segment cut short. The
      * step values move to device memory, where kernels read them fast. */
     txlm_rec_fill_zero(&s->rec, s->sync.buf, 0, s->sync.size);
-    txlm_rec_copy(&s->rec, s->step_host.buf, 0, s->step.buf, 0, s->step.size);
+    txlm_replay_record_step(s);
     txlm_rec_barrier(&s->rec);
     grow_position_keys(s, longest + 1);
     embed(s, tokens, qlen, rows_of(&s->hidden[0], 0, d));
@@ -362,7 +325,7 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
     uint32_t longest = klen - 1 < s->max_dist ? klen - 1 : s->max_dist;
     uint32_t want = (req->logprobs || req->targets) && req->first_row < qlen ? qlen - req->first_row : 0;
     /* replay a kept recording of the same commands, or record */
-    int slot = kept_slot(s, tokens, qlen, want, longest);
+    int slot = txlm_replay_slot(s, tokens, qlen, want, longest);
     if (slot > 0) {
         rc = txlm_rec_replay(&s->rec, (uint32_t)slot, err);
         if (rc) return forget_memory(s), rc;

@@ -73,8 +73,8 @@ static int alloc_all(txlm_session *s, txlm_err *err)
 #define ALLOC(buf, elems, kind) \
     if (!rc) rc = alloc_buf(s, &s->buf, (elems), kind, #buf, err)
     ALLOC(ids, S, TXLM_BUF_STAGING);
-    ALLOC(step_host, 4, TXLM_BUF_STAGING);
-    ALLOC(step, 4, TXLM_BUF_DEVICE);
+    ALLOC(replay.step_host, 4, TXLM_BUF_STAGING);
+    ALLOC(replay.step, 4, TXLM_BUF_DEVICE);
     ALLOC(targets, S, TXLM_BUF_STAGING);
     ALLOC(rowmap, S, TXLM_BUF_STAGING);
     ALLOC(kv_seg, S * 2 * hd, TXLM_BUF_DEVICE);
@@ -143,7 +143,7 @@ int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_sess
         rc = txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     /* Every dispatch of a segment gets its own descriptor set. */
     uint32_t max_sets = 64 + h->n_layer * 16 + 8 * txlm_n_clusters(h) * 4;
-    if (!rc) rc = txlm_rec_init(&s->rec, &m->ctx->vk, &m->ctx->kernels, max_sets, txlm_view_of(&s->step), err);
+    if (!rc) rc = txlm_rec_init(&s->rec, &m->ctx->vk, &m->ctx->kernels, max_sets, txlm_view_of(&s->replay.step), err);
     if (rc) {
         txlm_session_close(s);
         return rc;
@@ -160,7 +160,7 @@ void txlm_session_close(txlm_session *s)
     if (!s) return;
     txlm_vk *vk = &s->m->ctx->vk;
     txlm_rec_destroy(&s->rec);
-    txlm_buf *bufs[] = {&s->ids, &s->step_host, &s->step, &s->targets, &s->rowmap, &s->kv_seg, &s->sync, &s->hidden[0], &s->hidden[1], &s->z, &s->xn, &s->q, &s->scores, &s->attn, &s->a, &s->ffin,
+    txlm_buf *bufs[] = {&s->ids, &s->replay.step_host, &s->replay.step, &s->targets, &s->rowmap, &s->kv_seg, &s->sync, &s->hidden[0], &s->hidden[1], &s->z, &s->xn, &s->q, &s->scores, &s->attn, &s->a, &s->ffin,
                         &s->ffh, &s->emb_tmp, &s->zsel, &s->zp, &s->head, &s->head_lp, &s->tail, &s->out};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (bufs[i]->buf) txlm_buf_destroy(vk, bufs[i]);

@@ -5,6 +5,7 @@
 
 #include "model.h"
 #include "ops.h"
+#include "replay.h"
 
 struct txlm_session {
     txlm_model *m;
@@ -37,8 +38,6 @@ struct txlm_session {
     uint32_t kv_rows;        /* M + S: the memory and a longest segment, wherever they start */
     txlm_buf kv_seg;         /* [S, 2*H*dh] a segment's keys | values when they wrap past the ring's end */
     txlm_buf sync;           /* [TXLM_SYNC_WORDS] uint: counts of finished workgroups (ops.h) */
-    txlm_buf step_host;      /* [4] uint, host-written before each submission (shaders/step.glsl) */
-    txlm_buf step;           /* the same, copied to device memory by each recording first */
     txlm_buf hidden[2];      /* [S, d] the hidden states: layer inputs/outputs, alternating */
     txlm_buf z;              /* [S, d] last layer's output */
     txlm_buf xn;             /* [S, d] pre-norm LN(h) */
@@ -52,12 +51,7 @@ struct txlm_session {
     txlm_gpu_tensor pos;     /* [max_dist + 1, d] sinusoids by distance */
     txlm_gpu_tensor *rk;     /* per layer [max_dist + 1, H*dh]: pos · Wr^T */
 
-    /* What each kept recording of the recorder (slot i + 1) was made for
-     * (forward.c): a segment with the same key submits it again. */
-    struct txlm_seg_key {
-        uint32_t qlen, mlen, parts; /* parts: bit c, a token in embedding cluster c */
-    } kept[TXLM_REC_KEPT];
-    uint32_t kept_next;      /* the slot a new key takes, in turn */
+    txlm_replay replay;      /* kept recordings: their keys and the step buffer (replay.h) */
 
     /* adaptive softmax, processed in blocks of out_rows rows */
     uint32_t out_rows;
@@ -132,5 +126,8 @@ void txlm_out_head(txlm_session *s, uint32_t r0, uint32_t rows, txlm_arg dst, ui
  * log-probability of the cluster when add_head) into dst. */
 void txlm_out_tail(txlm_session *s, uint32_t c, uint32_t r0, uint32_t rows, txlm_arg dst, int add_head,
                    const txlm_arg *pick);
+
+/* The ring row of this segment's first key, after the memory's. */
+static inline uint32_t txlm_seg_row(const txlm_session *s) { return (s->kv_base + s->mlen) % s->kv_rows; }
 
 #endif

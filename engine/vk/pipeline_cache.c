@@ -14,9 +14,9 @@
  * seen; a bigger file is not ours to trust. */
 #define CACHE_CAP (64u << 20)
 
-char *txlm_pipeline_cache_dir(void)
+char *txlm_pipeline_cache_dir(const txlm_env *env)
 {
-    const char *dir = getenv("TXLM_CACHE_DIR"), *base = NULL, *tail = "";
+    const char *dir = env->cache_dir, *base = NULL, *tail = "";
     if (dir && !strcmp(dir, "off")) return NULL;
     if (dir && *dir) {
         base = dir;
@@ -60,7 +60,7 @@ static void identity(const txlm_vk *vk, txlm_pipeline_cache_header *h)
 
 static char *cache_path(const txlm_vk *vk)
 {
-    char *dir = txlm_pipeline_cache_dir();
+    char *dir = txlm_pipeline_cache_dir(&vk->env);
     if (!dir || make_dirs(dir)) return free(dir), NULL;
     char uuid[2 * VK_UUID_SIZE + 1];
     for (unsigned i = 0; i < VK_UUID_SIZE; i++) snprintf(uuid + 2 * i, 3, "%02x", vk->props.pipelineCacheUUID[i]);

@@ -18,7 +18,7 @@ typedef struct txlm_pipeline_cache {
 /* Where the cache files live: $TXLM_CACHE_DIR, else $XDG_CACHE_HOME/txlm,
  * else $HOME/.cache/txlm; NULL when TXLM_CACHE_DIR is "off" or no home is
  * known. Returns a malloc'd path. */
-char *txlm_pipeline_cache_dir(void);
+char *txlm_pipeline_cache_dir(const txlm_env *env);
 
 /* Never fails: without a usable file the cache starts empty, and without
  * memory for it there is none. */

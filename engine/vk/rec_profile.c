@@ -19,7 +19,7 @@ struct txlm_rec_profile {
 
 txlm_rec_profile *txlm_rec_profile_create(txlm_vk *vk)
 {
-    if (!txlm_env_on("TXLM_PROFILE") || vk->timestamp_bits == 0) return NULL;
+    if (!vk->env.profile || vk->timestamp_bits == 0) return NULL;
     txlm_rec_profile *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->vk = vk;

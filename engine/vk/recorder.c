@@ -51,7 +51,7 @@ int txlm_rec_init(txlm_rec *r, txlm_vk *vk, txlm_kernels *ks, uint32_t max_sets,
         return txlm_vk_fail(err, res, "creating a command recorder");
     }
     r->prof = txlm_rec_profile_create(vk);
-    r->no_keep = txlm_env_on("TXLM_NO_REPLAY"); /* comparisons: every segment recorded afresh */
+    r->no_keep = vk->env.no_replay; /* comparisons: every segment recorded afresh */
     return 0;
 }
 

@@ -97,7 +97,7 @@ int txlm_buf_create(txlm_vk *vk, VkDeviceSize size, txlm_buf_kind kind, txlm_buf
     r = VK_ERROR_OUT_OF_DEVICE_MEMORY;
     int type = -1;
     /* Fault injection: this buffer's memory fails with every memory type. */
-    int inject = __atomic_add_fetch(&vk->allocs, 1, __ATOMIC_RELAXED) == vk->fail_alloc_at;
+    int inject = __atomic_add_fetch(&vk->faults.allocs, 1, __ATOMIC_RELAXED) == vk->env.fault_alloc_fail;
     for (int p = 0; p < 3 && r != VK_SUCCESS; p++) {
         VkMemoryPropertyFlags avoid = 0;
         type = find_memory_type(vk, req.memoryTypeBits, prefs[kind][p], avoid);

@@ -292,7 +292,9 @@ int txlm_vk_list(txlm_device_info *out, uint32_t cap, uint32_t *count, txlm_err 
     if (!rc) rc = enumerate(vk.instance, &pds, &n, err);
     if (!rc) {
         txlm_err ignore;
-        int pick = choose_device(pds, n, getenv("TXLM_DEVICE"), &ignore);
+        txlm_env env;
+        txlm_env_read(&env);
+        int pick = choose_device(pds, n, env.device, &ignore);
         for (uint32_t i = 0; i < n && i < cap; i++) {
             describe(pds[i], &out[i]);
             out[i].preferred = (int)i == pick;
@@ -320,7 +322,7 @@ static int create_device(txlm_vk *vk, txlm_err *err)
     VkPhysicalDeviceFeatures have, want = {0};
     vkGetPhysicalDeviceFeatures(vk->phys, &have);
     want.shaderInt64 = have.shaderInt64;
-    vk->int64 = have.shaderInt64 && !getenv("TXLM_NO_INT64");
+    vk->int64 = have.shaderInt64 && !vk->env.no_int64;
     VkDeviceCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pEnabledFeatures = &want,
@@ -337,16 +339,11 @@ static int create_device(txlm_vk *vk, txlm_err *err)
     return 0;
 }
 
-int txlm_env_on(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
-
 int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
 {
     memset(vk, 0, sizeof *vk);
-    int validation = (opts && opts->validation) || txlm_env_on("TXLM_VALIDATION");
+    txlm_env_read(&vk->env);
+    int validation = (opts && opts->validation) || vk->env.validation;
     int rc = load_vulkan(err);
     if (rc) return rc;
     rc = create_instance(vk, validation, err);
@@ -355,7 +352,7 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
     uint32_t n = 0;
     rc = enumerate(vk->instance, &pds, &n, err);
     if (rc) goto fail;
-    const char *want = opts && opts->device ? opts->device : getenv("TXLM_DEVICE");
+    const char *want = opts && opts->device ? opts->device : vk->env.device;
     int pick = choose_device(pds, n, want, err);
     if (pick < 0) {
         free(pds);
@@ -381,11 +378,8 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
     vk->subgroup_shuffle8 = vk->subgroup_shuffle && sub.subgroupSize == 8;
     vk->max_storage_range = vk->props.limits.maxStorageBufferRange;
     vk->split_bytes = vk->max_storage_range;
-    const char *split = getenv("TXLM_MAX_BINDING_BYTES");
-    if (split && *split) {
-        unsigned long long v = strtoull(split, NULL, 10);
-        if (v >= 256 && v < vk->split_bytes) vk->split_bytes = v;
-    }
+    uint64_t split = vk->env.max_binding_bytes;
+    if (split >= 256 && split < vk->split_bytes) vk->split_bytes = split;
     vk->storage_align = vk->props.limits.minStorageBufferOffsetAlignment;
     if (vk->storage_align < 4) vk->storage_align = 4;
     vk->texel_align = vk->props.limits.minTexelBufferOffsetAlignment;
@@ -395,24 +389,18 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
     vkGetPhysicalDeviceFormatProperties(vk->phys, VK_FORMAT_R32G32B32A32_UINT, &fp);
     vk->texel_ok = (fp.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
     vk->texel = vk->texel_ok && vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-    const char *tx = getenv("TXLM_TEXEL"); /* 0 or 1: override the choice (comparisons on GPUs) */
-    if (tx && *tx) vk->texel = vk->texel_ok && atoi(tx) != 0;
+    if (vk->env.texel >= 0) vk->texel = vk->texel_ok && vk->env.texel; /* comparisons on GPUs */
     /* CPU drivers run a workgroup's invocations in turns: big workgroups
      * and tiles staged in workgroup memory only add loads and barriers there */
     vk->gpu_kernels = vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
-    const char *gk = getenv("TXLM_GPU_KERNELS"); /* 0 or 1: override (comparisons, tests) */
-    if (gk && *gk) vk->gpu_kernels = atoi(gk) != 0;
+    if (vk->env.gpu_kernels >= 0) vk->gpu_kernels = vk->env.gpu_kernels; /* comparisons, tests */
     vk->max_alloc = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : (VkDeviceSize)1 << 30;
     vk->memory_budget = opts ? opts->memory_budget : 0;
-    const char *lose = getenv("TXLM_FAULT_DEVICE_LOST");
-    if (lose && *lose) vk->lose_at_submit = strtoull(lose, NULL, 10);
-    const char *full = getenv("TXLM_FAULT_ALLOC_FAIL");
-    if (full && *full) vk->fail_alloc_at = strtoull(full, NULL, 10);
 
     /* fp_flush.h: the worker threads of a CPU device start in vkCreateDevice */
     txlm_fp_env fpenv = {0};
     /* TXLM_KEEP_SUBNORMALS=1 leaves them (comparisons, tests) */
-    if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !txlm_env_on("TXLM_KEEP_SUBNORMALS"))
+    if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !vk->env.keep_subnormals)
         vk->flush_subnormals = txlm_fp_flush_begin(&fpenv);
     rc = create_device(vk, err);
     txlm_fp_flush_end(&fpenv);
@@ -427,8 +415,8 @@ VkResult txlm_vk_submit_wait(txlm_vk *vk, VkCommandBuffer cmd, VkFence fence)
 {
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
     pthread_mutex_lock(&vk->queue_lock);
-    vk->submits++;
-    if (vk->lose_at_submit && vk->submits >= vk->lose_at_submit) vk->lost = 1;
+    vk->faults.submits++;
+    if (vk->env.fault_device_lost && vk->faults.submits >= vk->env.fault_device_lost) vk->lost = 1;
     VkResult r = vk->lost ? VK_ERROR_DEVICE_LOST : vkQueueSubmit(vk->queue, 1, &si, fence);
     pthread_mutex_unlock(&vk->queue_lock);
     if (r == VK_SUCCESS) r = vkWaitForFences(vk->device, 1, &fence, VK_TRUE, UINT64_MAX);

@@ -6,8 +6,19 @@
 #include <pthread.h>
 #include <volk.h>
 
+#include "env.h"
 #include "errmsg.h"
 #include "txlm.h"
+
+/* What the fault injection of the tests counts (docs/reliability.md):
+ * the submit numbered env.fault_device_lost and every later one report
+ * VK_ERROR_DEVICE_LOST, as a driver does after a GPU reset; the buffer
+ * numbered env.fault_alloc_fail gets VK_ERROR_OUT_OF_DEVICE_MEMORY from
+ * every memory type, as on a full GPU. Counted from 1. */
+typedef struct txlm_vk_faults {
+    uint64_t allocs;  /* buffers created, atomically counted */
+    uint64_t submits; /* under queue_lock */
+} txlm_vk_faults;
 
 typedef struct txlm_vk {
     VkInstance instance;
@@ -48,16 +59,9 @@ typedef struct txlm_vk {
     uint64_t memory_used;            /* device memory allocated through vk_buffer.c */
     uint64_t validation_messages;
     int validation;
-    /* Fault injection (docs/reliability.md): the submit numbered
-     * lose_at_submit (from 1; 0 = never) and every later one report
-     * VK_ERROR_DEVICE_LOST, as a driver does after a GPU reset. */
-    uint64_t lose_at_submit;
-    /* The buffer numbered fail_alloc_at (from 1; 0 = never) gets
-     * VK_ERROR_OUT_OF_DEVICE_MEMORY from every memory type, as on a full GPU. */
-    uint64_t fail_alloc_at;
-    uint64_t allocs;        /* buffers created, atomically counted */
-    uint64_t submits;       /* under queue_lock */
     int lost;               /* a submit reported the device lost; later ones fail fast */
+    txlm_env env;           /* the TXLM_* switches, read when the context was created */
+    txlm_vk_faults faults;
 } txlm_vk;
 
 /* Loads Vulkan (volk), creates an instance, picks a device per the
@@ -73,9 +77,6 @@ int txlm_vk_list(txlm_device_info *out, uint32_t cap, uint32_t *count, txlm_err 
  * resets the fence. Serialised on queue_lock; counts submits for the
  * device-lost fault injection. */
 VkResult txlm_vk_submit_wait(txlm_vk *vk, VkCommandBuffer cmd, VkFence fence);
-
-/* An on/off switch from the environment: set, non-empty and not "0". */
-int txlm_env_on(const char *name);
 
 /* Maps a VkResult to a txlm status code and message. */
 int txlm_vk_fail(txlm_err *err, VkResult r, const char *what);

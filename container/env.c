@@ -1,0 +1,51 @@
+/* The TXLM_* environment switches (env.h, docs/environment.md). */
+#include "env.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Set, non-empty, not "0". */
+static int on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* 0 or 1 where set and non-empty, else -1. */
+static int tristate(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) != 0 : -1;
+}
+
+static uint64_t number(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtoull(v, NULL, 10) : 0;
+}
+
+static const char *text(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+void txlm_env_read(txlm_env *e)
+{
+    *e = (txlm_env){
+        .device = getenv("TXLM_DEVICE"),
+        .cache_dir = text("TXLM_CACHE_DIR"),
+        .validation = on("TXLM_VALIDATION"),
+        .profile = on("TXLM_PROFILE"),
+        .no_replay = on("TXLM_NO_REPLAY"),
+        .no_int64 = getenv("TXLM_NO_INT64") != NULL,
+        .no_pad = on("TXLM_NO_PAD"),
+        .keep_subnormals = on("TXLM_KEEP_SUBNORMALS"),
+        .texel = tristate("TXLM_TEXEL"),
+        .gpu_kernels = tristate("TXLM_GPU_KERNELS"),
+        .max_binding_bytes = number("TXLM_MAX_BINDING_BYTES"),
+        .fault_device_lost = number("TXLM_FAULT_DEVICE_LOST"),
+        .fault_alloc_fail = number("TXLM_FAULT_ALLOC_FAIL"),
+        .fault_output = text("TXLM_FAULT_OUTPUT"),
+    };
+}
