@@ -12,7 +12,7 @@ import re
 import sys
 
 DTYPES = ["f32", "f16", "q8_0", "q4_0"]  # the order of txlm_kernel_of's column (engine/vk/kernels.h)
-NEEDS = ["int64", "subgroup", "shuffle", "shuffle8", "sg8", "smem"]
+NEEDS = ["int64", "subgroup", "shuffle", "shuffle8", "sg8", "smem", "wg256"]
 COLUMNS = 8  # variant id source bindings texel step needs tile, then the defines
 
 

@@ -84,7 +84,10 @@ int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
     /* the spec promises 128 invocations and 16 KiB */
     if ((d->needs & TXLM_NEED_SMEM) &&
         (lim->maxComputeWorkGroupInvocations < 256 || lim->maxComputeWorkGroupSize[0] < 16 ||
-         lim->maxComputeWorkGroupSize[1] < 16 || lim->maxComputeSharedMemorySize < 8192))
+         lim->maxComputeWorkGroupSize[1] < 16 || lim->maxComputeSharedMemorySize < 16384))
+        return 0;
+    if ((d->needs & TXLM_NEED_WG256) && (lim->maxComputeWorkGroupInvocations < 256 ||
+                                         lim->maxComputeWorkGroupSize[0] < 256 || lim->maxComputeSharedMemorySize < 26096))
         return 0;
     return 1;
 }

@@ -26,7 +26,8 @@ enum {
     TXLM_NEED_SHUFFLE = 4,  /* subgroup shuffles */
     TXLM_NEED_SHUFFLE8 = 8, /* shuffles in subgroups of exactly 8 */
     TXLM_NEED_SG8 = 16,     /* subgroups of exactly 8: a workgroup is one subgroup */
-    TXLM_NEED_SMEM = 32,    /* 16x16 invocations and 8 KiB of workgroup memory */
+    TXLM_NEED_SMEM = 32,    /* 16x16 invocations and 16 KiB of workgroup memory */
+    TXLM_NEED_WG256 = 64,   /* 256 x 1 invocations and 26096 bytes of workgroup memory (attn_tile.comp) */
 };
 
 /* One variant as the manifest declares it (kernel_table.c, generated). */
