@@ -18,7 +18,7 @@
 // K, offsets and strides; W in any stored dtype (weights.glsl). CPU
 // drivers run a workgroup's invocations in turns and pay for every
 // barrier, so they use the texel kernels. Needs
-// maxComputeWorkGroupInvocations >= 256 (engine/kernels.c).
+// maxComputeWorkGroupInvocations >= 256 (its needs in kernels.manifest).
 
 layout(local_size_x = 16, local_size_y = 16) in;
 

@@ -4,5 +4,5 @@
 // token while the memory's ring turns: word 0 is the ring row of memory
 // row 0 (the attention kernels, with kv_dyn), word 1 the element offset
 // of the segment's first key|value row (the k|v projection, DYN_Y).
-// Binding 8 of the kernels whose table entry says so (engine/kernels.c).
+// Binding 8 of the kernels whose line in kernels.manifest says step.
 layout(std430, binding = 8) readonly buffer StepB { uint STEP[]; };

@@ -1,7 +1,7 @@
 /* Strings, UTF-8 and the character classes the wt103 rules test.
  *
  * The classes are sacremoses' (docs/tokenizers.md, "Character classes"):
- * a table generated at build time from ICU (engine/gen_wt103_classes.c,
+ * a table generated at build time from ICU (text/gen_wt103_classes.c,
  * read through wt_class() in wt103.h) and the CJK ranges of its detokenizer
  * here. Lower-casing (--lower-case vocabularies) uses the C library's
  * C.UTF-8 locale, opened with newlocale so the process locale is never

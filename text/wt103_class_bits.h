@@ -1,5 +1,5 @@
 /* The class bits of the generated wt103 character table
- * (engine/gen_wt103_classes.c writes it, engine/wt103_chars.c reads it). */
+ * (text/gen_wt103_classes.c writes it, text/wt103_chars.c reads it). */
 #ifndef TXLM_WT103_CLASS_BITS_H
 #define TXLM_WT103_CLASS_BITS_H
 

@@ -1,4 +1,4 @@
-/* The device's buffer-to-buffer copy rate (engine/copy_rate.c). */
+/* The device's buffer-to-buffer copy rate (engine/vk/copy_rate.c). */
 #ifndef TXLM_COPY_RATE_H
 #define TXLM_COPY_RATE_H
 

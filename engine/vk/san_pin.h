@@ -1,4 +1,4 @@
-/* Keeps loaded libraries loaded in sanitizer builds (engine/san_pin.c). */
+/* Keeps loaded libraries loaded in sanitizer builds (engine/vk/san_pin.c). */
 #ifndef TXLM_SAN_PIN_H
 #define TXLM_SAN_PIN_H
 

@@ -1,5 +1,5 @@
 /* Start-up: a context compiles no pipeline until a kernel is first used,
- * and the pipeline cache on disk (engine/pipeline_cache.c) is written
+ * and the pipeline cache on disk (engine/vk/pipeline_cache.c) is written
  * back after a run and ignored, without harm, when it is damaged, foreign,
  * not a file or not writable. Every run must give the same bits as the
  * first, whatever the cache held. */

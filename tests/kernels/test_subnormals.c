@@ -1,5 +1,5 @@
 /* CPU devices run shaders with subnormals flushed to zero
- * (engine/fp_flush.h): a single-row product whose inputs are all
+ * (engine/vk/fp_flush.h): a single-row product whose inputs are all
  * subnormal must come out exactly 0 there. With TXLM_KEEP_SUBNORMALS=1
  * (the second run in meson.build) lavapipe keeps them, and the same
  * product is the normal number 16 * 1e-39: that run shows this check
