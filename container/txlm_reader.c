@@ -326,20 +326,36 @@ static int read_vocab(reader *r)
     return 0;
 }
 
+/* The head of a section holding a table (DTYP, TDIR): count entries of
+ * esize bytes, bounded, filling the section exactly. */
+typedef struct table_form {
+    const char *tag;
+    unsigned head, max_count, min_esize, max_esize;
+} table_form;
+
+static int table_head(reader *r, const section *s, const table_form *t, uint32_t *count, uint32_t *esize)
+{
+    const uint8_t *p = r->p + s->off;
+    if (short_head(r, s, t->tag, t->head)) return TXLM_ERR_FORMAT;
+    *count = txlm_rd32(p), *esize = txlm_rd32(p + 4);
+    if (*count > t->max_count)
+        return bad(r, TXLM_ERR_FORMAT, "%s at offset %" PRIu64 ": %" PRIu32 " entries exceed the cap of %u", t->tag, s->off,
+                   *count, t->max_count);
+    if (*esize < t->min_esize || *esize > t->max_esize)
+        return bad(r, TXLM_ERR_FORMAT, "%s at offset %" PRIu64 ": entry size %" PRIu32 " out of range [%u, %u]", t->tag,
+                   s->off, *esize, t->min_esize, t->max_esize);
+    if (s->size != t->head + (uint64_t)*count * *esize)
+        return bad(r, TXLM_ERR_FORMAT, "%s at offset %" PRIu64 ": %" PRIu32 " entries of %" PRIu32 " bytes do not fill %" PRIu64
+                   " bytes", t->tag, s->off, *count, *esize, s->size);
+    return 0;
+}
+
 static int read_dtypes(reader *r)
 {
     const section *s = r->known[SEC_DTYP];
-    const uint8_t *p = r->p + s->off;
-    if (short_head(r, s, "DTYP", TXLM_DTYP_HEAD)) return TXLM_ERR_FORMAT;
-    uint32_t count = txlm_rd32(p), esize = txlm_rd32(p + 4);
-    if (count > TXLM_DTYP_MAX)
-        return bad(r, TXLM_ERR_FORMAT, "DTYP at offset %" PRIu64 ": count %" PRIu32 " exceeds %u", s->off, count, TXLM_DTYP_MAX);
-    if (esize < TXLM_DTYP_ENTRY_SIZE || esize > TXLM_SEC_ENTRY_MAX)
-        return bad(r, TXLM_ERR_FORMAT, "DTYP at offset %" PRIu64 ": entry size %" PRIu32 " out of range [%u, %u]", s->off, esize,
-                   TXLM_DTYP_ENTRY_SIZE, TXLM_SEC_ENTRY_MAX);
-    if (s->size != TXLM_DTYP_HEAD + (uint64_t)count * esize)
-        return bad(r, TXLM_ERR_FORMAT, "DTYP at offset %" PRIu64 ": %" PRIu32 " entries of %" PRIu32 " bytes do not fill %" PRIu64
-                   " bytes", s->off, count, esize, s->size);
+    static const table_form form = {"DTYP", TXLM_DTYP_HEAD, TXLM_DTYP_MAX, TXLM_DTYP_ENTRY_SIZE, TXLM_SEC_ENTRY_MAX};
+    uint32_t count, esize;
+    if (table_head(r, s, &form, &count, &esize)) return TXLM_ERR_FORMAT;
     for (uint32_t i = 0; i < count; i++) {
         uint64_t eoff = s->off + TXLM_DTYP_HEAD + (uint64_t)i * esize;
         const uint8_t *e = r->p + eoff;
@@ -460,18 +476,9 @@ static const char *tensor_name(const void *ctx, uint32_t id, size_t *len)
 static int read_tensors(reader *r)
 {
     const section *s = r->known[SEC_TDIR];
-    const uint8_t *p = r->p + s->off;
-    if (short_head(r, s, "TDIR", TXLM_TDIR_HEAD)) return TXLM_ERR_FORMAT;
-    uint32_t count = txlm_rd32(p), esize = txlm_rd32(p + 4);
-    if (count > TXLM_TDIR_MAX)
-        return bad(r, TXLM_ERR_FORMAT, "TDIR at offset %" PRIu64 ": %" PRIu32 " tensors exceed the cap of %u", s->off, count,
-                   TXLM_TDIR_MAX);
-    if (esize < TXLM_TDIR_ENTRY_SIZE || esize > TXLM_TDIR_ENTRY_MAX)
-        return bad(r, TXLM_ERR_FORMAT, "TDIR at offset %" PRIu64 ": entry size %" PRIu32 " out of range [%u, %u]", s->off, esize,
-                   TXLM_TDIR_ENTRY_SIZE, TXLM_TDIR_ENTRY_MAX);
-    if (s->size != TXLM_TDIR_HEAD + (uint64_t)count * esize)
-        return bad(r, TXLM_ERR_FORMAT, "TDIR at offset %" PRIu64 ": %" PRIu32 " entries of %" PRIu32 " bytes do not fill %" PRIu64
-                   " bytes", s->off, count, esize, s->size);
+    static const table_form form = {"TDIR", TXLM_TDIR_HEAD, TXLM_TDIR_MAX, TXLM_TDIR_ENTRY_SIZE, TXLM_TDIR_ENTRY_MAX};
+    uint32_t count, esize;
+    if (table_head(r, s, &form, &count, &esize)) return TXLM_ERR_FORMAT;
     txlm_file *f = r->f;
     f->tensors = calloc(count ? count : 1, sizeof *f->tensors);
     if (!f->tensors || txlm_sym_index_init(&f->by_name, count, tensor_name, f))
@@ -520,14 +527,7 @@ static int open_common(const char *name, const uint8_t *data, size_t size, int m
     f->base = data;
     f->size = size;
     f->mapped = mapped;
-    reader r;
-    memset(&r, 0, sizeof r);
-    r.name = name;
-    r.p = data;
-    r.size = size;
-    r.flags = flags;
-    r.err = err;
-    r.f = f;
+    reader r = {.name = name, .p = data, .size = size, .flags = flags, .err = err, .f = f};
     int rc = parse(&r);
     if (rc) {
         txlm_file_close(f);

@@ -84,106 +84,130 @@ static void progress(double done, double total, double t0, uint64_t tokens)
             "##############################", width - fill, "", 100 * frac, (unsigned long long)tokens, rate, eta);
 }
 
-int cmd_eval(int argc, char **argv)
+typedef struct eval_args {
+    cli_model_args c;
+    const char *file;
+    uint32_t tgt_len;
+    int json;
+} eval_args;
+
+/* 0, 1 after an error, 2 after --help. */
+static int parse_args(int argc, char **argv, eval_args *o)
 {
-    const char *model = NULL, *file = NULL;
-    uint32_t tgt_len = 0;
-    int json = 0;
-    txlm_session_options so = {.same_length = -1};
-    txlm_model_options mo = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        int r;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage();
-            return 0;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(), 2;
+        if (!strcmp(a, "--json")) { o->json = 1; continue; }
+        int r = cli_model_arg(argc, argv, &i, &o->c);
+        if (r) {
+            if (r < 0) return 1;
+            continue;
         }
-        if (!strcmp(a, "--json")) { json = 1; continue; }
-        if (!strcmp(a, "--no-verify")) { mo.no_verify = 1; continue; }
         if (a[0] != '-' || !strcmp(a, "-")) { /* "-": standard input */
-            if (file) return cli_error("eval: more than one FILE given");
-            file = a;
+            if (o->file) return cli_error("eval: more than one FILE given");
+            o->file = a;
             continue;
         }
         if (!(v = cli_value(argc, argv, &i))) return 1;
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
-        else if (!strcmp(a, "-f") || !strcmp(a, "--file")) {
-            if (file) return cli_error("eval: more than one FILE given");
-            file = v;
+        if (!strcmp(a, "-f") || !strcmp(a, "--file")) {
+            if (o->file) return cli_error("eval: more than one FILE given");
+            o->file = v;
+        } else if (!strcmp(a, "--tgt-len")) {
+            if (cli_parse_u32(v, a, &o->tgt_len)) return 1;
+        } else {
+            return cli_error("eval: unknown option \"%s\" (see txlm eval --help)", a);
         }
-        else if (!strcmp(a, "--tgt-len")) { if (cli_parse_u32(v, a, &tgt_len)) return 1; }
-        else if ((r = cli_session_option(a, v, &so)) >= 0) { if (r) return 1; }
-        else return cli_error("eval: unknown option \"%s\" (see txlm eval --help)", a);
     }
-    if (!model || !file) return cli_error("eval: -m MODEL and FILE are required");
-    FILE *in = cli_open_input(file);
-    if (!in) return 1;
+    if (!o->c.model || !o->file) return cli_error("eval: -m MODEL and FILE are required");
+    return 0;
+}
+
+/* Every line of `in` tokenized and scored (e->scored, e->nll), with
+ * progress on a terminal. */
+static int score_lines(eval_state *e, txlm_model *m, FILE *in, const char *file)
+{
     struct stat st_file;
     double total = fstat(fileno(in), &st_file) == 0 ? (double)st_file.st_size : 0;
-
-    int rc = 1;
-    txlm_context *ctx = NULL;
-    txlm_model *m = NULL;
-    eval_state e = {0};
+    int tty = isatty(fileno(stderr)), rc = 1;
+    double t0 = cli_now(), last = 0, done_bytes = 0;
     char *line = NULL;
     size_t line_cap = 0;
-    txlm_status st;
-    if (cli_open_model(model, &mo, &ctx, &m)) goto done;
-    txlm_model_params p;
-    txlm_model_get_params(m, &p);
-    e.seg = tgt_len ? tgt_len : p.tgt_len ? p.tgt_len : 128;
-    so.max_segment = e.seg;
-    st = txlm_session_create(m, &so, &e.s);
-    if (st) { rc = cli_lib_error(st, "creating a session"); goto done; }
-    if (!(e.lp = malloc(e.seg * sizeof *e.lp))) { rc = cli_error("out of memory"); goto done; }
-
-    int tty = isatty(fileno(stderr));
-    double t0 = cli_now(), last = 0, done_bytes = 0;
     ssize_t len;
+    txlm_status st;
     while ((len = getline(&line, &line_cap, in)) > 0) {
         int32_t *ids = NULL;
         size_t n = 0;
         done_bytes += (double)len;
-        st = txlm_tokenize(m, line, (size_t)len, &ids, &n);
-        if (st) { rc = cli_lib_error(st, "tokenizing"); goto done; }
-        int bad = push(&e, ids, n);
+        if ((st = txlm_tokenize(m, line, (size_t)len, &ids, &n))) { rc = cli_lib_error(st, "tokenizing"); goto done; }
+        int bad = push(e, ids, n);
         txlm_free(ids);
         if (bad) goto done;
-        if ((st = drain(&e, 0))) { rc = cli_lib_error(st, "running the model"); goto done; }
+        if ((st = drain(e, 0))) { rc = cli_lib_error(st, "running the model"); goto done; }
         if (tty && cli_now() - last > 0.25) {
-            progress(done_bytes, total, t0, e.scored);
+            progress(done_bytes, total, t0, e->scored);
             last = cli_now();
         }
     }
     if (ferror(in)) { rc = cli_error("%s: read error", file); goto done; }
-    if ((st = drain(&e, 1))) { rc = cli_lib_error(st, "running the model"); goto done; }
+    if ((st = drain(e, 1))) { rc = cli_lib_error(st, "running the model"); goto done; }
     if (tty) {
-        progress(total, total, t0, e.scored);
+        progress(total, total, t0, e->scored);
         fputc('\n', stderr);
     }
-    if (e.scored == 0) { rc = cli_error("%s: fewer than two tokens to evaluate", file); goto done; }
-    double secs = cli_now() - t0, mean = e.nll / (double)e.scored;
-    int chars = p.tokenizer != TXLM_TOKENIZER_WORD;
-    if (json) {
-        /* Log-probabilities are finite (the library refuses others), but
-         * exp of a mean NLL above 709 overflows: JSON has no inf, so null. */
-        double score = chars ? mean / log(2.0) : exp(mean);
-        char score_s[64] = "null";
-        if (isfinite(score)) snprintf(score_s, sizeof score_s, "%.6f", score);
-        printf("{\"file\": ");
-        json_string(file);
-        printf(", \"tokens\": %llu, \"mean_nll\": %.6f, \"%s\": %s, \"seconds\": %.3f, "
-               "\"tokens_per_second\": %.2f, \"tgt_len\": %u, \"mem_len\": %u}\n",
-               (unsigned long long)e.scored, mean, chars ? "bpc" : "perplexity", score_s, secs, (double)e.scored / secs,
-               e.seg, so.mem_len ? so.mem_len : p.mem_len);
-    } else
-        printf("%s: %llu tokens, mean NLL %.4f, %s %.4f, %.1f tokens/s\n", file, (unsigned long long)e.scored, mean,
-               chars ? "bits per character" : "perplexity", chars ? mean / log(2.0) : exp(mean),
-               (double)e.scored / secs);
+    rc = e->scored ? 0 : cli_error("%s: fewer than two tokens to evaluate", file);
+done:
+    free(line);
+    return rc;
+}
+
+static void report(const eval_args *o, const eval_state *e, const txlm_model_params *p, double secs)
+{
+    double mean = e->nll / (double)e->scored;
+    int chars = p->tokenizer != TXLM_TOKENIZER_WORD;
+    if (!o->json) {
+        printf("%s: %llu tokens, mean NLL %.4f, %s %.4f, %.1f tokens/s\n", o->file, (unsigned long long)e->scored, mean,
+               chars ? "bits per character" : "perplexity", chars ? mean / log(2.0) : exp(mean), (double)e->scored / secs);
+        return;
+    }
+    /* Log-probabilities are finite (the library refuses others), but
+     * exp of a mean NLL above 709 overflows: JSON has no inf, so null. */
+    double score = chars ? mean / log(2.0) : exp(mean);
+    char score_s[64] = "null";
+    if (isfinite(score)) snprintf(score_s, sizeof score_s, "%.6f", score);
+    printf("{\"file\": ");
+    json_string(o->file);
+    printf(", \"tokens\": %llu, \"mean_nll\": %.6f, \"%s\": %s, \"seconds\": %.3f, "
+           "\"tokens_per_second\": %.2f, \"tgt_len\": %u, \"mem_len\": %u}\n",
+           (unsigned long long)e->scored, mean, chars ? "bpc" : "perplexity", score_s, secs, (double)e->scored / secs,
+           e->seg, o->c.so.mem_len ? o->c.so.mem_len : p->mem_len);
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    eval_args o = {.c = CLI_MODEL_ARGS};
+    int rc = parse_args(argc, argv, &o);
+    if (rc) return rc == 2 ? 0 : 1;
+    FILE *in = cli_open_input(o.file);
+    if (!in) return 1;
+    rc = 1;
+    txlm_context *ctx = NULL;
+    txlm_model *m = NULL;
+    eval_state e = {0};
+    txlm_status st;
+    if (cli_open_model(o.c.model, &o.c.mo, &ctx, &m)) goto done;
+    txlm_model_params p;
+    txlm_model_get_params(m, &p);
+    e.seg = o.tgt_len ? o.tgt_len : p.tgt_len ? p.tgt_len : 128;
+    o.c.so.max_segment = e.seg;
+    st = txlm_session_create(m, &o.c.so, &e.s);
+    if (st) { rc = cli_lib_error(st, "creating a session"); goto done; }
+    if (!(e.lp = malloc(e.seg * sizeof *e.lp))) { rc = cli_error("out of memory"); goto done; }
+    double t0 = cli_now();
+    if ((rc = score_lines(&e, m, in, o.file))) goto done;
+    report(&o, &e, &p, cli_now() - t0);
     rc = cli_validation_status(ctx);
 done:
     cli_close_input(in);
-    free(line);
     free(e.buf);
     free(e.lp);
     txlm_session_free(e.s);

@@ -96,88 +96,128 @@ static void stream_flush(streamer *st)
     if (!txlm_detokenizer_flush(st->d, &piece, &len)) stream_out(st, piece, len);
 }
 
-int cmd_generate(int argc, char **argv)
+typedef struct generate_args {
+    cli_model_args c;
+    const char *prompt, *prompt_file;
+    uint32_t n_gen;
+    uint64_t seed;
+    txlm_sampling samp;
+} generate_args;
+
+/* The sampling options: 1 when argv's flag a was one (0 or an error in *bad). */
+static int sampling_arg(const char *a, const char *v, generate_args *o, int *bad)
 {
-    const char *model = NULL, *prompt = NULL, *prompt_file = NULL;
-    uint32_t n_gen = 200;
-    uint64_t seed = 1;
-    txlm_sampling samp = {.temperature = 1.0f};
-    txlm_session_options so = {.same_length = -1};
-    txlm_model_options mo = {0};
+    char *end;
+    if (!strcmp(a, "--top-k")) {
+        *bad = cli_parse_u32(v, a, &o->samp.top_k);
+    } else if (!strcmp(a, "--temperature")) {
+        o->samp.temperature = strtof(v, &end);
+        if (!*v || *end || !(o->samp.temperature >= 0)) *bad = cli_error("--temperature: bad value \"%s\"", v);
+    } else if (!strcmp(a, "--top-p")) {
+        o->samp.top_p = strtof(v, &end);
+        if (!*v || *end || !(o->samp.top_p >= 0 && o->samp.top_p <= 1)) *bad = cli_error("--top-p: must be in [0, 1]");
+    } else if (!strcmp(a, "--seed")) {
+        o->seed = strtoull(v, &end, 10);
+        if (!*v || *end) *bad = cli_error("--seed: \"%s\" is not a number", v);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* 0, 1 after an error, 2 after --help. */
+static int parse_args(int argc, char **argv, generate_args *o)
+{
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage();
-            return 0;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(), 2;
+        int r = cli_model_arg(argc, argv, &i, &o->c), bad = 0;
+        if (r) {
+            if (r < 0) return 1;
+            continue;
         }
-        if (!strcmp(a, "--no-verify")) { mo.no_verify = 1; continue; }
         if (!(v = cli_value(argc, argv, &i))) return 1;
-        char *end;
-        int r;
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
-        else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) prompt = v;
-        else if (!strcmp(a, "-f") || !strcmp(a, "--file") || !strcmp(a, "--prompt-file")) prompt_file = v;
-        else if (!strcmp(a, "-n")) { if (cli_parse_u32(v, a, &n_gen)) return 1; }
-        else if (!strcmp(a, "--top-k")) { if (cli_parse_u32(v, a, &samp.top_k)) return 1; }
-        else if ((r = cli_session_option(a, v, &so)) >= 0) { if (r) return 1; }
-        else if (!strcmp(a, "--temperature")) {
-            samp.temperature = strtof(v, &end);
-            if (!*v || *end || !(samp.temperature >= 0)) return cli_error("--temperature: bad value \"%s\"", v);
-        } else if (!strcmp(a, "--top-p")) {
-            samp.top_p = strtof(v, &end);
-            if (!*v || *end || !(samp.top_p >= 0 && samp.top_p <= 1)) return cli_error("--top-p: must be in [0, 1]");
-        } else if (!strcmp(a, "--seed")) {
-            seed = strtoull(v, &end, 10);
-            if (!*v || *end) return cli_error("--seed: \"%s\" is not a number", v);
-        } else return cli_error("generate: unknown option \"%s\" (see txlm generate --help)", a);
+        if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) o->prompt = v;
+        else if (!strcmp(a, "-f") || !strcmp(a, "--file") || !strcmp(a, "--prompt-file")) o->prompt_file = v;
+        else if (!strcmp(a, "-n")) { if (cli_parse_u32(v, a, &o->n_gen)) return 1; }
+        else if (sampling_arg(a, v, o, &bad)) { if (bad) return 1; }
+        else return cli_error("generate: unknown option \"%s\" (see txlm generate --help)", a);
     }
-    if (!model) return cli_error("generate: -m MODEL is required");
-    if (prompt && prompt_file) return cli_error("generate: give -p or -f, not both");
+    if (!o->c.model) return cli_error("generate: -m MODEL is required");
+    if (o->prompt && o->prompt_file) return cli_error("generate: give -p or -f, not both");
+    return 0;
+}
 
-    int rc = 1;
+/* The prompt's ids (an end of line where there is none), fed; the prompt echoed. */
+static int feed_prompt(txlm_model *m, txlm_session *s, const txlm_model_params *p, const char *prompt, int32_t **ids,
+                       size_t *n_ids)
+{
+    txlm_status e;
+    if (prompt && *prompt && (e = txlm_tokenize(m, prompt, strlen(prompt), ids, n_ids)))
+        return cli_lib_error(e, "tokenizing the prompt");
+    if (*n_ids == 0) {
+        /* no prompt: start where a text starts, after a line break */
+        int32_t start = p->eos_id >= 0 ? p->eos_id : 0;
+        free(*ids);
+        if (!(*ids = malloc(sizeof **ids))) return cli_error("out of memory");
+        (*ids)[0] = start;
+        *n_ids = 1;
+    } else if (prompt) {
+        fputs(prompt, stdout);
+        fflush(stdout);
+    }
+    if ((e = txlm_session_feed_long(s, *ids, *n_ids, stop_requested, NULL, NULL))) {
+        if (e == TXLM_ERR_CANCELLED) fputc('\n', stdout);
+        return e == TXLM_ERR_CANCELLED ? 130 : cli_lib_error(e, "feeding the prompt");
+    }
+    return 0;
+}
+
+/* n_gen tokens drawn, printed as they become final, and fed back. */
+static int generate(txlm_session *s, const generate_args *o, streamer *st)
+{
+    txlm_status e;
+    for (uint32_t i = 0; i < o->n_gen && !interrupted; i++) {
+        int32_t tok;
+        if ((e = txlm_session_sample(s, &o->samp, &tok))) return cli_lib_error(e, "sampling");
+        if (stream_token(st, tok)) return 1;
+        if ((e = txlm_session_feed_rows(s, &tok, 1, 1, NULL))) return cli_lib_error(e, "running the model");
+    }
+    stream_flush(st);
+    fputc('\n', stdout);
+    return 0;
+}
+
+int cmd_generate(int argc, char **argv)
+{
+    generate_args o = {.c = CLI_MODEL_ARGS, .n_gen = 200, .seed = 1, .samp = {.temperature = 1.0f}};
+    int rc = parse_args(argc, argv, &o);
+    if (rc) return rc == 2 ? 0 : 1;
+    rc = 1;
     char *owned_prompt = NULL;
+    const char *prompt = o.prompt;
     int32_t *ids = NULL;
-    size_t n_ids = 0;
+    size_t n_ids = 0, prompt_len = 0;
     txlm_context *ctx = NULL;
     txlm_model *m = NULL;
     txlm_session *s = NULL;
     streamer st = {0};
-    size_t prompt_len = 0;
-    if (prompt_file && !(prompt = owned_prompt = cli_read_file(prompt_file, &prompt_len))) return 1;
+    if (o.prompt_file && !(prompt = owned_prompt = cli_read_file(o.prompt_file, &prompt_len))) return 1;
     interrupted = 0;
     signal(SIGINT, on_sigint);
-    mo.progress = stop_requested;
-    txlm_status e = cli_open_model(model, &mo, &ctx, &m);
+    o.c.mo.progress = stop_requested;
+    txlm_status e = cli_open_model(o.c.model, &o.c.mo, &ctx, &m);
     if (e) {
         rc = e == TXLM_ERR_CANCELLED ? 130 : 1;
         goto done;
     }
     txlm_model_params p;
     txlm_model_get_params(m, &p);
-    so.max_segment = p.tgt_len ? p.tgt_len : 128;
-    if ((e = txlm_session_create(m, &so, &s))) { rc = cli_lib_error(e, "creating a session"); goto done; }
-    txlm_session_set_seed(s, seed);
-    if (prompt && *prompt && (e = txlm_tokenize(m, prompt, strlen(prompt), &ids, &n_ids))) {
-        rc = cli_lib_error(e, "tokenizing the prompt");
-        goto done;
-    }
-    if (n_ids == 0) {
-        /* no prompt: start where a text starts, after a line break */
-        int32_t start = p.eos_id >= 0 ? p.eos_id : 0;
-        free(ids);
-        if (!(ids = malloc(sizeof *ids))) { rc = cli_error("out of memory"); goto done; }
-        ids[0] = start;
-        n_ids = 1;
-    } else if (prompt) {
-        fputs(prompt, stdout);
-        fflush(stdout);
-    }
-    if ((e = txlm_session_feed_long(s, ids, n_ids, stop_requested, NULL, NULL))) {
-        if (e == TXLM_ERR_CANCELLED) fputc('\n', stdout);
-        rc = e == TXLM_ERR_CANCELLED ? 130 : cli_lib_error(e, "feeding the prompt");
-        goto done;
-    }
-
+    o.c.so.max_segment = p.tgt_len ? p.tgt_len : 128;
+    if ((e = txlm_session_create(m, &o.c.so, &s))) { rc = cli_lib_error(e, "creating a session"); goto done; }
+    txlm_session_set_seed(s, o.seed);
+    if ((rc = feed_prompt(m, s, &p, prompt, &ids, &n_ids))) goto done;
+    rc = 1;
     if ((e = txlm_detokenizer_create(m, &st.d))) { rc = cli_lib_error(e, "detokenizing"); goto done; }
     /* continue the prompt's last line, so spacing and punctuation join up */
     if (prompt && *prompt) {
@@ -185,14 +225,7 @@ int cmd_generate(int argc, char **argv)
         while (from > 0 && ids[from - 1] != p.eos_id) from--;
         if (stream_prompt(&st, m, ids, from, n_ids)) goto done;
     }
-    for (uint32_t i = 0; i < n_gen && !interrupted; i++) {
-        int32_t tok;
-        if ((e = txlm_session_sample(s, &samp, &tok))) { rc = cli_lib_error(e, "sampling"); goto done; }
-        if (stream_token(&st, tok)) goto done;
-        if ((e = txlm_session_feed_rows(s, &tok, 1, 1, NULL))) { rc = cli_lib_error(e, "running the model"); goto done; }
-    }
-    stream_flush(&st);
-    fputc('\n', stdout);
+    if (generate(s, &o, &st)) goto done;
     rc = interrupted ? 130 : 0;
     if (cli_validation_status(ctx)) rc = 1;
 done:

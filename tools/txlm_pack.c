@@ -154,13 +154,14 @@ static size_t read_head(const char *path, unsigned char head[16])
     return n;
 }
 
-static int is_pickle_vocab(const char *path)
+/* What a file is, told by its first bytes only (never by its name): HF's
+ * vocab.bin is a torch.save file, a vocab.pkl may be either, and a
+ * vocab.txt never starts like a pickle. */
+static int file_is(const char *path, int (*sniff)(const void *head, uint64_t len))
 {
     unsigned char head[16];
     size_t n = read_head(path, head);
-    /* By content only: HF's vocab.bin is a torch.save file, a vocab.pkl
-     * may be either, and a vocab.txt never starts like a pickle. */
-    return txlm_vocab_sniff_pickle(head, n);
+    return sniff(head, n);
 }
 
 /* --tokenizer and --lower-case on top of what the vocabulary file says. */
@@ -185,7 +186,7 @@ static int tokenizer_options(const args *a, txlm_vocab_buf *v, txlm_err *err)
 static int load_vocab(const char *path, const args *a, txlm_vocab_buf *v, txlm_err *err)
 {
     char note[512] = "";
-    int rc = is_pickle_vocab(path) ? txlm_vocab_load_pickle(path, v, err) : txlm_vocab_load_txt_noted(path, v, note, sizeof note, err);
+    int rc = file_is(path, txlm_vocab_sniff_pickle) ? txlm_vocab_load_pickle(path, v, err) : txlm_vocab_load_txt_noted(path, v, note, sizeof note, err);
     if (!rc && note[0]) fprintf(stderr, "txlm-pack: %s\n", note);
     return rc ? rc : tokenizer_options(a, v, err);
 }
@@ -355,12 +356,6 @@ out:
     return rc;
 }
 
-static int is_torch_file(const char *path)
-{
-    unsigned char head[16];
-    size_t n = read_head(path, head);
-    return txlm_torch_sniff(head, n);
-}
 
 static int is_file(const char *path)
 {
@@ -377,7 +372,7 @@ static int run(const args *a, txlm_err *err)
     int file = is_file(a->dir), done = 0;
     if (file && same_file(a->out, a->dir))
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite an input", a->out);
-    if (file && is_torch_file(a->dir)) {
+    if (file && file_is(a->dir, txlm_torch_sniff)) {
         int rc = run_training_file(a, a->dir, &done, err);
         if (rc || done) return rc;
     }
