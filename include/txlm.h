@@ -174,6 +174,44 @@ TXLM_API const char *txlm_token_symbol(const txlm_model *m, int32_t id, size_t *
 /* Releases what txlm_tokenize and txlm_detokenize allocated. */
 TXLM_API void txlm_free(void *p);
 
+/* Tokens with where they came from, for lining scores up with the text
+ * (txlm score --words). Token k's span is the bytes of the text whose
+ * characters it holds: a word model's word, a character model's byte, an
+ * <eos>'s line break; a wt103 model's tokens are traced back through the
+ * normalisation (docs/tokenizers.md, "Where tokens come from"): the ' of
+ * "don't"'s 't, the “ that became ", the - of an @-@, the no-break space
+ * of 1 @.@ 000. The text's words are its runs of characters that are not
+ * whitespace (Python's str.isspace, as str.split() cuts), except that a
+ * token spanning whitespace (that no-break space, or a word model's token
+ * holding one) joins the words on either side into one. Every token but a
+ * line break's <eos> and a character model's whitespace belongs to one
+ * word; a word made only of characters the tokenizer drops (control
+ * characters) has no tokens. */
+typedef struct txlm_span {
+    size_t begin, end; /* bytes [begin, end) of the text */
+} txlm_span;
+
+#define TXLM_NO_WORD ((size_t)-1)
+
+typedef struct txlm_token_spans {
+    size_t n;            /* tokens, exactly as txlm_tokenize gives them */
+    int32_t *ids;        /* [n] */
+    txlm_span *spans;    /* [n] the bytes of the text each token came from */
+    size_t *word;        /* [n] the word each token belongs to, or TXLM_NO_WORD */
+    size_t n_words;
+    txlm_span *words;    /* [n_words] the text's words, in order */
+    size_t guessed;      /* tokens whose span could not be traced and is a guess (the rest of their line);
+                            0 unless a line holds something the rules cannot be followed through, such as
+                            malformed UTF-8 that a removed character completes */
+} txlm_token_spans;
+
+/* Tokenizes as txlm_tokenize does and traces each token back to the text.
+ * *out is filled (all arrays allocated; free with txlm_token_spans_free);
+ * on failure it is zeroed. */
+TXLM_API txlm_status txlm_tokenize_spans(txlm_model *m, const char *text, size_t len, txlm_token_spans *out);
+/* Frees the arrays and zeroes *t; NULL is ignored. */
+TXLM_API void txlm_token_spans_free(txlm_token_spans *t);
+
 /* Streaming detokenization: one token in, the text that is now final out.
  * The pieces of a stream, with what txlm_detokenizer_flush returns at its
  * end, put together are exactly txlm_detokenize of the whole sequence (a
