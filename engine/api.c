@@ -71,7 +71,7 @@ txlm_status txlm_context_create(const txlm_context_options *opts, txlm_context *
     if (!rc) rc = txlm_kernels_init(&c->vk, &c->kernels, &e);
     if (!rc) rc = txlm_buf_create(&c->vk, 256, TXLM_BUF_DEVICE, &c->dummy, &e);
     if (rc) {
-        txlm_kernels_destroy(&c->vk, &c->kernels);
+        txlm_kernels_destroy(&c->kernels);
         txlm_vk_close(&c->vk);
         free(c);
         return fail(&e);
@@ -85,7 +85,7 @@ void txlm_context_destroy(txlm_context *c)
     if (!c) return;
     if (c->vk.device) vkDeviceWaitIdle(c->vk.device);
     txlm_buf_destroy(&c->vk, &c->dummy);
-    txlm_kernels_destroy(&c->vk, &c->kernels);
+    txlm_kernels_destroy(&c->kernels);
     txlm_vk_close(&c->vk);
     free(c);
 }

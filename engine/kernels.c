@@ -217,13 +217,10 @@ txlm_kernel_id txlm_kernel_for_dtype(txlm_kernel_id base, uint32_t dtype)
     }
 }
 
-static int create_one(txlm_vk *vk, txlm_kernel *k, uint32_t id, txlm_err *err)
+/* The descriptor layout, pipeline layout and pipeline of kernel id. */
+static int create_one(txlm_vk *vk, VkPipelineCache cache, txlm_kernel *k, uint32_t id, txlm_err *err)
 {
     VkDescriptorSetLayoutBinding b[TXLM_MAX_BINDINGS];
-    k->name = table[id].name;
-    k->n_bindings = table[id].n_bindings;
-    k->texel_mask = table[id].texel_mask;
-    k->step = table[id].step;
     for (uint32_t i = 0; i < k->n_bindings + (k->step != 0); i++)
         b[i] = (VkDescriptorSetLayoutBinding){.binding = i < k->n_bindings ? i : TXLM_STEP_BINDING,
                                               .descriptorType = (k->texel_mask >> i & 1) ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
@@ -249,13 +246,23 @@ static int create_one(txlm_vk *vk, txlm_kernel *k, uint32_t id, txlm_err *err)
                   .module = mod, .pName = "main"},
         .layout = k->layout,
     };
-    r = vkCreateComputePipelines(vk->device, VK_NULL_HANDLE, 1, &pci, NULL, &k->pipeline);
+    r = vkCreateComputePipelines(vk->device, cache, 1, &pci, NULL, &k->pipeline);
     vkDestroyShaderModule(vk->device, mod, NULL);
     if (r != VK_SUCCESS) {
         txlm_vk_fail(err, r, "vkCreateComputePipelines");
         return txlm_fail_prefix(err, "kernel %s: ", k->name);
     }
     return 0;
+}
+
+static void destroy_one(txlm_vk *vk, txlm_kernel *k)
+{
+    if (k->pipeline) vkDestroyPipeline(vk->device, k->pipeline, NULL);
+    if (k->layout) vkDestroyPipelineLayout(vk->device, k->layout, NULL);
+    if (k->dsl) vkDestroyDescriptorSetLayout(vk->device, k->dsl, NULL);
+    k->pipeline = VK_NULL_HANDLE;
+    k->layout = VK_NULL_HANDLE;
+    k->dsl = VK_NULL_HANDLE;
 }
 
 int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
@@ -291,25 +298,46 @@ int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
 
 int txlm_kernels_init(txlm_vk *vk, txlm_kernels *ks, txlm_err *err)
 {
+    (void)err;
     memset(ks, 0, sizeof *ks);
+    ks->vk = vk;
+    pthread_mutex_init(&ks->lock, NULL);
     for (uint32_t i = 0; i < TXLM_K_COUNT; i++) {
-        if (!txlm_kernel_usable(vk, i)) continue;
-        int rc = create_one(vk, &ks->k[i], i, err);
-        if (rc) {
-            txlm_kernels_destroy(vk, ks);
-            return rc;
-        }
+        atomic_init(&ks->made[i], 0);
+        ks->k[i] = (txlm_kernel){.name = table[i].name, .n_bindings = table[i].n_bindings,
+                                 .texel_mask = table[i].texel_mask, .step = table[i].step};
     }
+    txlm_pipeline_cache_open(vk, &ks->cache);
     return 0;
 }
 
-void txlm_kernels_destroy(txlm_vk *vk, txlm_kernels *ks)
+const txlm_kernel *txlm_kernel_get(txlm_kernels *ks, txlm_kernel_id id, txlm_err *err)
 {
-    for (uint32_t i = 0; i < TXLM_K_COUNT; i++) {
-        txlm_kernel *k = &ks->k[i];
-        if (k->pipeline) vkDestroyPipeline(vk->device, k->pipeline, NULL);
-        if (k->layout) vkDestroyPipelineLayout(vk->device, k->layout, NULL);
-        if (k->dsl) vkDestroyDescriptorSetLayout(vk->device, k->dsl, NULL);
+    if (id >= TXLM_K_COUNT) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "internal: no kernel %u", (unsigned)id), NULL;
+    txlm_kernel *k = &ks->k[id];
+    if (atomic_load_explicit(&ks->made[id], memory_order_acquire)) return k;
+    if (!txlm_kernel_usable(ks->vk, id))
+        return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "internal: kernel %s cannot run on this device", k->name), NULL;
+    pthread_mutex_lock(&ks->lock);
+    int rc = 0;
+    if (!atomic_load_explicit(&ks->made[id], memory_order_relaxed)) {
+        rc = create_one(ks->vk, ks->cache.cache, k, id, err);
+        if (rc) {
+            destroy_one(ks->vk, k);
+        } else {
+            ks->n_made++;
+            atomic_store_explicit(&ks->made[id], 1, memory_order_release);
+        }
     }
+    pthread_mutex_unlock(&ks->lock);
+    return rc ? NULL : k;
+}
+
+void txlm_kernels_destroy(txlm_kernels *ks)
+{
+    if (!ks->vk) return;
+    txlm_pipeline_cache_close(ks->vk, &ks->cache, ks->n_made > 0);
+    for (uint32_t i = 0; i < TXLM_K_COUNT; i++) destroy_one(ks->vk, &ks->k[i]);
+    pthread_mutex_destroy(&ks->lock);
     memset(ks, 0, sizeof *ks);
 }

@@ -3,6 +3,9 @@
 #ifndef TXLM_KERNELS_H
 #define TXLM_KERNELS_H
 
+#include <stdatomic.h>
+
+#include "pipeline_cache.h"
 #include "vk_context.h"
 
 /* Kernels that read weights come in one variant per weight dtype, in the
@@ -83,8 +86,18 @@ typedef struct txlm_kernel {
     VkPipeline pipeline;
 } txlm_kernel;
 
+/* Pipelines are made when a kernel is first dispatched, not when the
+ * context is created: a run needs a dozen of the ~90 variants, and
+ * compiling all of them took most of a start on lavapipe (seconds).
+ * Sessions on several threads may meet a kernel first at once, hence
+ * the lock; `made` lets every later dispatch skip it. */
 typedef struct txlm_kernels {
-    txlm_kernel k[TXLM_K_COUNT];
+    txlm_vk *vk;
+    pthread_mutex_t lock;
+    atomic_int made[TXLM_K_COUNT]; /* k[i]'s pipeline exists (written under lock) */
+    uint32_t n_made;               /* pipelines made since init (under lock) */
+    txlm_pipeline_cache cache;
+    txlm_kernel k[TXLM_K_COUNT];   /* name and bindings from init; handles once made */
 } txlm_kernels;
 
 /* The variant of a weight-reading kernel (TXLM_K_LINEAR, _TILED or TXLM_K_GATHER) for a dtype. */
@@ -93,7 +106,12 @@ txlm_kernel_id txlm_kernel_for_dtype(txlm_kernel_id base, uint32_t dtype);
 /* Whether this device can run kernel id (64-bit loads, subgroup sums, texel buffers). */
 int txlm_kernel_usable(const txlm_vk *vk, uint32_t id);
 
+/* Names and bindings of every kernel, and the pipeline cache; no pipeline yet. */
 int txlm_kernels_init(txlm_vk *vk, txlm_kernels *ks, txlm_err *err);
-void txlm_kernels_destroy(txlm_vk *vk, txlm_kernels *ks);
+/* Kernel id with its pipeline, made now if this is its first use; NULL
+ * (and err) when it cannot be made or the device cannot run it. */
+const txlm_kernel *txlm_kernel_get(txlm_kernels *ks, txlm_kernel_id id, txlm_err *err);
+/* Destroys the pipelines, writing the pipeline cache back first if any was made. */
+void txlm_kernels_destroy(txlm_kernels *ks);
 
 #endif

@@ -29,7 +29,7 @@ static VkResult make_cmd(txlm_rec *r, txlm_rec_cmd *c)
     return res;
 }
 
-int txlm_rec_init(txlm_rec *r, txlm_vk *vk, const txlm_kernels *ks, uint32_t max_sets, txlm_view step, txlm_err *err)
+int txlm_rec_init(txlm_rec *r, txlm_vk *vk, txlm_kernels *ks, uint32_t max_sets, txlm_view step, txlm_err *err)
 {
     memset(r, 0, sizeof *r);
     r->vk = vk;
@@ -152,7 +152,12 @@ void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, c
                        uint32_t gx, uint32_t gy, uint32_t gz)
 {
     if (r->failed || gx == 0 || gy == 0 || gz == 0) return;
-    const txlm_kernel *k = &r->ks->k[id];
+    txlm_err kerr = {0};
+    const txlm_kernel *k = txlm_kernel_get(r->ks, id, &kerr);
+    if (!k) {
+        latch(r, kerr.code, kerr.msg);
+        return;
+    }
     const VkPhysicalDeviceLimits *lim = &r->vk->props.limits;
     if (gx > lim->maxComputeWorkGroupCount[0] || gy > lim->maxComputeWorkGroupCount[1] ||
         gz > lim->maxComputeWorkGroupCount[2]) {

@@ -41,7 +41,7 @@ typedef struct txlm_rec_cmd {
 
 typedef struct txlm_rec {
     txlm_vk *vk;
-    const txlm_kernels *ks;
+    txlm_kernels *ks;
     VkCommandPool pool;
     VkFence fence;
     uint32_t max_sets;
@@ -60,7 +60,7 @@ typedef struct txlm_rec {
 /* step: the buffer bound at TXLM_STEP_BINDING in every dispatch of a
  * kernel that has it (shaders/step.glsl; 16 bytes or more; read only
  * under DYN_Y or kv_dyn); NULL buf for a recorder of copies only. */
-int txlm_rec_init(txlm_rec *r, txlm_vk *vk, const txlm_kernels *ks, uint32_t max_sets, txlm_view step, txlm_err *err);
+int txlm_rec_init(txlm_rec *r, txlm_vk *vk, txlm_kernels *ks, uint32_t max_sets, txlm_view step, txlm_err *err);
 void txlm_rec_destroy(txlm_rec *r);
 int txlm_rec_begin(txlm_rec *r, txlm_err *err);
 /* Whether kept recordings are available (not while TXLM_PROFILE times each recording's commands). */
