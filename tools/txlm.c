@@ -12,6 +12,8 @@ static const struct {
     {"info", cmd_info, "show a model's hyper-parameters and tensors"},
     {"logprobs", cmd_logprobs, "write log-probabilities of token segments"},
     {"eval", cmd_eval, "perplexity or bits per character of a text file"},
+    {"score", cmd_score, "surprisal of every token or word of a text"},
+    {"compare", cmd_compare, "how far one model's predictions are from another's"},
     {"generate", cmd_generate, "generate text from a prompt"},
     {"attention", cmd_attention, "pictures of what the model attends to"},
     {"bench", cmd_bench, "evaluation, generation and load speed of a model"},

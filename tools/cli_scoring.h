@@ -1,0 +1,121 @@
+/* What txlm eval, score and compare share: the options that segment a
+ * text, opening the model and the text, the queue of tokens scored in
+ * segments, Ctrl-C, the progress bar, running statistics and JSON values.
+ * Only the public API (txlm.h) is used. */
+#ifndef TXLM_CLI_SCORING_H
+#define TXLM_CLI_SCORING_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "txlm.h"
+
+/* ---- options and opening ---------------------------------------------- */
+
+typedef struct cli_text_run {
+    const char *file;            /* the text ("-": standard input) */
+    uint32_t tgt_len;            /* 0: the model's tgt_len (128 if it has none) */
+    int progress;                /* 1: the progress bar even when stderr is not a terminal */
+    txlm_session_options so;     /* --mem-len, --clamp-len, --same-length, --zero-memory */
+    txlm_model_options mo;       /* --no-verify */
+    FILE *in;
+    double in_bytes;             /* the text's size when known (else 0), for the progress bar */
+    double done_bytes;           /* read so far */
+} cli_text_run;
+
+/* Defaults before parsing (the model's settings). */
+void cli_text_run_init(cli_text_run *r);
+/* One argument of argv at *i that every scoring command takes: FILE, -f
+ * FILE, --tgt-len, the session options, --no-verify, --progress. 0 when
+ * taken (*i moved past a value), 1 after printing an error, -1 when it is
+ * none of them. `cmd` names the command in messages. */
+int cli_text_run_option(cli_text_run *r, int argc, char **argv, int *i, const char *cmd);
+/* Opens the text (before the device: a bad file fails fast). 0 or 1 after printing why. */
+int cli_text_run_open(cli_text_run *r);
+/* The segment length for model params p, and so.max_segment set to it. */
+uint32_t cli_text_run_segment(cli_text_run *r, const txlm_model_params *p);
+void cli_text_run_close(cli_text_run *r);
+
+/* One line of the text (with its '\n', if any) into *line; its length, or
+ * -1 at the end, on a read error (1 in *error after printing why) or on Ctrl-C. */
+long cli_read_line(cli_text_run *r, char **line, size_t *cap, int *error);
+/* fn on every line of the text in turn: 0 at the end or on Ctrl-C
+ * (cli_interrupted set), 1 on a read error or when fn returned non-zero. */
+typedef int (*cli_line_fn)(void *user, const char *line, size_t len);
+int cli_each_line(cli_text_run *r, cli_line_fn fn, void *user);
+/* The part of the text read, or -1 when its size is unknown (a pipe). */
+double cli_text_run_fraction(const cli_text_run *r);
+
+/* ---- tokens scored in segments ----------------------------------------- */
+
+/* Pending tokens: buf[0] is the input of the next segment, the tokens after
+ * it its targets, as txlm eval's protocol feeds them. */
+typedef struct cli_segments {
+    uint32_t seg;
+    int32_t *buf;
+    size_t n, cap;
+} cli_segments;
+
+int cli_segments_push(cli_segments *q, const int32_t *ids, size_t n);
+/* The tokens of len bytes of text (m's tokenizer) pushed; 1 after printing why not. */
+int cli_segments_push_text(cli_segments *q, txlm_model *m, const char *text, size_t len);
+/* The length of the next segment to run (inputs buf[0..len), targets
+ * buf[1..len]), or 0 while fewer than seg + 1 tokens wait (at the end,
+ * final: whatever is left). */
+uint32_t cli_segments_next(const cli_segments *q, int final);
+/* Drops the len inputs run; the last target becomes the next input. */
+void cli_segments_done(cli_segments *q, uint32_t len);
+void cli_segments_free(cli_segments *q);
+
+/* ---- Ctrl-C ------------------------------------------------------------- */
+
+extern volatile sig_atomic_t cli_interrupted;
+/* SIGINT sets cli_interrupted (and interrupts a blocked read) until restored. */
+void cli_sigint_catch(void);
+void cli_sigint_restore(void);
+/* A txlm_progress_fn that cancels once Ctrl-C was pressed (model loading). */
+int cli_cancel_on_sigint(void *user, double fraction);
+
+/* ---- progress ----------------------------------------------------------- */
+
+typedef struct cli_progress {
+    int on;
+    double t0, last;
+} cli_progress;
+
+/* On when stderr is a terminal or `force`. */
+void cli_progress_start(cli_progress *pb, int force);
+/* At most 4 times a second (always when `final`): fraction done (< 0:
+ * unknown, as for a pipe), tokens, rate, time left and `extra` (a running
+ * figure). A terminal gets one line redrawn; anything else one line per
+ * update. */
+void cli_progress_show(cli_progress *pb, double fraction, uint64_t tokens, const char *extra, int final);
+/* Ends the terminal's line. */
+void cli_progress_end(cli_progress *pb);
+
+/* ---- statistics --------------------------------------------------------- */
+
+/* Mean and standard error of a stream of values (Welford's updates). */
+typedef struct cli_stats {
+    uint64_t n;
+    double mean, m2;
+} cli_stats;
+
+void cli_stats_add(cli_stats *s, double x);
+/* The standard error of the mean, sqrt(var / n) with the sample variance
+ * (n - 1), as llama.cpp's perplexity reports it; 0 for fewer than 2 values. */
+double cli_stats_se(const cli_stats *s);
+
+/* ---- output ------------------------------------------------------------- */
+
+/* A JSON string literal of s[0..len) (control bytes, quotes, backslashes escaped). */
+void cli_json_string(FILE *f, const char *s, size_t len);
+/* A JSON number with the given printf precision, or null when not finite. */
+void cli_json_number(FILE *f, double x, int digits);
+/* A TSV field: tab, newline and carriage return written as \t \n \r
+ * (only a character model's token can hold them). */
+void cli_tsv_field(FILE *f, const char *s, size_t len);
+
+#endif
