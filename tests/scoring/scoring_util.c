@@ -1,0 +1,98 @@
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/slurp.h"
+#include "scoring_util.h"
+
+const char *sc_txlm, *sc_pack, *sc_golden, *sc_dir;
+
+const char *sc_path(const char *name)
+{
+    static char buf[8][1200];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", sc_dir, name);
+    return buf[k];
+}
+
+int sc_write(const char *path, const char *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return 1;
+    int bad = fwrite(data, 1, len, f) != len;
+    return fclose(f) || bad;
+}
+
+int sc_write_stream(const char *path, const int32_t *t, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    for (size_t i = 0; f && i < n; i++) {
+        if (t[i] == 0) fputc('\n', f);
+        else if (t[i] == 1) fprintf(f, "%s<unk>", i && t[i - 1] ? " " : "");
+        else fprintf(f, "%sw%d", i && t[i - 1] ? " " : "", t[i]);
+    }
+    return !f || fclose(f);
+}
+
+int sc_txlm_run(const char *const *args, char **out, char **err)
+{
+    const char *argv[64] = {sc_txlm};
+    int n = 1;
+    for (int i = 0; args[i] && n < 63; i++) argv[n++] = args[i];
+    argv[n] = NULL;
+    char *e = NULL;
+    int st = run_tool(argv, out, &e);
+    if (err) *err = e;
+    else {
+        if (st && e) fprintf(stderr, "txlm %s: exit %d: %s", args[0], st, e);
+        free(e);
+    }
+    return st;
+}
+
+cJSON *sc_jsonl(const char *text)
+{
+    cJSON *all = cJSON_CreateArray();
+    for (const char *p = text; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        cJSON *o = cJSON_ParseWithLength(p, len);
+        if (!o) return cJSON_Delete(all), NULL;
+        cJSON_AddItemToArray(all, o);
+        p += len + (nl != NULL);
+    }
+    return all;
+}
+
+float *sc_read_f32(const char *path, size_t *n)
+{
+    size_t len = 0;
+    char *b = slurp(path, &len);
+    if (!b || len % 4) return free(b), NULL;
+    *n = len / 4;
+    return (float *)b; /* slurp's buffer is malloc'd: aligned for float */
+}
+
+int sc_pack_vocab(const char *name, const char *vocab, const char *tokenizer, const char *out, const char *dtype)
+{
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%s/%s", sc_golden, name);
+    const char *argv[12] = {sc_pack, dir, "-o", out, "--tokenizer", tokenizer};
+    int n = 6;
+    if (vocab) argv[n++] = "--vocab", argv[n++] = vocab;
+    if (dtype) argv[n++] = "--dtype", argv[n++] = dtype;
+    argv[n] = NULL;
+    char *err = NULL;
+    int st = run_tool(argv, NULL, &err);
+    if (st) fprintf(stderr, "txlm-pack %s: exit %d: %s", name, st, err ? err : "");
+    free(err);
+    return st;
+}
+
+double sc_num(const cJSON *o, const char *key)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}

@@ -1,0 +1,32 @@
+/* Helpers of the tests of txlm score, eval and compare: running txlm,
+ * writing texts, reading what it wrote. */
+#ifndef TXLM_TEST_SCORING_UTIL_H
+#define TXLM_TEST_SCORING_UTIL_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../text/text_util.h" /* TCHECK, run_tool, pack_case, golden_stream, make_tmp_dir */
+
+extern const char *sc_txlm, *sc_pack, *sc_golden, *sc_dir;
+
+/* sc_dir/name (one of 8 rotating buffers). */
+const char *sc_path(const char *name);
+/* Writes len bytes to path; 0 on success. */
+int sc_write(const char *path, const char *data, size_t len);
+/* A golden case's token stream as text: symbols joined by spaces, <eos> as line ends. */
+int sc_write_stream(const char *path, const int32_t *t, size_t n);
+/* txlm with args (NULL-terminated, after the program); the exit status,
+ * *out and *err (may be NULL) what it printed (malloc'd). */
+int sc_txlm_run(const char *const *args, char **out, char **err);
+/* The JSON objects of JSON lines (a cJSON array), NULL if a line is not one. */
+cJSON *sc_jsonl(const char *text);
+/* A file of little-endian float32 (malloc'd), *n values; NULL when unreadable. */
+float *sc_read_f32(const char *path, size_t *n);
+/* Packs golden case `name` with another vocabulary file and tokenizer; 0 on success. */
+int sc_pack_vocab(const char *name, const char *vocab, const char *tokenizer, const char *out, const char *dtype);
+/* A number field of a JSON object, NAN when missing or not a number. */
+double sc_num(const cJSON *o, const char *key);
+
+#endif
