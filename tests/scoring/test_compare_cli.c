@@ -59,8 +59,26 @@ static void test_self(const char *model, const stream *s)
     cJSON_Delete(j);
 }
 
-/* The KL of every position against logprobs of both models; NLLs against eval's. */
-static void check_positions(const char *a, const char *b, const stream *s, const char *tsv)
+static int argmax(const float *x, size_t n)
+{
+    size_t best = 0;
+    for (size_t i = 1; i < n; i++)
+        if (x[i] > x[best]) best = i;
+    return (int)best;
+}
+
+/* Whether sym is the symbol of id in the golden vocabularies (<eos>, <unk>, wN). */
+static int is_symbol(const char *sym, int id)
+{
+    char want[32];
+    snprintf(want, sizeof want, "%s%d", "w", id);
+    return !strcmp(sym, id == 0 ? "<eos>" : id == 1 ? "<unk>" : want);
+}
+
+/* The KL and the most likely tokens of every position against logprobs of
+ * both models; NLLs against eval's. Returns the share of positions whose
+ * most likely tokens agree. */
+static double check_positions(const char *a, const char *b, const stream *s, const char *tsv)
 {
     char *tokens = malloc(s->n * 12 + 1), *segs = malloc(s->n * 12 + 1);
     size_t at = 0;
@@ -73,7 +91,7 @@ static void check_positions(const char *a, const char *b, const stream *s, const
     const char *lb[] = {"logprobs", "-m", b, "--tokens", tokens, "--segments", segs, "-o", pb, NULL};
     const char *ev[] = {"eval", "-m", b, s->text, "--tgt-len", s->seg_s, "--per-token", pe, NULL};
     TCHECK(sc_txlm_run(la, NULL, NULL) == 0 && sc_txlm_run(lb, NULL, NULL) == 0 && sc_txlm_run(ev, NULL, NULL) == 0);
-    size_t na = 0, nb = 0, ne = 0, rows = 0, bad = 0;
+    size_t na = 0, nb = 0, ne = 0, rows = 0, bad = 0, agree = 0;
     float *xa = sc_read_f32(pa, &na), *xb = sc_read_f32(pb, &nb), *nll = sc_read_f32(pe, &ne);
     char *out = slurp(tsv, NULL);
     TCHECK(xa && xb && nll && na == nb && ne == s->n - 1 && out);
@@ -82,18 +100,23 @@ static void check_positions(const char *a, const char *b, const stream *s, const
     for (const char *p = out ? strchr(out, '\n') : NULL; p && p[1] && xa && xb && nll; p = strchr(p + 1, '\n'), rows++) {
         size_t pos = 0;
         double nla = 0, nlb = 0, kl = 0, want = 0;
-        char tok[64];
-        if (sscanf(p + 1, "%zu\t%63[^\t]\t%lf\t%lf\t%lf", &pos, tok, &nla, &nlb, &kl) != 5 || pos != rows + 1 || pos >= s->n) {
+        char tok[64], top_a[64], top_b[64];
+        if (sscanf(p + 1, "%zu\t%63[^\t]\t%lf\t%lf\t%lf\t%63[^\t]\t%63[^\n]", &pos, tok, &nla, &nlb, &kl, top_a, top_b) != 7 ||
+            pos != rows + 1 || pos >= s->n) {
             bad++;
             break;
         }
         const float *ra = xa + (pos - 1) * vocab, *rb = xb + (pos - 1) * vocab;
         for (size_t v = 0; v < vocab; v++) want += exp((double)ra[v]) * ((double)ra[v] - (double)rb[v]);
         bad += fabs(kl - want) > 1e-7 + 1e-4 * want || fabs(nla + ra[s->t[pos]]) > 1e-5 || fabs(nlb - nll[pos - 1]) > 1e-5;
+        int ta = argmax(ra, vocab), tb = argmax(rb, vocab);
+        bad += !is_symbol(tok, s->t[pos]) || !is_symbol(top_a, ta) || !is_symbol(top_b, tb);
+        agree += ta == tb;
     }
     if (bad) fprintf(stderr, "%zu positions differ from the direct computation\n", bad);
     TCHECK(bad == 0 && rows == s->n - 1);
     free(tokens), free(segs), free(xa), free(xb), free(nll), free(out);
+    return rows ? (double)agree / (double)rows : -1;
 }
 
 /* f32 against q8_0: the documented figures, and every position checked. */
@@ -116,8 +139,8 @@ static void test_q8(size_t c)
     TCHECK(fabs(sc_num(j, "mean_nll_b") - sc_num(j, "mean_nll_a") - dn) < 2e-6);
     TCHECK(fabs(sc_num(j, "delta_perplexity") - (exp(sc_num(j, "mean_nll_b")) - exp(sc_num(j, "mean_nll_a")))) <
            1e-5 * exp(sc_num(j, "mean_nll_a")));
+    if (c == 0) TCHECK(fabs(check_positions(a, b, &s, tsv) - ag) < 1e-6);
     cJSON_Delete(j);
-    if (c == 0) check_positions(a, b, &s, tsv);
     free(s.t);
 }
 
