@@ -29,13 +29,23 @@ int cli_text_run_option(cli_text_run *r, int argc, char **argv, int *i, const ch
     if (!strcmp(a, "--no-verify")) return r->mo.no_verify = 1, 0;
     if (a[0] != '-' || !strcmp(a, "-")) return set_file(r, a, cmd); /* "-": standard input */
     int file = !strcmp(a, "-f") || !strcmp(a, "--file"), tgt = !strcmp(a, "--tgt-len");
+    int model = !strcmp(a, "-m") || !strcmp(a, "--model");
     txlm_session_options probe = r->so;
     int session = argc > *i + 1 && cli_session_option(a, argv[*i + 1], &probe) != -1;
-    if (!file && !tgt && !session) return -1;
+    if (!file && !tgt && !model && !session) return -1;
     if (!(v = cli_value(argc, argv, i))) return 1;
     if (file) return set_file(r, v, cmd);
+    if (model && r->n_models == 2) return cli_error("%s: more than two models given", cmd);
+    if (model) return r->model[r->n_models++] = v, 0;
     if (tgt) return cli_parse_u32(v, a, &r->tgt_len);
     return cli_session_option(a, v, &r->so);
+}
+
+int cli_text_run_check(const cli_text_run *r, int models, const char *cmd)
+{
+    if (r->n_models != models || !r->file)
+        return cli_error("%s: %s and FILE are required", cmd, models == 1 ? "-m MODEL" : "two -m MODEL");
+    return 0;
 }
 
 int cli_text_run_open(cli_text_run *r)

@@ -15,6 +15,8 @@
 /* ---- options and opening ---------------------------------------------- */
 
 typedef struct cli_text_run {
+    const char *model[2];        /* -m MODEL, in order given */
+    int n_models;
     const char *file;            /* the text ("-": standard input) */
     uint32_t tgt_len;            /* 0: the model's tgt_len (128 if it has none) */
     int progress;                /* 1: the progress bar even when stderr is not a terminal */
@@ -27,11 +29,13 @@ typedef struct cli_text_run {
 
 /* Defaults before parsing (the model's settings). */
 void cli_text_run_init(cli_text_run *r);
-/* One argument of argv at *i that every scoring command takes: FILE, -f
- * FILE, --tgt-len, the session options, --no-verify, --progress. 0 when
- * taken (*i moved past a value), 1 after printing an error, -1 when it is
- * none of them. `cmd` names the command in messages. */
+/* One argument of argv at *i that every scoring command takes: -m MODEL
+ * (up to two), FILE, -f FILE, --tgt-len, the session options, --no-verify,
+ * --progress. 0 when taken (*i moved past a value), 1 after printing an
+ * error, -1 when it is none of them. `cmd` names the command in messages. */
 int cli_text_run_option(cli_text_run *r, int argc, char **argv, int *i, const char *cmd);
+/* After the arguments: exactly `models` -m and a FILE, else 1 after printing what is missing. */
+int cli_text_run_check(const cli_text_run *r, int models, const char *cmd);
 /* Opens the text (before the device: a bad file fails fast). 0 or 1 after printing why. */
 int cli_text_run_open(cli_text_run *r);
 /* The segment length for model params p, and so.max_segment set to it. */

@@ -25,7 +25,6 @@ static void usage(void)
 }
 
 typedef struct compare_state {
-    const char *path[2];
     const char *per_token;
     int json;
     cli_text_run run;
@@ -43,7 +42,6 @@ typedef struct compare_state {
 
 static int parse(int argc, char **argv, compare_state *c)
 {
-    int models = 0;
     cli_text_run_init(&c->run);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -55,14 +53,10 @@ static int parse(int argc, char **argv, compare_state *c)
             continue;
         }
         if (!(v = cli_value(argc, argv, &i))) return 1;
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
-            if (models == 2) return cli_error("compare: more than two models given");
-            c->path[models++] = v;
-        } else if (!strcmp(a, "--per-token")) c->per_token = v;
+        if (!strcmp(a, "--per-token")) c->per_token = v;
         else return cli_error("compare: unknown option \"%s\" (see txlm compare --help)", a);
     }
-    if (models != 2 || !c->run.file) return cli_error("compare: two -m MODEL and FILE are required");
-    return 0;
+    return cli_text_run_check(&c->run, 2, "compare");
 }
 
 /* The same vocabulary, symbol for symbol: else the ids mean different things. */
@@ -71,7 +65,7 @@ static int same_vocabulary(const compare_state *c)
     txlm_model_params q;
     txlm_model_get_params(c->m[1], &q);
     if (q.n_token != c->p.n_token)
-        return cli_error("compare: %s has %u tokens, %s %u", c->path[0], c->p.n_token, c->path[1], q.n_token);
+        return cli_error("compare: %s has %u tokens, %s %u", c->run.model[0], c->p.n_token, c->run.model[1], q.n_token);
     if (q.tokenizer != c->p.tokenizer) return cli_error("compare: the two models tokenize differently");
     for (uint32_t id = 0; id < q.n_token; id++) {
         size_t la = 0, lb = 0;
@@ -164,9 +158,9 @@ static void print_json(const compare_state *c, int chars)
     printf("{\"file\": ");
     cli_json_string(stdout, c->run.file, strlen(c->run.file));
     printf(", \"model_a\": ");
-    cli_json_string(stdout, c->path[0], strlen(c->path[0]));
+    cli_json_string(stdout, c->run.model[0], strlen(c->run.model[0]));
     printf(", \"model_b\": ");
-    cli_json_string(stdout, c->path[1], strlen(c->path[1]));
+    cli_json_string(stdout, c->run.model[1], strlen(c->run.model[1]));
     printf(", \"tokens\": %llu, \"interrupted\": %s", (unsigned long long)c->kl.n, cli_interrupted ? "true" : "false");
     const struct { const char *name; double v; int digits; } f[] = {
         {"kl_mean", c->kl.mean, 8}, {"kl_mean_se", cli_stats_se(&c->kl), 8}, {"kl_max", c->kl_max, 8},
@@ -193,8 +187,8 @@ static void print_text(const compare_state *c, int chars)
     double fa = chars ? c->nll[0].mean / ln2 : exp(c->nll[0].mean), fb = chars ? c->nll[1].mean / ln2 : exp(c->nll[1].mean);
     const char *fig = chars ? "bits per character" : "perplexity";
     printf("%s: %llu tokens%s\n", c->run.file, (unsigned long long)c->kl.n, cli_interrupted ? " (interrupted)" : "");
-    printf("  A %s: mean NLL %.6f, %s %.4f\n", c->path[0], c->nll[0].mean, fig, fa);
-    printf("  B %s: mean NLL %.6f, %s %.4f\n", c->path[1], c->nll[1].mean, fig, fb);
+    printf("  A %s: mean NLL %.6f, %s %.4f\n", c->run.model[0], c->nll[0].mean, fig, fa);
+    printf("  B %s: mean NLL %.6f, %s %.4f\n", c->run.model[1], c->nll[1].mean, fig, fb);
     printf("  KL(A || B): mean %.8f +/- %.8f, max %.8f\n", c->kl.mean, cli_stats_se(&c->kl), c->kl_max);
     printf("  top-1 agreement: %.4f%% +/- %.4f%%\n", 100 * agree, 100 * sqrt(agree * (1 - agree) / n));
     printf("  B - A: mean NLL %+.6f +/- %.6f, %s %+.4f (%+.3f%%)\n", c->diff.mean, cli_stats_se(&c->diff), fig, fb - fa,
@@ -203,9 +197,9 @@ static void print_text(const compare_state *c, int chars)
 
 static int open_models(compare_state *c, txlm_context **ctx)
 {
-    if (cli_check_input(c->path[1], "loading model B")) return 1;
-    if (cli_open_model(c->path[0], &c->run.mo, ctx, &c->m[0])) return 1;
-    txlm_status st = txlm_model_load(*ctx, c->path[1], &c->run.mo, &c->m[1]);
+    if (cli_check_input(c->run.model[1], "loading model B")) return 1;
+    if (cli_open_model(c->run.model[0], &c->run.mo, ctx, &c->m[0])) return 1;
+    txlm_status st = txlm_model_load(*ctx, c->run.model[1], &c->run.mo, &c->m[1]);
     if (st) return st == TXLM_ERR_CANCELLED ? 1 : cli_lib_error(st, "loading model B");
     txlm_model_get_params(c->m[0], &c->p);
     if (same_vocabulary(c)) return 1;

@@ -30,7 +30,7 @@ static void usage(void)
 }
 
 typedef struct eval_state {
-    const char *model, *per_token;
+    const char *per_token;
     int json, chars;
     cli_text_run run;
     txlm_model *m;
@@ -58,12 +58,10 @@ static int parse(int argc, char **argv, eval_state *e)
             continue;
         }
         if (!(v = cli_value(argc, argv, &i))) return 1;
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) e->model = v;
-        else if (!strcmp(a, "--per-token")) e->per_token = v;
+        if (!strcmp(a, "--per-token")) e->per_token = v;
         else return cli_error("eval: unknown option \"%s\" (see txlm eval --help)", a);
     }
-    if (!e->model || !e->run.file) return cli_error("eval: -m MODEL and FILE are required");
-    return 0;
+    return cli_text_run_check(&e->run, 1, "eval");
 }
 
 /* Perplexity of a mean NLL, or bits per character. */
@@ -151,7 +149,7 @@ static void print_text(const eval_state *e, double secs)
 
 static int open_model(eval_state *e, txlm_context **ctx)
 {
-    if (cli_open_model(e->model, &e->run.mo, ctx, &e->m)) return 1;
+    if (cli_open_model(e->run.model[0], &e->run.mo, ctx, &e->m)) return 1;
     txlm_model_get_params(e->m, &e->p);
     e->chars = e->p.tokenizer != TXLM_TOKENIZER_WORD;
     e->q.seg = cli_text_run_segment(&e->run, &e->p);

@@ -29,7 +29,6 @@ static void usage(void)
 }
 
 typedef struct score_opts {
-    const char *model;
     int words, jsonl, nats, eos_per_line;
     cli_text_run run;
 } score_opts;
@@ -75,13 +74,11 @@ static int parse(int argc, char **argv, score_opts *o)
             continue;
         }
         if (!(v = cli_value(argc, argv, &i))) return 1;
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = v;
-        else if (!strcmp(a, "--format") && (!strcmp(v, "tsv") || !strcmp(v, "jsonl"))) o->jsonl = !strcmp(v, "jsonl");
+        if (!strcmp(a, "--format") && (!strcmp(v, "tsv") || !strcmp(v, "jsonl"))) o->jsonl = !strcmp(v, "jsonl");
         else if (!strcmp(a, "--format")) return cli_error("--format must be tsv or jsonl, not \"%s\"", v);
         else return cli_error("score: unknown option \"%s\" (see txlm score --help)", a);
     }
-    if (!o->model || !o->run.file) return cli_error("score: -m MODEL and FILE are required");
-    return 0;
+    return cli_text_run_check(&o->run, 1, "score");
 }
 
 /* ---- printing ------------------------------------------------------------ */
@@ -260,7 +257,7 @@ int cmd_score(int argc, char **argv)
     cli_sigint_catch();
     o.run.mo.progress = cli_cancel_on_sigint;
     rc = 1;
-    txlm_status st = cli_open_model(o.model, &o.run.mo, &ctx, &e.m);
+    txlm_status st = cli_open_model(o.run.model[0], &o.run.mo, &ctx, &e.m);
     if (st) goto done;
     txlm_model_get_params(e.m, &e.p);
     if (o.eos_per_line && e.p.eos_id < 0) {

@@ -8,6 +8,26 @@
 
 const char *sc_txlm, *sc_pack, *sc_golden, *sc_dir;
 
+static char *tmp_dir;
+
+int sc_start(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: %s TXLM TXLM_PACK GOLDEN_DIR\n", argv[0]);
+        return 1;
+    }
+    sc_txlm = argv[1], sc_pack = argv[2], sc_golden = argv[3];
+    return !(sc_dir = tmp_dir = make_tmp_dir());
+}
+
+int sc_finish(void)
+{
+    rm_tree(tmp_dir);
+    free(tmp_dir);
+    printf("%d failures\n", text_failures);
+    return text_failures != 0;
+}
+
 const char *sc_path(const char *name)
 {
     static char buf[8][1200];

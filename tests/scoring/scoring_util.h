@@ -11,6 +11,11 @@
 
 extern const char *sc_txlm, *sc_pack, *sc_golden, *sc_dir;
 
+/* A test's start: argv is TXLM TXLM_PACK GOLDEN_DIR; sets the globals and
+ * makes sc_dir. 1 (after printing why) when it cannot run. */
+int sc_start(int argc, char **argv);
+/* Removes sc_dir, prints the failures; the exit status. */
+int sc_finish(void);
 /* sc_dir/name (one of 8 rotating buffers). */
 const char *sc_path(const char *name);
 /* Writes len bytes to path; 0 on success. */

@@ -211,13 +211,7 @@ static void test_sigint(const char *model)
 
 int main(int argc, char **argv)
 {
-    if (argc < 4) {
-        fprintf(stderr, "usage: %s TXLM TXLM_PACK GOLDEN_DIR\n", argv[0]);
-        return 2;
-    }
-    sc_txlm = argv[1], sc_pack = argv[2], sc_golden = argv[3];
-    char *dir = make_tmp_dir();
-    if (!(sc_dir = dir)) return 1;
+    if (sc_start(argc, argv)) return 2;
     const char *aw = sc_path("aw.txlm"), *cp = sc_path("cp.txlm");
     char *model = strdup(aw);
     TCHECK(pack_case(sc_pack, sc_golden, "adaptive_word", model, NULL) == 0 &&
@@ -228,8 +222,5 @@ int main(int argc, char **argv)
     test_unk(model);
     test_sigint(model);
     free(model);
-    rm_tree(dir);
-    free(dir);
-    printf("%d failures\n", text_failures);
-    return text_failures != 0;
+    return sc_finish();
 }

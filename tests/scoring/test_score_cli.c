@@ -340,20 +340,11 @@ static void test_options(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 4) {
-        fprintf(stderr, "usage: %s TXLM TXLM_PACK GOLDEN_DIR\n", argv[0]);
-        return 2;
-    }
-    sc_txlm = argv[1], sc_pack = argv[2], sc_golden = argv[3];
-    char *dir = make_tmp_dir();
-    if (!(sc_dir = dir)) return 1;
+    if (sc_start(argc, argv)) return 2;
     test_golden("adaptive_word");
     test_golden("char_preln");
     test_wt103_sentences();
     test_char_words();
     test_options();
-    rm_tree(dir);
-    free(dir);
-    printf("%d failures\n", text_failures);
-    return text_failures != 0;
+    return sc_finish();
 }
