@@ -9,11 +9,6 @@
 #include "cli.h"
 #include "cli_scoring.h"
 
-void cli_text_run_init(cli_text_run *r)
-{
-    memset(r, 0, sizeof *r);
-    r->so.same_length = -1;
-}
 
 static int set_file(cli_text_run *r, const char *v, const char *cmd)
 {
@@ -22,7 +17,8 @@ static int set_file(cli_text_run *r, const char *v, const char *cmd)
     return 0;
 }
 
-int cli_text_run_option(cli_text_run *r, int argc, char **argv, int *i, const char *cmd)
+/* One shared argument: 0 taken, 1 error, -1 none of them. */
+static int shared_option(cli_text_run *r, int argc, char **argv, int *i, const char *cmd)
 {
     const char *a = argv[*i], *v;
     if (!strcmp(a, "--progress")) return r->progress = 1, 0;
@@ -41,8 +37,18 @@ int cli_text_run_option(cli_text_run *r, int argc, char **argv, int *i, const ch
     return cli_session_option(a, v, &r->so);
 }
 
-int cli_text_run_check(const cli_text_run *r, int models, const char *cmd)
+int cli_text_run_parse(cli_text_run *r, int argc, char **argv, const char *cmd, int models, void (*usage)(void),
+                       cli_arg_fn own, void *user)
 {
+    memset(r, 0, sizeof *r);
+    r->so.same_length = -1; /* the model's */
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(), -1;
+        int rc = shared_option(r, argc, argv, &i, cmd);
+        if (rc < 0) rc = own(user, argc, argv, &i);
+        if (rc < 0) return cli_error("%s: unknown option \"%s\" (see txlm %s --help)", cmd, argv[i], cmd);
+        if (rc) return 1;
+    }
     if (r->n_models != models || !r->file)
         return cli_error("%s: %s and FILE are required", cmd, models == 1 ? "-m MODEL" : "two -m MODEL");
     return 0;

@@ -27,15 +27,16 @@ typedef struct cli_text_run {
     double done_bytes;           /* read so far */
 } cli_text_run;
 
-/* Defaults before parsing (the model's settings). */
-void cli_text_run_init(cli_text_run *r);
-/* One argument of argv at *i that every scoring command takes: -m MODEL
- * (up to two), FILE, -f FILE, --tgt-len, the session options, --no-verify,
- * --progress. 0 when taken (*i moved past a value), 1 after printing an
- * error, -1 when it is none of them. `cmd` names the command in messages. */
-int cli_text_run_option(cli_text_run *r, int argc, char **argv, int *i, const char *cmd);
-/* After the arguments: exactly `models` -m and a FILE, else 1 after printing what is missing. */
-int cli_text_run_check(const cli_text_run *r, int models, const char *cmd);
+/* The arguments every scoring command takes: -m MODEL (up to two), FILE,
+ * -f FILE, --tgt-len, the session options, --no-verify, --progress. */
+/* A command's own argument at argv[*i] (cli_value takes a value): 0 when
+ * taken, 1 after printing an error, -1 when it is not one. */
+typedef int (*cli_arg_fn)(void *user, int argc, char **argv, int *i);
+/* All of argv: --help (prints usage, returns -1), the options above and
+ * the command's own (own); then exactly `models` -m and a FILE. 0, or 1
+ * after printing what is wrong. r is initialised first. */
+int cli_text_run_parse(cli_text_run *r, int argc, char **argv, const char *cmd, int models, void (*usage)(void),
+                       cli_arg_fn own, void *user);
 /* Opens the text (before the device: a bad file fails fast). 0 or 1 after printing why. */
 int cli_text_run_open(cli_text_run *r);
 /* The segment length for model params p, and so.max_segment set to it. */

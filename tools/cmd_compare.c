@@ -40,23 +40,12 @@ typedef struct compare_state {
     uint64_t agree;
 } compare_state;
 
-static int parse(int argc, char **argv, compare_state *c)
+static int own_option(void *user, int argc, char **argv, int *i)
 {
-    cli_text_run_init(&c->run);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(), -1;
-        if (!strcmp(a, "--json")) { c->json = 1; continue; }
-        int r = cli_text_run_option(&c->run, argc, argv, &i, "compare");
-        if (r >= 0) {
-            if (r) return 1;
-            continue;
-        }
-        if (!(v = cli_value(argc, argv, &i))) return 1;
-        if (!strcmp(a, "--per-token")) c->per_token = v;
-        else return cli_error("compare: unknown option \"%s\" (see txlm compare --help)", a);
-    }
-    return cli_text_run_check(&c->run, 2, "compare");
+    compare_state *c = user;
+    if (!strcmp(argv[*i], "--json")) return c->json = 1, 0;
+    if (strcmp(argv[*i], "--per-token")) return -1;
+    return !(c->per_token = cli_value(argc, argv, i));
 }
 
 /* The same vocabulary, symbol for symbol: else the ids mean different things. */
@@ -240,7 +229,7 @@ static int compare_run(compare_state *c)
 int cmd_compare(int argc, char **argv)
 {
     compare_state c = {0};
-    int rc = parse(argc, argv, &c);
+    int rc = cli_text_run_parse(&c.run, argc, argv, "compare", 2, usage, own_option, &c);
     if (rc) return rc < 0 ? 0 : rc;
     if (cli_text_run_open(&c.run)) return 1;
     txlm_context *ctx = NULL;

@@ -45,23 +45,12 @@ typedef struct eval_state {
     cli_progress pb;
 } eval_state;
 
-static int parse(int argc, char **argv, eval_state *e)
+static int own_option(void *user, int argc, char **argv, int *i)
 {
-    cli_text_run_init(&e->run);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(), -1;
-        if (!strcmp(a, "--json")) { e->json = 1; continue; }
-        int r = cli_text_run_option(&e->run, argc, argv, &i, "eval");
-        if (r >= 0) {
-            if (r) return 1;
-            continue;
-        }
-        if (!(v = cli_value(argc, argv, &i))) return 1;
-        if (!strcmp(a, "--per-token")) e->per_token = v;
-        else return cli_error("eval: unknown option \"%s\" (see txlm eval --help)", a);
-    }
-    return cli_text_run_check(&e->run, 1, "eval");
+    eval_state *e = user;
+    if (!strcmp(argv[*i], "--json")) return e->json = 1, 0;
+    if (strcmp(argv[*i], "--per-token")) return -1;
+    return !(e->per_token = cli_value(argc, argv, i));
 }
 
 /* Perplexity of a mean NLL, or bits per character. */
@@ -175,7 +164,7 @@ static int report(eval_state *e, double secs)
 int cmd_eval(int argc, char **argv)
 {
     eval_state e = {0};
-    int rc = parse(argc, argv, &e);
+    int rc = cli_text_run_parse(&e.run, argc, argv, "eval", 1, usage, own_option, &e);
     if (rc) return rc < 0 ? 0 : rc;
     if (cli_text_run_open(&e.run)) return 1;
     txlm_context *ctx = NULL;

@@ -59,26 +59,18 @@ typedef struct score_state {
     cli_progress *pb;
 } score_state;
 
-static int parse(int argc, char **argv, score_opts *o)
+static int own_option(void *user, int argc, char **argv, int *i)
 {
-    cli_text_run_init(&o->run);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(), -1;
-        if (!strcmp(a, "--words")) { o->words = 1; continue; }
-        if (!strcmp(a, "--nats")) { o->nats = 1; continue; }
-        if (!strcmp(a, "--eos-per-line")) { o->eos_per_line = 1; continue; }
-        int r = cli_text_run_option(&o->run, argc, argv, &i, "score");
-        if (r >= 0) {
-            if (r) return 1;
-            continue;
-        }
-        if (!(v = cli_value(argc, argv, &i))) return 1;
-        if (!strcmp(a, "--format") && (!strcmp(v, "tsv") || !strcmp(v, "jsonl"))) o->jsonl = !strcmp(v, "jsonl");
-        else if (!strcmp(a, "--format")) return cli_error("--format must be tsv or jsonl, not \"%s\"", v);
-        else return cli_error("score: unknown option \"%s\" (see txlm score --help)", a);
-    }
-    return cli_text_run_check(&o->run, 1, "score");
+    score_opts *o = user;
+    const char *a = argv[*i], *v;
+    if (!strcmp(a, "--words")) return o->words = 1, 0;
+    if (!strcmp(a, "--nats")) return o->nats = 1, 0;
+    if (!strcmp(a, "--eos-per-line")) return o->eos_per_line = 1, 0;
+    if (strcmp(a, "--format")) return -1;
+    if (!(v = cli_value(argc, argv, i))) return 1;
+    if (strcmp(v, "tsv") && strcmp(v, "jsonl")) return cli_error("--format must be tsv or jsonl, not \"%s\"", v);
+    o->jsonl = !strcmp(v, "jsonl");
+    return 0;
 }
 
 /* ---- printing ------------------------------------------------------------ */
@@ -248,7 +240,7 @@ static int score_text(score_state *e)
 int cmd_score(int argc, char **argv)
 {
     score_opts o = {0};
-    int rc = parse(argc, argv, &o);
+    int rc = cli_text_run_parse(&o.run, argc, argv, "score", 1, usage, own_option, &o);
     if (rc) return rc < 0 ? 0 : rc;
     if (cli_text_run_open(&o.run)) return 1;
     score_state e = {.o = &o};
