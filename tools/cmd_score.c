@@ -164,7 +164,10 @@ static int flush_lines(score_state *e)
         else print_tokens(e, l);
         line_free(l);
     }
-    if (e->head == e->n) e->head = e->n = 0;
+    if (e->head > 64 && e->head * 2 > e->n) { /* a long text keeps a few lines pending at all times */
+        memmove(e->lines, e->lines + e->head, (e->n - e->head) * sizeof *e->lines);
+        e->n -= e->head, e->head = 0;
+    }
     return rc;
 }
 
