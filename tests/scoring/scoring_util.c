@@ -1,7 +1,12 @@
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../common/slurp.h"
 #include "scoring_util.h"
@@ -115,4 +120,60 @@ double sc_num(const cJSON *o, const char *key)
 {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}
+
+int sc_file_has(const char *path, const char *needle)
+{
+    static char buf[1 << 16];
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return strstr(buf, needle) != NULL;
+}
+
+/* Writes lines of words into fd until the reader goes away. */
+static void endless_writer(int fd)
+{
+    signal(SIGPIPE, SIG_IGN);
+    static const char line[] = "w5 w9 w12 w3 w100 w7 w8 w21\n";
+    char buf[sizeof line * 64];
+    for (size_t i = 0; i < 64; i++) memcpy(buf + i * (sizeof line - 1), line, sizeof line - 1);
+    while (write(fd, buf, 64 * (sizeof line - 1)) > 0) {
+    }
+    _exit(0);
+}
+
+int sc_interrupt(const char *const *args, const char *out_path, const char *err_path, const char *ready)
+{
+    const char *argv[64] = {sc_txlm};
+    for (int i = 0; args[i] && i < 62; i++) argv[i + 1] = args[i], argv[i + 2] = NULL;
+    int p[2];
+    if (pipe(p)) return -1;
+    fflush(NULL);
+    pid_t writer = fork();
+    if (writer == 0) {
+        close(p[0]);
+        endless_writer(p[1]);
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fo < 0 || fe < 0 || dup2(p[0], 0) < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) _exit(127);
+        close(p[1]);
+        execv(sc_txlm, (char *const *)argv);
+        _exit(127);
+    }
+    close(p[0]), close(p[1]);
+    int came = 0;
+    for (int i = 0; i < 1200 && !(came = sc_file_has(err_path, ready)); i++) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, came ? SIGINT : SIGKILL);
+    int status = 0, ok = pid > 0 && waitpid(pid, &status, 0) == pid;
+    if (writer > 0) kill(writer, SIGTERM), waitpid(writer, NULL, 0);
+    if (!ok || !came) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

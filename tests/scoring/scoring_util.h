@@ -31,6 +31,14 @@ cJSON *sc_jsonl(const char *text);
 float *sc_read_f32(const char *path, size_t *n);
 /* Packs golden case `name` with another vocabulary file and tokenizer; 0 on success. */
 int sc_pack_vocab(const char *name, const char *vocab, const char *tokenizer, const char *out, const char *dtype);
+/* Ctrl-C: txlm with args (after the program) reads an endless text of
+ * lines of golden symbols from a pipe on its standard input, writing to
+ * out_path and err_path; once err_path holds `ready`, SIGINT. Returns its
+ * exit status (128 + signal when killed, -1 when it did not run or
+ * `ready` never came). */
+int sc_interrupt(const char *const *args, const char *out_path, const char *err_path, const char *ready);
+/* Whether the file holds needle (in its first 64 KiB). */
+int sc_file_has(const char *path, const char *needle);
 /* A number field of a JSON object, NAN when missing or not a number. */
 double sc_num(const cJSON *o, const char *key);
 

@@ -5,15 +5,9 @@
  * while an endless text streams in) prints valid JSON over what was scored
  * and exits 130.
  * usage: test_eval_cli TXLM TXLM_PACK GOLDEN_DIR */
-#include <fcntl.h>
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "scoring_util.h"
 #include "txlm.h"
@@ -136,65 +130,14 @@ static void test_unk(const char *model)
     free(out), free(err);
 }
 
-/* Writes lines of words into fd until the reader goes away. */
-static void endless_writer(int fd)
-{
-    signal(SIGPIPE, SIG_IGN);
-    static const char line[] = "w5 w9 w12 w3 w100 w7 w8 w21\n";
-    char buf[sizeof line * 64];
-    for (size_t i = 0; i < 64; i++) memcpy(buf + i * (sizeof line - 1), line, sizeof line - 1);
-    while (write(fd, buf, 64 * (sizeof line - 1)) > 0) {
-    }
-    _exit(0);
-}
-
-static int file_has(const char *path, const char *needle)
-{
-    char *s = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    s = strstr(buf, needle);
-    return s != NULL;
-}
-
 /* Ctrl-C while an endless text streams in from a pipe: exit 130 and the
  * figures over what was scored, as valid JSON; --per-token holds them. */
 static void test_sigint(const char *model)
 {
     const char *out_path = sc_path("sigint.out"), *err_path = sc_path("sigint.err"), *nll_path = sc_path("sigint.f32");
-    int p[2];
-    TCHECK(pipe(p) == 0);
-    fflush(NULL);
-    pid_t writer = fork();
-    if (writer == 0) {
-        close(p[0]);
-        endless_writer(p[1]);
-    }
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fo < 0 || fe < 0 || dup2(p[0], 0) < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) _exit(127);
-        close(p[1]);
-        execl(sc_txlm, sc_txlm, "eval", "-m", model, "-", "--tgt-len", "8", "--json", "--progress", "--per-token",
-              nll_path, (char *)NULL);
-        _exit(127);
-    }
-    close(p[0]), close(p[1]);
-    /* wait until it is scoring: the progress bar has printed a line */
-    for (int i = 0; i < 1200 && !file_has(err_path, "tok/s"); i++) {
-        struct timespec ts = {0, 50 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    TCHECK(file_has(err_path, "tok/s") && file_has(err_path, "PPL"));
-    kill(pid, SIGINT);
-    int status = 0;
-    TCHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 130);
-    kill(writer, SIGTERM);
-    waitpid(writer, NULL, 0);
+    /* once it is scoring (the progress bar has printed a line with the running figure) */
+    const char *args[] = {"eval", "-m", model, "-", "--tgt-len", "8", "--json", "--progress", "--per-token", nll_path, NULL};
+    TCHECK(sc_interrupt(args, out_path, err_path, "PPL") == 130);
     char *out = slurp(out_path, NULL);
     cJSON *j = cJSON_Parse(out ? out : "");
     size_t nn = 0;
@@ -203,7 +146,7 @@ static void test_sigint(const char *model)
     if (nll && nn > 1) direct(nll, nn, &mean, &se);
     TCHECK(j && cJSON_IsTrue(cJSON_GetObjectItem(j, "interrupted")) && sc_num(j, "tokens") > 8);
     TCHECK(j && nll && sc_num(j, "tokens") == (double)nn && fabs(sc_num(j, "mean_nll") - mean) < 2e-6);
-    TCHECK(file_has(err_path, "txlm: interrupted"));
+    TCHECK(sc_file_has(err_path, "txlm: interrupted"));
     if (!j) fprintf(stderr, "stdout after Ctrl-C: [%s]\n", out ? out : "");
     cJSON_Delete(j);
     free(out), free(nll);

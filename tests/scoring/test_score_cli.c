@@ -338,6 +338,23 @@ static void test_options(void)
     free(err);
 }
 
+/* Ctrl-C while an endless text streams in: exit 130, and what was printed
+ * is whole lines' tokens, each line's from its first to its <eos>. */
+static void test_sigint(void)
+{
+    const char *model = sc_path("aw.txlm"), *out_path = sc_path("sigint.out"), *err_path = sc_path("sigint.err");
+    const char *args[] = {"score", "-m", model, "-", "--tgt-len", "8", "--progress", NULL};
+    TCHECK(sc_interrupt(args, out_path, err_path, "tok/s") == 130 && sc_file_has(err_path, "txlm: interrupted"));
+    char *out = slurp(out_path, NULL);
+    size_t rows = 0, cap = 1 << 20;
+    long *sid = malloc(cap * sizeof *sid), *tid = malloc(cap * sizeof *tid);
+    double *s = tsv_surprisals(out ? out : "", &rows, 1, sid, tid, cap);
+    /* lines of 8 words and <eos>, each whole */
+    TCHECK(rows >= 9 && rows % 9 == 0 && isnan(s[0]));
+    for (size_t k = 0; k < rows; k++) TCHECK(sid[k] == (long)(k / 9) + 1 && tid[k] == (long)(k % 9) + 1 && (k == 0 || isfinite(s[k])));
+    free(out), free(s), free(sid), free(tid);
+}
+
 int main(int argc, char **argv)
 {
     if (sc_start(argc, argv)) return 2;
@@ -346,5 +363,6 @@ int main(int argc, char **argv)
     test_wt103_sentences();
     test_char_words();
     test_options();
+    test_sigint();
     return sc_finish();
 }
