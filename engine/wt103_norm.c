@@ -520,6 +520,11 @@ int txlm_wt103_tokenize(const char *text, size_t len, int lower_case, wt_buf *ou
     int rc = -1;
     if (wt_buf_put(&L.a, text, len)) goto done;
     strip(&L.a);
+    if (L.a.n == 0) { /* nothing left (and, for an empty line, no buffer: the rules' memchr must not see NULL) */
+        out->n = 0;
+        rc = 0;
+        goto done;
+    }
     if (lower_case) {
         wt_buf *o = &L.b;
         for (size_t i = 0, l; i < L.a.n; i += l) {
