@@ -120,7 +120,7 @@ static void show(compare_state *c, int final)
 static int run_segments(compare_state *c, int final)
 {
     uint32_t len;
-    while ((len = cli_segments_next(&c->q, final))) {
+    while (!cli_interrupted && (len = cli_segments_next(&c->q, final))) {
         for (int k = 0; k < 2; k++) {
             txlm_status st = txlm_session_feed(c->s[k], c->q.buf, len, c->lp[k]);
             if (st) return cli_lib_error(st, k ? "running model B" : "running model A");

@@ -84,7 +84,7 @@ static void show(eval_state *e, int final)
 static int run_segments(eval_state *e, int final)
 {
     uint32_t len;
-    while ((len = cli_segments_next(&e->q, final))) {
+    while (!cli_interrupted && (len = cli_segments_next(&e->q, final))) {
         txlm_status st = txlm_session_score(e->s, e->q.buf, e->q.buf + 1, len, e->lp);
         if (st) return cli_lib_error(st, "running the model");
         for (uint32_t i = 0; i < len; i++) {
