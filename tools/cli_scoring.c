@@ -54,12 +54,24 @@ int cli_text_run_parse(cli_text_run *r, int argc, char **argv, const char *cmd, 
     return 0;
 }
 
-int cli_text_run_open(cli_text_run *r)
+int cli_text_run_start(cli_text_run *r)
 {
     if (!(r->in = cli_open_input(r->file))) return 1;
     struct stat sb;
     r->in_bytes = fstat(fileno(r->in), &sb) == 0 && S_ISREG(sb.st_mode) ? (double)sb.st_size : 0;
+    cli_sigint_catch();
+    r->mo.progress = cli_cancel_on_sigint;
     return 0;
+}
+
+int cli_text_run_finish(cli_text_run *r, int rc)
+{
+    if (fflush(stdout) && !rc) rc = cli_error("writing the output failed");
+    if (cli_interrupted) rc = (cli_error("interrupted"), 130);
+    cli_sigint_restore();
+    cli_close_input(r->in);
+    r->in = NULL;
+    return rc;
 }
 
 uint32_t cli_text_run_segment(cli_text_run *r, const txlm_model_params *p)
@@ -67,12 +79,6 @@ uint32_t cli_text_run_segment(cli_text_run *r, const txlm_model_params *p)
     uint32_t seg = r->tgt_len ? r->tgt_len : p->tgt_len ? p->tgt_len : 128;
     r->so.max_segment = seg;
     return seg;
-}
-
-void cli_text_run_close(cli_text_run *r)
-{
-    cli_close_input(r->in);
-    r->in = NULL;
 }
 
 long cli_read_line(cli_text_run *r, char **line, size_t *cap, int *error)

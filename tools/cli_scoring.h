@@ -37,11 +37,15 @@ typedef int (*cli_arg_fn)(void *user, int argc, char **argv, int *i);
  * after printing what is wrong. r is initialised first. */
 int cli_text_run_parse(cli_text_run *r, int argc, char **argv, const char *cmd, int models, void (*usage)(void),
                        cli_arg_fn own, void *user);
-/* Opens the text (before the device: a bad file fails fast). 0 or 1 after printing why. */
-int cli_text_run_open(cli_text_run *r);
+/* After parsing: opens the text (before the device: a bad file fails
+ * fast) and catches Ctrl-C, which also cancels loading a model. 0 or 1
+ * after printing why. */
+int cli_text_run_start(cli_text_run *r);
+/* The end: stdout flushed, Ctrl-C reported (exit status 130), SIGINT
+ * restored, the text closed. Returns the exit status given rc. */
+int cli_text_run_finish(cli_text_run *r, int rc);
 /* The segment length for model params p, and so.max_segment set to it. */
 uint32_t cli_text_run_segment(cli_text_run *r, const txlm_model_params *p);
-void cli_text_run_close(cli_text_run *r);
 
 /* One line of the text (with its '\n', if any) into *line; its length, or
  * -1 at the end, on a read error (1 in *error after printing why) or on Ctrl-C. */

@@ -231,10 +231,8 @@ int cmd_compare(int argc, char **argv)
     compare_state c = {0};
     int rc = cli_text_run_parse(&c.run, argc, argv, "compare", 2, usage, own_option, &c);
     if (rc) return rc < 0 ? 0 : rc;
-    if (cli_text_run_open(&c.run)) return 1;
+    if (cli_text_run_start(&c.run)) return 1;
     txlm_context *ctx = NULL;
-    cli_sigint_catch();
-    c.run.mo.progress = cli_cancel_on_sigint;
     rc = open_models(&c, &ctx) || compare_run(&c);
     if (!rc && c.kl.n == 0 && !cli_interrupted) rc = cli_error("%s: fewer than two tokens to compare", c.run.file);
     else if (!rc || (cli_interrupted && c.kl.n > 0)) {
@@ -243,10 +241,7 @@ int cmd_compare(int argc, char **argv)
         else print_text(&c, chars);
         if (!rc) rc = cli_validation_status(ctx);
     }
-    if (fflush(stdout) && !rc) rc = cli_error("writing the output failed");
-    if (cli_interrupted) rc = (cli_error("interrupted"), 130);
-    cli_sigint_restore();
-    cli_text_run_close(&c.run);
+    rc = cli_text_run_finish(&c.run, rc);
     cli_segments_free(&c.q);
     for (int k = 0; k < 2; k++) {
         free(c.lp[k]);

@@ -166,10 +166,8 @@ int cmd_eval(int argc, char **argv)
     eval_state e = {0};
     int rc = cli_text_run_parse(&e.run, argc, argv, "eval", 1, usage, own_option, &e);
     if (rc) return rc < 0 ? 0 : rc;
-    if (cli_text_run_open(&e.run)) return 1;
+    if (cli_text_run_start(&e.run)) return 1;
     txlm_context *ctx = NULL;
-    cli_sigint_catch();
-    e.run.mo.progress = cli_cancel_on_sigint;
     rc = open_model(&e, &ctx);
     double t0 = cli_now();
     if (!rc) {
@@ -184,10 +182,7 @@ int cmd_eval(int argc, char **argv)
         rc = report(&e, cli_now() - t0);
         if (!rc) rc = cli_validation_status(ctx);
     }
-    if (fflush(stdout) && !rc) rc = cli_error("writing the output failed");
-    if (cli_interrupted) rc = (cli_error("interrupted"), 130);
-    cli_sigint_restore();
-    cli_text_run_close(&e.run);
+    rc = cli_text_run_finish(&e.run, rc);
     free(e.nlls);
     free(e.lp);
     cli_segments_free(&e.q);

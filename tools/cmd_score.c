@@ -245,12 +245,10 @@ int cmd_score(int argc, char **argv)
     score_opts o = {0};
     int rc = cli_text_run_parse(&o.run, argc, argv, "score", 1, usage, own_option, &o);
     if (rc) return rc < 0 ? 0 : rc;
-    if (cli_text_run_open(&o.run)) return 1;
+    if (cli_text_run_start(&o.run)) return 1;
     score_state e = {.o = &o};
     txlm_context *ctx = NULL;
     cli_progress pb;
-    cli_sigint_catch();
-    o.run.mo.progress = cli_cancel_on_sigint;
     rc = 1;
     txlm_status st = cli_open_model(o.run.model[0], &o.run.mo, &ctx, &e.m);
     if (st) goto done;
@@ -270,10 +268,7 @@ int cmd_score(int argc, char **argv)
     cli_progress_end(&pb);
     if (!rc) rc = cli_validation_status(ctx);
 done:
-    if (fflush(stdout) && !rc) rc = cli_error("writing the output failed");
-    if (cli_interrupted) rc = (cli_error("interrupted"), 130);
-    cli_sigint_restore();
-    cli_text_run_close(&o.run);
+    rc = cli_text_run_finish(&o.run, rc);
     for (size_t i = e.head; i < e.n; i++) line_free(&e.lines[i]);
     free(e.lines);
     free(e.lp);
