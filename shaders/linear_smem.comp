@@ -28,9 +28,10 @@ layout(std430, binding = 0) readonly buffer Xb { float X[]; };
 #include "linear_out.glsl"
 
 #define TILE 64u
-// f32 and f16 weights: steps of 32 with the next one fetched ahead; the
+// f32 and f16 weights: steps of 32 with the next one fetched ahead. The
 // q8_0 and q4_0 decoders (two loads a value) ran 1.5x slower that way on
-// an H100 (docs/performance.md), so they fetch steps of 16 as they need them
+// an H100, and 1.5x slower still when their loads went through fetch()
+// (docs/performance.md): they keep steps of 16, loaded where stored.
 #if W_TYPE >= 3
 #define TK 16u
 #define PREFETCH 0
@@ -47,6 +48,7 @@ shared float ws[TK][TILE];
 // the 64 x TK values of each tile at step k0, NV an invocation: row
 // t / TK + RSTEP l, K index t % TK; rows past M or N repeat the last one
 // (their results are not stored), K past the end reads as 0
+#if PREFETCH
 void fetch(uint t, uint m0, uint n0, uint k0, out float xv[NV], out float wv[NV])
 {
     uint k = k0 + t % TK, kk = min(k, p.K - 1u);
@@ -57,6 +59,7 @@ void fetch(uint t, uint m0, uint n0, uint k0, out float xv[NV], out float wv[NV]
         wv[l] = in_k ? w_at(p.w_off + min(n0 + r, p.N - 1u) * p.w_ld + kk) : 0.0;
     }
 }
+#endif
 
 void main()
 {
@@ -67,21 +70,29 @@ void main()
     [[unroll]] for (uint i = 0u; i < 4u; i++)
         [[unroll]] for (uint j = 0u; j < 4u; j++) acc[i][j] = 0.0;
 
-    float xn[NV], wn[NV];
 #if PREFETCH
+    float xn[NV], wn[NV];
     fetch(t, m0, n0, 0u, xn, wn);
 #endif
     for (uint k0 = 0u; k0 < p.K; k0 += TK) {
-#if !PREFETCH
-        fetch(t, m0, n0, k0, xn, wn);
-#endif
+#if PREFETCH
         [[unroll]] for (uint l = 0u; l < NV; l++) {
             xs[t % TK][t / TK + RSTEP * l] = xn[l];
             ws[t % TK][t / TK + RSTEP * l] = wn[l];
         }
         barrier();
-#if PREFETCH
         if (k0 + TK < p.K) fetch(t, m0, n0, k0 + TK, xn, wn);
+#else
+        [[unroll]] for (uint l = 0u; l < NV; l++) {
+            uint r = t / TK + RSTEP * l, k = k0 + t % TK;
+            bool in_k = k < p.K;
+            uint kk = min(k, p.K - 1u);
+            float xv = X[p.x_off + min(m0 + r, p.M - 1u) * p.ldx + kk];
+            float wv = w_at(p.w_off + min(n0 + r, p.N - 1u) * p.w_ld + kk);
+            xs[t % TK][r] = in_k ? xv : 0.0;
+            ws[t % TK][r] = in_k ? wv : 0.0;
+        }
+        barrier();
 #endif
         [[unroll]] for (uint k = 0u; k < TK; k++) {
             float xv[4], wv[4];
