@@ -150,6 +150,37 @@ void cli_segments_free(cli_segments *q)
     memset(q, 0, sizeof *q);
 }
 
+/* ---- one model scoring a text -------------------------------------------- */
+
+int cli_scorer_open(cli_scorer *sc, cli_text_run *r)
+{
+    if (cli_open_model(r->model[0], &r->mo, &sc->ctx, &sc->m)) return 1;
+    txlm_model_get_params(sc->m, &sc->p);
+    sc->q.seg = cli_text_run_segment(r, &sc->p);
+    txlm_status st = txlm_session_create(sc->m, &r->so, &sc->s);
+    if (st) return cli_lib_error(st, "creating a session");
+    if (!(sc->lp = malloc(sc->q.seg * sizeof *sc->lp))) return cli_error("out of memory");
+    return 0;
+}
+
+long cli_scorer_next(cli_scorer *sc, int final)
+{
+    uint32_t len = cli_interrupted ? 0 : cli_segments_next(&sc->q, final);
+    if (!len) return 0;
+    txlm_status st = txlm_session_score(sc->s, sc->q.buf, sc->q.buf + 1, len, sc->lp);
+    return st ? (cli_lib_error(st, "running the model"), -1) : (long)len;
+}
+
+void cli_scorer_free(cli_scorer *sc)
+{
+    free(sc->lp);
+    cli_segments_free(&sc->q);
+    txlm_session_free(sc->s);
+    txlm_model_free(sc->m);
+    txlm_context_destroy(sc->ctx);
+    memset(sc, 0, sizeof *sc);
+}
+
 /* ---- Ctrl-C ------------------------------------------------------------- */
 
 volatile sig_atomic_t cli_interrupted;

@@ -78,6 +78,27 @@ uint32_t cli_segments_next(const cli_segments *q, int final);
 void cli_segments_done(cli_segments *q, uint32_t len);
 void cli_segments_free(cli_segments *q);
 
+/* ---- one model scoring a text -------------------------------------------- */
+
+typedef struct cli_scorer {
+    txlm_context *ctx;
+    txlm_model *m;
+    txlm_model_params p;
+    txlm_session *s;
+    cli_segments q;   /* q.seg: the segment length */
+    float *lp;        /* [q.seg] one segment's target log-probabilities */
+} cli_scorer;
+
+/* The device, r's first model and a session segmenting as r says. 0, or 1
+ * after printing why (nothing for a load cancelled by Ctrl-C). */
+int cli_scorer_open(cli_scorer *sc, cli_text_run *r);
+/* Scores the next full segment (final: whatever is left): its length, 0
+ * when there is none (or on Ctrl-C), -1 after printing an error. The
+ * targets are q.buf[1..len], their log-probabilities lp[0..len); call
+ * cli_segments_done(&sc->q, len) when they are used. */
+long cli_scorer_next(cli_scorer *sc, int final);
+void cli_scorer_free(cli_scorer *sc);
+
 /* ---- Ctrl-C ------------------------------------------------------------- */
 
 extern volatile sig_atomic_t cli_interrupted;

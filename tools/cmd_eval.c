@@ -33,11 +33,7 @@ typedef struct eval_state {
     const char *per_token;
     int json, chars;
     cli_text_run run;
-    txlm_model *m;
-    txlm_model_params p;
-    txlm_session *s;
-    cli_segments q;
-    float *lp;
+    cli_scorer sc;
     cli_stats nll;
     uint64_t unk;
     float *nlls;        /* --per-token: every target's NLL */
@@ -83,25 +79,23 @@ static void show(eval_state *e, int final)
 
 static int run_segments(eval_state *e, int final)
 {
-    uint32_t len;
-    while (!cli_interrupted && (len = cli_segments_next(&e->q, final))) {
-        txlm_status st = txlm_session_score(e->s, e->q.buf, e->q.buf + 1, len, e->lp);
-        if (st) return cli_lib_error(st, "running the model");
-        for (uint32_t i = 0; i < len; i++) {
-            if (e->per_token && keep_nll(e, -(double)e->lp[i])) return 1;
-            cli_stats_add(&e->nll, -(double)e->lp[i]);
-            e->unk += e->q.buf[i + 1] == e->p.unk_id;
+    long len;
+    while ((len = cli_scorer_next(&e->sc, final)) > 0) {
+        for (long i = 0; i < len; i++) {
+            if (e->per_token && keep_nll(e, -(double)e->sc.lp[i])) return 1;
+            cli_stats_add(&e->nll, -(double)e->sc.lp[i]);
+            e->unk += e->sc.q.buf[i + 1] == e->sc.p.unk_id;
         }
-        cli_segments_done(&e->q, len);
+        cli_segments_done(&e->sc.q, (uint32_t)len);
         show(e, 0);
     }
-    return 0;
+    return len < 0;
 }
 
 static int eval_line(void *user, const char *line, size_t len)
 {
     eval_state *e = user;
-    return cli_segments_push_text(&e->q, e->m, line, len) || run_segments(e, 0);
+    return cli_segments_push_text(&e->sc.q, e->sc.m, line, len) || run_segments(e, 0);
 }
 
 static void print_json(const eval_state *e, double secs)
@@ -124,7 +118,7 @@ static void print_json(const eval_state *e, double secs)
     cli_json_number(stdout, (double)e->unk / n, 6);
     printf(", \"seconds\": %.3f, \"tokens_per_second\": ", secs);
     cli_json_number(stdout, n / secs, 2);
-    printf(", \"tgt_len\": %u, \"mem_len\": %u}\n", e->q.seg, e->run.so.mem_len ? e->run.so.mem_len : e->p.mem_len);
+    printf(", \"tgt_len\": %u, \"mem_len\": %u}\n", e->sc.q.seg, e->run.so.mem_len ? e->run.so.mem_len : e->sc.p.mem_len);
 }
 
 static void print_text(const eval_state *e, double secs)
@@ -134,18 +128,6 @@ static void print_text(const eval_state *e, double secs)
            e->run.file, (unsigned long long)e->nll.n, mean, se, e->chars ? "bits per character" : "perplexity",
            figure(e, mean), figure_se(e, mean, se), (unsigned long long)e->unk, 100.0 * (double)e->unk / (double)e->nll.n,
            (double)e->nll.n / secs, cli_interrupted ? " (interrupted)" : "");
-}
-
-static int open_model(eval_state *e, txlm_context **ctx)
-{
-    if (cli_open_model(e->run.model[0], &e->run.mo, ctx, &e->m)) return 1;
-    txlm_model_get_params(e->m, &e->p);
-    e->chars = e->p.tokenizer != TXLM_TOKENIZER_WORD;
-    e->q.seg = cli_text_run_segment(&e->run, &e->p);
-    txlm_status st = txlm_session_create(e->m, &e->run.so, &e->s);
-    if (st) return cli_lib_error(st, "creating a session");
-    if (!(e->lp = malloc(e->q.seg * sizeof *e->lp))) return cli_error("out of memory");
-    return 0;
 }
 
 /* The figures, the <unk> warning and the per-token file. */
@@ -167,8 +149,8 @@ int cmd_eval(int argc, char **argv)
     int rc = cli_text_run_parse(&e.run, argc, argv, "eval", 1, usage, own_option, &e);
     if (rc) return rc < 0 ? 0 : rc;
     if (cli_text_run_start(&e.run)) return 1;
-    txlm_context *ctx = NULL;
-    rc = open_model(&e, &ctx);
+    rc = cli_scorer_open(&e.sc, &e.run);
+    e.chars = e.sc.p.tokenizer != TXLM_TOKENIZER_WORD;
     double t0 = cli_now();
     if (!rc) {
         cli_progress_start(&e.pb, e.run.progress);
@@ -180,14 +162,10 @@ int cmd_eval(int argc, char **argv)
     if (!rc && e.nll.n == 0 && !cli_interrupted) rc = cli_error("%s: fewer than two tokens to evaluate", e.run.file);
     else if (!rc && e.nll.n > 0) {
         rc = report(&e, cli_now() - t0);
-        if (!rc) rc = cli_validation_status(ctx);
+        if (!rc) rc = cli_validation_status(e.sc.ctx);
     }
     rc = cli_text_run_finish(&e.run, rc);
     free(e.nlls);
-    free(e.lp);
-    cli_segments_free(&e.q);
-    txlm_session_free(e.s);
-    txlm_model_free(e.m);
-    txlm_context_destroy(ctx);
+    cli_scorer_free(&e.sc);
     return rc;
 }

@@ -47,11 +47,7 @@ typedef struct score_line {
 
 typedef struct score_state {
     score_opts *o;
-    txlm_model *m;
-    txlm_model_params p;
-    txlm_session *s;
-    cli_segments q;
-    float *lp;
+    cli_scorer sc;
     score_line *lines; /* lines[head..n) wait for their scores */
     size_t head, n, cap;
     uint64_t sentences, scored;
@@ -94,9 +90,9 @@ static void print_tokens(const score_state *e, const score_line *l)
 {
     const score_opts *o = e->o;
     for (size_t k = 0; k < l->n; k++) {
-        int32_t id = k < l->t.n ? l->t.ids[k] : e->p.eos_id;
+        int32_t id = k < l->t.n ? l->t.ids[k] : e->sc.p.eos_id;
         size_t sl = 0, b = k < l->t.n ? l->t.spans[k].begin : l->len, end = k < l->t.n ? l->t.spans[k].end : b;
-        const char *sym = txlm_token_symbol(e->m, id, &sl);
+        const char *sym = txlm_token_symbol(e->sc.m, id, &sl);
         if (!o->jsonl) {
             printf("%llu\t%zu\t", (unsigned long long)l->sentence, k + 1);
             cli_tsv_field(stdout, sym, sl);
@@ -183,15 +179,13 @@ static void assign(score_state *e, double lp)
 
 static int run_segments(score_state *e, int final)
 {
-    uint32_t len;
-    while (!cli_interrupted && (len = cli_segments_next(&e->q, final))) {
-        txlm_status st = txlm_session_score(e->s, e->q.buf, e->q.buf + 1, len, e->lp);
-        if (st) return cli_lib_error(st, "running the model");
-        for (uint32_t i = 0; i < len; i++) assign(e, e->lp[i]);
-        e->scored += len;
-        cli_segments_done(&e->q, len);
+    long len;
+    while ((len = cli_scorer_next(&e->sc, final)) > 0) {
+        for (long i = 0; i < len; i++) assign(e, e->sc.lp[i]);
+        e->scored += (uint64_t)len;
+        cli_segments_done(&e->sc.q, (uint32_t)len);
     }
-    return flush_lines(e);
+    return len < 0 || flush_lines(e);
 }
 
 /* Tokenizes one line and queues it; its tokens join the stream. */
@@ -205,7 +199,7 @@ static int add_line(score_state *e, const char *text, size_t len)
     }
     score_line *l = &e->lines[e->n];
     memset(l, 0, sizeof *l);
-    txlm_status st = txlm_tokenize_spans(e->m, text, len, &l->t);
+    txlm_status st = txlm_tokenize_spans(e->sc.m, text, len, &l->t);
     if (st) return cli_lib_error(st, "tokenizing");
     int add_eos = e->o->eos_per_line && (len == 0 || text[len - 1] != '\n');
     l->n = l->t.n + (size_t)add_eos;
@@ -219,8 +213,8 @@ static int add_line(score_state *e, const char *text, size_t len)
     l->text[len] = 0;
     l->len = len;
     e->n++;
-    int first = e->q.n == 0 && l->n > 0; /* only before the first token: later the queue keeps one input */
-    if (cli_segments_push(&e->q, l->t.ids, l->t.n) || (add_eos && cli_segments_push(&e->q, &e->p.eos_id, 1))) return 1;
+    int first = e->sc.q.n == 0 && l->n > 0; /* only before the first token: later the queue keeps one input */
+    if (cli_segments_push(&e->sc.q, l->t.ids, l->t.n) || (add_eos && cli_segments_push(&e->sc.q, &e->sc.p.eos_id, 1))) return 1;
     if (first) assign(e, NAN); /* the text's first token has no context */
     return 0;
 }
@@ -235,7 +229,7 @@ static int score_line_fn(void *user, const char *line, size_t len)
 
 static int score_text(score_state *e)
 {
-    if (e->o->eos_per_line && cli_segments_push(&e->q, &e->p.eos_id, 1)) return 1;
+    if (e->o->eos_per_line && cli_segments_push(&e->sc.q, &e->sc.p.eos_id, 1)) return 1;
     if (cli_each_line(&e->o->run, score_line_fn, e)) return 1;
     return cli_interrupted ? 0 : run_segments(e, 1);
 }
@@ -247,34 +241,24 @@ int cmd_score(int argc, char **argv)
     if (rc) return rc < 0 ? 0 : rc;
     if (cli_text_run_start(&o.run)) return 1;
     score_state e = {.o = &o};
-    txlm_context *ctx = NULL;
     cli_progress pb;
-    rc = 1;
-    txlm_status st = cli_open_model(o.run.model[0], &o.run.mo, &ctx, &e.m);
-    if (st) goto done;
-    txlm_model_get_params(e.m, &e.p);
-    if (o.eos_per_line && e.p.eos_id < 0) {
+    rc = cli_scorer_open(&e.sc, &o.run);
+    if (rc) goto done;
+    if (o.eos_per_line && e.sc.p.eos_id < 0) {
         rc = cli_error("score: --eos-per-line, but the model's vocabulary has no <eos>");
         goto done;
     }
-    e.q.seg = cli_text_run_segment(&o.run, &e.p);
-    if ((st = txlm_session_create(e.m, &o.run.so, &e.s))) { rc = cli_lib_error(st, "creating a session"); goto done; }
-    if (!(e.lp = malloc(e.q.seg * sizeof *e.lp))) { rc = cli_error("out of memory"); goto done; }
     print_header(&o);
     cli_progress_start(&pb, o.run.progress);
     e.pb = &pb;
     rc = score_text(&e);
     cli_progress_show(&pb, cli_text_run_fraction(&o.run), e.scored, "", 1);
     cli_progress_end(&pb);
-    if (!rc) rc = cli_validation_status(ctx);
+    if (!rc) rc = cli_validation_status(e.sc.ctx);
 done:
     rc = cli_text_run_finish(&o.run, rc);
     for (size_t i = e.head; i < e.n; i++) line_free(&e.lines[i]);
     free(e.lines);
-    free(e.lp);
-    cli_segments_free(&e.q);
-    txlm_session_free(e.s);
-    txlm_model_free(e.m);
-    txlm_context_destroy(ctx);
+    cli_scorer_free(&e.sc);
     return rc;
 }
