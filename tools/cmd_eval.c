@@ -84,6 +84,8 @@ static void progress(double done, double total, double t0, uint64_t tokens)
             "##############################", width - fill, "", 100 * frac, (unsigned long long)tokens, rate, eta);
 }
 
+static const char *const eval_flags[] = {"-m", "--model", "-f", "--file", "--tgt-len", NULL};
+
 int cmd_eval(int argc, char **argv)
 {
     const char *model = NULL, *file = NULL;
@@ -105,13 +107,16 @@ int cmd_eval(int argc, char **argv)
             file = a;
             continue;
         }
-        if (!(v = cli_value(argc, argv, &i))) return 1;
+        if (!(v = cli_option_value(argc, argv, &i, "eval", eval_flags))) return 1;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
         else if (!strcmp(a, "-f") || !strcmp(a, "--file")) {
             if (file) return cli_error("eval: more than one FILE given");
             file = v;
         }
-        else if (!strcmp(a, "--tgt-len")) { if (cli_parse_u32(v, a, &tgt_len)) return 1; }
+        else if (!strcmp(a, "--tgt-len")) {
+            if (cli_parse_u32(v, a, &tgt_len)) return 1;
+            if (tgt_len == 0) return cli_error("--tgt-len: must be at least 1 (leave it out for the model's own)");
+        }
         else if ((r = cli_session_option(a, v, &so)) >= 0) { if (r) return 1; }
         else return cli_error("eval: unknown option \"%s\" (see txlm eval --help)", a);
     }
