@@ -248,6 +248,60 @@ static void check_generate(txlm_model *m, txlm_session **s)
     TCHECK(txlm_session_memory_len(*s) == 9);
 }
 
+/* docs/api.md's recipe, as printed there */
+/* log p(cont[0..n) | all fed so far); the session is left where it was. */
+static txlm_status continuation_logprob(txlm_session *s, uint32_t n_token, const int32_t *cont, uint32_t n, double *out)
+{
+    size_t size = txlm_session_state_size(s), written = 0;
+    void *state = malloc(size);
+    float *row = malloc(sizeof(float) * (n_token > n ? n_token : n));
+    txlm_status st = !state || !row ? TXLM_ERR_OUT_OF_MEMORY : txlm_session_save(s, state, size, &written);
+    if (!st) st = txlm_session_next_logprobs(s, row);
+    if (!st) *out = row[cont[0]];
+    /* positions 1..n-1: feed cont[0..n-1), score cont[1..n) (segments of max_segment: score_long) */
+    if (!st && n > 1) st = txlm_session_score_long(s, cont, cont + 1, n - 1, row, NULL, NULL, NULL);
+    for (uint32_t i = 0; !st && i + 1 < n; i++) *out += row[i];
+    txlm_status back = state ? txlm_session_restore(s, state, written) : TXLM_OK;
+    free(state);
+    free(row);
+    return st ? st : back;
+}
+
+/* The recipe against one feed of the whole text: after 6 tokens fed and 2 drawn, a continuation of 11. */
+static void check_recipe(txlm_model *m, txlm_session **s)
+{
+    enum { C = 11 };
+    int32_t drawn[2], cont[C], all[6 + 2 + C];
+    for (int i = 0; i < C; i++) cont[i] = (i * 91 + 17) % V;
+    TCHECK(fresh(m, s) == 0);
+    TCHECK(txlm_session_generate(*s, NULL, 2, drawn, NULL, NULL, NULL) == TXLM_OK);
+    uint32_t before = txlm_session_memory_len(*s);
+    static float row0[V], row1[V];
+    double got = 0, want = 0;
+    TCHECK(txlm_session_next_logprobs(*s, row0) == TXLM_OK);
+    TCHECK(continuation_logprob(*s, V, cont, C, &got) == TXLM_OK);
+    /* the session is where it was */
+    TCHECK(txlm_session_memory_len(*s) == before && txlm_session_next_logprobs(*s, row1) == TXLM_OK && !memcmp(row0, row1, sizeof row0));
+    memcpy(all, fed, sizeof fed), memcpy(all + 6, drawn, sizeof drawn), memcpy(all + 8, cont, sizeof cont);
+    txlm_session_options so = {.same_length = -1, .max_segment = 6 + 2 + C};
+    txlm_session *t = NULL;
+    static float lp[(6 + 2 + C) * V];
+    TCHECK(txlm_session_create(m, &so, &t) == TXLM_OK);
+    /* the same segments as the session saw: 6, then one token at a time for the two drawn, then the rest */
+    TCHECK(txlm_session_feed(t, all, 6, NULL) == TXLM_OK);
+    TCHECK(txlm_session_feed(t, all + 6, 1, NULL) == TXLM_OK);
+    TCHECK(txlm_session_feed(t, all + 7, 1, lp) == TXLM_OK);
+    want = lp[cont[0]];
+    for (int at = 0; at + 1 < C; at += SEG) {
+        int len = C - 1 - at < SEG ? C - 1 - at : SEG;
+        TCHECK(txlm_session_feed(t, cont + at, (uint32_t)len, lp) == TXLM_OK);
+        for (int i = 0; i < len; i++) want += lp[(size_t)i * V + cont[at + i + 1]];
+    }
+    printf("continuation: %.6f by the recipe, %.6f directly\n", got, want);
+    TCHECK(fabs(got - want) < 1e-4);
+    txlm_session_free(t);
+}
+
 static void check_score_long(txlm_model *m, txlm_session **s)
 {
     enum { N = 21 };
@@ -295,6 +349,7 @@ int main(int argc, char **argv)
     check_penalty(s);
     check_generate(m, &s);
     check_score_long(m, &s);
+    check_recipe(m, &s);
     TCHECK(txlm_context_validation_messages(ctx) == 0);
     txlm_session_free(s);
     txlm_model_free(m);
