@@ -64,10 +64,11 @@ static int answer(txlm_session *s, txlm_model *m, reply *r, const char *line)
     if (k) memcpy(recent, ids + n - k, k * sizeof *recent);
     txlm_free(ids);
     if (bad || !n) return bad;
-    txlm_sampling sampling = {.temperature = 0.8f, .top_k = 40, .repeat_penalty = 1.1f, .penalty_tokens = recent, .n_penalty = k};
+    txlm_sampling sampling = {.temperature = 0.8f, .top_k = 40};
+    txlm_repeat_penalty penalty = {.penalty = 1.1f, .tokens = recent, .n = k};
     r->tokens = tokens, r->printed = 0, r->stopped = 0;
     interrupted = 0;
-    txlm_status st = txlm_session_generate(s, &sampling, MAX_REPLY, tokens, on_token, r, &made);
+    txlm_status st = txlm_session_generate(s, &sampling, &penalty, MAX_REPLY, tokens, on_token, r, &made);
     /* the end of the reply: what the detokenizer and the stop string held back */
     const char *rest;
     size_t len;

@@ -335,16 +335,19 @@ typedef struct txlm_sampling {
     float temperature;   /* 1 = the model's distribution; <= 0 = greedy (argmax); NaN or infinite: refused */
     uint32_t top_k;      /* keep the k most likely tokens; 0 = off; above INT32_MAX (a negative int): refused */
     float top_p;         /* keep the smallest set with this much probability; 0 or 1 = off; outside [0, 1]: refused */
-    /* llama.cpp's repetition penalty, applied before everything else: the
-     * log-probability l of each distinct token among penalty_tokens becomes
-     * l / repeat_penalty if l > 0, else l * repeat_penalty (log-probabilities
-     * are <= 0, so a penalty > 1 makes those tokens less likely). 0 or 1 =
-     * off; negative, NaN or infinite: refused. penalty_tokens (n_penalty
-     * ids, e.g. the last 64 fed) must be in the vocabulary. */
-    float repeat_penalty;
-    const int32_t *penalty_tokens;
-    uint32_t n_penalty;
 } txlm_sampling;
+
+/* llama.cpp's repetition penalty, applied before temperature and filters:
+ * the log-probability l of each distinct token among tokens[0..n) becomes
+ * l / penalty if l > 0, else l * penalty (log-probabilities are <= 0, so a
+ * penalty > 1 makes those tokens less likely). penalty 0 or 1 = off;
+ * negative, NaN or infinite: refused. The tokens (the window, e.g. the
+ * last 64 fed) must be in the vocabulary. */
+typedef struct txlm_repeat_penalty {
+    float penalty;
+    const int32_t *tokens;
+    uint32_t n;
+} txlm_repeat_penalty;
 
 /* Seeds the session's sampler (same seed, same draws). */
 TXLM_API void txlm_session_set_seed(txlm_session *s, uint64_t seed);
@@ -353,16 +356,20 @@ TXLM_API void txlm_session_set_seed(txlm_session *s, uint64_t seed);
  * and exact; otherwise the full distribution of that position is used.
  * The token is NOT fed: feed it to continue. */
 TXLM_API txlm_status txlm_session_sample(txlm_session *s, const txlm_sampling *opts, int32_t *token);
+/* The same with a repetition penalty (penalty may be NULL: none). */
+TXLM_API txlm_status txlm_session_sample_penalized(txlm_session *s, const txlm_sampling *opts,
+                                                   const txlm_repeat_penalty *penalty, int32_t *token);
 
 /* Draws and feeds up to n tokens (the loop of sample, then feed), writing
- * them to tokens[0..n). progress (may be NULL) is called after each token
- * is written and fed, so it can print tokens[made - 1] as it comes;
- * returning non-zero stops with TXLM_ERR_CANCELLED. *made (may be NULL)
- * receives the tokens drawn and fed, on success n. With a repetition
- * penalty the window is opts->penalty_tokens followed by the tokens drawn
- * so far, its last n_penalty ids. */
-TXLM_API txlm_status txlm_session_generate(txlm_session *s, const txlm_sampling *opts, size_t n, int32_t *tokens,
-                                           txlm_progress_fn progress, void *user, size_t *made);
+ * them to tokens[0..n). opts and penalty may be NULL (temperature 1, no
+ * penalty). progress (may be NULL) is called after each token is written
+ * and fed, so it can print tokens[made - 1] as it comes; returning
+ * non-zero stops with TXLM_ERR_CANCELLED. *made (may be NULL) receives the
+ * tokens drawn and fed, on success n. With a penalty its window slides:
+ * penalty->tokens followed by the tokens drawn so far, the last penalty->n. */
+TXLM_API txlm_status txlm_session_generate(txlm_session *s, const txlm_sampling *opts, const txlm_repeat_penalty *penalty,
+                                           size_t n, int32_t *tokens, txlm_progress_fn progress, void *user,
+                                           size_t *made);
 
 /* ---- the next token's distribution, without feeding again ------------ */
 

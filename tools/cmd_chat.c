@@ -12,20 +12,6 @@
 #include "cli.h"
 #include "gen_common.h"
 
-static volatile sig_atomic_t interrupted;
-
-static void on_sigint(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
-
-static int stop_requested(void *user, double fraction)
-{
-    (void)user, (void)fraction;
-    return interrupted;
-}
-
 static const char commands_help[] =
     "  /save FILE   save the session (memory and sampler) to FILE\n"
     "  /load FILE   go on from a saved session\n"
@@ -94,13 +80,13 @@ static int turn(const char *line, txlm_model *m, txlm_session *s, gen_stream *st
     int32_t *ids = NULL;
     size_t n = 0, made = 0;
     txlm_status e = txlm_tokenize(m, line, strlen(line), &ids, &n);
-    if (!e && n) e = txlm_session_feed_long(s, ids, n, stop_requested, NULL, NULL);
+    if (!e && n) e = txlm_session_feed_long(s, ids, n, gen_stop_requested, NULL, NULL);
     if (!e) gen_stream_remember(st, ids, n);
     txlm_free(ids);
     if (e == TXLM_ERR_CANCELLED) return fputc('\n', stdout), 0;
     if (e) return cli_lib_error(e, "feeding the line");
     if (!n) return 0;
-    int rc = gen_stream_run(st, s, g, &interrupted, &made);
+    int rc = gen_stream_run(st, s, g, &gen_interrupted, &made);
     fputc('\n', stdout);
     return rc;
 }
@@ -110,10 +96,10 @@ static char *read_line(char **buf, size_t *cap)
 {
     fputs("> ", stdout);
     fflush(stdout);
-    interrupted = 0;
+    gen_interrupted = 0;
     errno = 0;
     if (getline(buf, cap, stdin) >= 0) return *buf;
-    if (interrupted) fputc('\n', stdout);
+    if (gen_interrupted) fputc('\n', stdout);
     return NULL;
 }
 
@@ -140,11 +126,11 @@ int cmd_chat(int argc, char **argv)
     gen_opts g;
     gen_defaults(&g, -1);
     txlm_session_options so = {.same_length = -1};
-    txlm_model_options mo = {.progress = stop_requested};
+    txlm_model_options mo = {.progress = gen_stop_requested};
     int rc = parse(argc, argv, &model, &state_in, &g, &so, &mo);
     if (rc) return rc == 2 ? 0 : 1;
     /* no SA_RESTART: Ctrl-C at the prompt ends the read */
-    struct sigaction sa = {.sa_handler = on_sigint}, old;
+    struct sigaction sa = {.sa_handler = gen_on_sigint}, old;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old);
     txlm_context *ctx = NULL;

@@ -11,20 +11,6 @@
 #include "cli.h"
 #include "gen_common.h"
 
-static volatile sig_atomic_t interrupted;
-
-static void on_sigint(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
-
-static int stop_requested(void *user, double fraction)
-{
-    (void)user, (void)fraction;
-    return interrupted;
-}
-
 static void usage(void)
 {
     printf("usage: txlm generate -m MODEL [-p PROMPT | -f PROMPT_FILE] [-n TOKENS] [--temperature T]\n"
@@ -125,7 +111,7 @@ static int start(const gen_args *a, const char *prompt, gen_run *r)
     if (prompt_ids(a, prompt, r, p.eos_id)) return 1;
     if (prompt && *prompt && !a->no_display) fputs(prompt, stdout), fflush(stdout);
     double t0 = cli_now();
-    if ((e = txlm_session_feed_long(r->s, r->ids, r->n_ids, stop_requested, NULL, NULL))) {
+    if ((e = txlm_session_feed_long(r->s, r->ids, r->n_ids, gen_stop_requested, NULL, NULL))) {
         if (e == TXLM_ERR_CANCELLED) fputc('\n', stdout);
         return e == TXLM_ERR_CANCELLED ? 130 : cli_lib_error(e, "feeding the prompt");
     }
@@ -156,20 +142,20 @@ int cmd_generate(int argc, char **argv)
     size_t len = 0, made = 0;
     const char *prompt = a.prompt;
     if (a.prompt_file && !(prompt = owned = cli_read_file(a.prompt_file, &len))) return 1;
-    interrupted = 0;
-    signal(SIGINT, on_sigint);
-    a.mo.progress = stop_requested;
+    gen_interrupted = 0;
+    signal(SIGINT, gen_on_sigint);
+    a.mo.progress = gen_stop_requested;
     double t0 = cli_now();
     txlm_status e = cli_open_model(a.model, &a.mo, &r.ctx, &r.m);
     r.t_load = cli_now() - t0;
     rc = e ? (e == TXLM_ERR_CANCELLED ? 130 : 1) : start(&a, prompt, &r);
     if (!rc) {
         t0 = cli_now();
-        rc = gen_stream_run(&r.st, r.s, &a.g, &interrupted, &made);
+        rc = gen_stream_run(&r.st, r.s, &a.g, &gen_interrupted, &made);
         r.t_gen = cli_now() - t0;
         fputc('\n', stdout);
         fflush(stdout);
-        if (!rc && interrupted) rc = 130;
+        if (!rc && gen_interrupted) rc = 130;
     }
     if (r.s && (rc == 0 || rc == 130) && a.state_out && (e = txlm_session_save_file(r.s, a.state_out)))
         rc = cli_lib_error(e, "--state-out");

@@ -25,10 +25,25 @@ const char gen_help[] =
     "                      \\n and \\t are read as a line break and a tab)\n"
     "  --seed S            also -s: same seed, same text (default: a random seed, told on stderr)\n";
 
+volatile sig_atomic_t gen_interrupted;
+
+void gen_on_sigint(int sig)
+{
+    (void)sig;
+    gen_interrupted = 1;
+}
+
+int gen_stop_requested(void *user, double fraction)
+{
+    (void)user, (void)fraction;
+    return gen_interrupted;
+}
+
 void gen_defaults(gen_opts *g, int64_t n_gen)
 {
     memset(g, 0, sizeof *g);
     g->samp.temperature = 1.0f;
+    g->repeat_penalty = 1.0f;
     g->repeat_last_n = 64;
     g->n_gen = n_gen;
 }
@@ -90,8 +105,8 @@ int gen_option(const char *a, const char *v, gen_opts *g)
         return o->top_p > 0 && o->top_p <= 1 ? 1 : (cli_error("--top-p: %s is outside (0, 1]", v), -1);
     }
     if (!strcmp(a, "--repeat-penalty")) {
-        if (parse_float(v, a, &o->repeat_penalty) < 0) return -1;
-        return o->repeat_penalty > 0 ? 1 : (cli_error("--repeat-penalty: must be above 0 (1: off)"), -1);
+        if (parse_float(v, a, &g->repeat_penalty) < 0) return -1;
+        return g->repeat_penalty > 0 ? 1 : (cli_error("--repeat-penalty: must be above 0 (1: off)"), -1);
     }
     if (!strcmp(a, "--repeat-last-n")) return cli_parse_u32(v, a, &g->repeat_last_n) ? -1 : 1;
     if (!strcmp(a, "--stop")) return parse_stop(v, g);

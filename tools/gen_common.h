@@ -15,6 +15,7 @@
 
 typedef struct gen_opts {
     txlm_sampling samp;
+    float repeat_penalty;              /* 1: off */
     uint32_t repeat_last_n;            /* tokens the penalty looks back over (llama.cpp's default, 64) */
     const char *stops[GEN_MAX_STOPS];  /* --stop, repeatable */
     size_t n_stops;
@@ -22,6 +23,13 @@ typedef struct gen_opts {
     uint64_t seed;
     int seed_given;
 } gen_opts;
+
+/* Ctrl-C: gen_on_sigint (the SIGINT handler) sets gen_interrupted;
+ * gen_stop_requested, a progress callback, then cancels loading and long
+ * feeds, and a reply stops after its current token. */
+extern volatile sig_atomic_t gen_interrupted;
+void gen_on_sigint(int sig);
+int gen_stop_requested(void *user, double fraction);
 
 /* The generation flags that take a value, for cli_option_value. */
 extern const char *const gen_flags[];

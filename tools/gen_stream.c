@@ -16,7 +16,7 @@ int gen_stream_open(gen_stream *st, txlm_model *m, const gen_opts *g)
     txlm_status e = txlm_detokenizer_create(m, &st->d);
     if (!e) e = txlm_stopper_create(g->stops, g->n_stops, &st->stop);
     if (e) return cli_lib_error(e, "preparing the output");
-    if (g->samp.repeat_penalty > 0 && g->samp.repeat_penalty != 1 && g->repeat_last_n) {
+    if (g->repeat_penalty != 1 && g->repeat_last_n) {
         if (!(st->window = calloc(g->repeat_last_n, sizeof *st->window))) return cli_error("out of memory");
         st->cap_window = g->repeat_last_n;
     }
@@ -90,13 +90,13 @@ static int finish(gen_stream *st)
 
 int gen_stream_run(gen_stream *st, txlm_session *s, const gen_opts *g, volatile sig_atomic_t *interrupted, size_t *made)
 {
-    txlm_sampling o = g->samp;
+    txlm_repeat_penalty pen = {g->repeat_penalty, NULL, 0};
     int stopped = 0;
     *made = 0;
     while ((g->n_gen < 0 || *made < (size_t)g->n_gen) && !stopped && !*interrupted) {
         int32_t tok;
-        o.penalty_tokens = st->window, o.n_penalty = st->n_window;
-        txlm_status e = txlm_session_sample(s, &o, &tok);
+        pen.tokens = st->window, pen.n = st->n_window;
+        txlm_status e = txlm_session_sample_penalized(s, &g->samp, &pen, &tok);
         if (e) return finish(st), cli_lib_error(e, "sampling");
         if ((e = txlm_session_feed_rows(s, &tok, 1, 1, NULL))) return finish(st), cli_lib_error(e, "running the model");
         ++*made;

@@ -202,8 +202,7 @@ static void nan_everywhere(txlm_context *ctx, const char *path)
     CHECK(txlm_session_memory_len(s) == 0, "the memory that produced NaN is forgotten");
     st = txlm_session_feed(s, toks, 8, rows);
     CHECK_STATUS(st, TXLM_ERR_NONFINITE, "segment 1, position 0: the log-probability of token 0 is nan");
-    txlm_sampling how[] = {{.temperature = 1.0f}, {.temperature = 0.0f}, {.temperature = 0.7f}, {.temperature = 1.0f, .top_k = 5},
-                           {.temperature = 1.0f, .top_p = 0.9f}};
+    txlm_sampling how[] = {{1.0f, 0, 0}, {0.0f, 0, 0}, {0.7f, 0, 0}, {1.0f, 5, 0}, {1.0f, 0, 0.9f}};
     for (size_t i = 0; i < sizeof how / sizeof *how; i++) {
         int32_t tok = -1;
         CHECK(txlm_session_feed(s, toks, 3, NULL) == TXLM_OK, "feed without output: %s", txlm_last_error());
@@ -236,7 +235,7 @@ static void nan_in_tail(txlm_context *ctx, const char *path)
     st = txlm_session_feed(s, toks, 8, rows);
     CHECK_STATUS(st, TXLM_ERR_NONFINITE, "segment 2, position 0: the log-probability of token 500 is nan");
     int32_t tok = -1;
-    txlm_sampling greedy = {.temperature = 0.0f};
+    txlm_sampling greedy = {0.0f, 0, 0};
     CHECK(txlm_session_feed(s, toks, 4, NULL) == TXLM_OK, "feed: %s", txlm_last_error());
     st = txlm_session_sample(s, &greedy, &tok);
     CHECK_STATUS(st, TXLM_ERR_NONFINITE, "segment 3, position 3: the log-probability of token 500 is nan");

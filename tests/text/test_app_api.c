@@ -18,6 +18,7 @@
 
 #include <txlm.h>
 
+#include "golden_model.h"
 #include "text_util.h"
 
 enum { V = 1000, SEG = 8 };
@@ -140,28 +141,32 @@ static void check_refused(txlm_session *s)
     txlm_sampling bad[] = {
         {.temperature = nan}, {.temperature = inf}, {.temperature = -inf}, {.temperature = 1, .top_p = 2},
         {.temperature = 1, .top_p = -0.5f}, {.temperature = 1, .top_p = nan}, {.temperature = 1, .top_k = (uint32_t)-1},
-        {.temperature = 1, .repeat_penalty = -1}, {.temperature = 1, .repeat_penalty = nan},
-        {.temperature = 1, .repeat_penalty = inf}, {.temperature = 1, .repeat_penalty = 1.5f, .n_penalty = 1},
-        {.temperature = 1, .repeat_penalty = 1.5f, .penalty_tokens = bad_tok, .n_penalty = 1},
     };
+    txlm_repeat_penalty bad_pen[] = {{.penalty = -1}, {.penalty = nan}, {.penalty = inf}, {.penalty = 1.5f, .n = 1},
+                                     {.penalty = 1.5f, .tokens = bad_tok, .n = 1}};
     int32_t tok = -7, first = -1, again = -2;
     txlm_sampling greedy = {.temperature = 0};
     TCHECK(txlm_session_sample(s, &greedy, &first) == TXLM_OK);
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        txlm_status st = txlm_session_sample(s, &bad[i], &tok);
+    size_t n_bad = sizeof bad / sizeof *bad, n_pen = sizeof bad_pen / sizeof *bad_pen;
+    for (size_t i = 0; i < n_bad + n_pen; i++) {
+        const txlm_sampling *o = i < n_bad ? &bad[i] : &greedy;
+        const txlm_repeat_penalty *p = i < n_bad ? NULL : &bad_pen[i - n_bad];
+        txlm_status st = txlm_session_sample_penalized(s, o, p, &tok);
         if (st != TXLM_ERR_INVALID_ARGUMENT) fprintf(stderr, "options %zu: status %d\n", i, st);
         TCHECK(st == TXLM_ERR_INVALID_ARGUMENT);
         printf("  refused: %s\n", txlm_last_error());
+        if (i < n_bad) TCHECK(txlm_session_sample(s, o, &tok) == TXLM_ERR_INVALID_ARGUMENT);
         size_t made = 9;
         int32_t out[2];
-        TCHECK(txlm_session_generate(s, &bad[i], 2, out, NULL, NULL, &made) == TXLM_ERR_INVALID_ARGUMENT && made == 0);
+        TCHECK(txlm_session_generate(s, o, p, 2, out, NULL, NULL, &made) == TXLM_ERR_INVALID_ARGUMENT && made == 0);
     }
     TCHECK(txlm_session_memory_len(s) == 6);
     TCHECK(txlm_session_sample(s, &greedy, &again) == TXLM_OK && again == first);
     /* still accepted: negative temperature (greedy), top_p 0 and 1 (off), penalty 0 and 1 (off) */
-    txlm_sampling ok[] = {{.temperature = -1}, {.temperature = 1, .top_p = 0}, {.temperature = 1, .top_p = 1},
-                          {.temperature = 1, .repeat_penalty = 1, .n_penalty = 1, .penalty_tokens = bad_tok}};
+    txlm_sampling ok[] = {{.temperature = -1}, {.temperature = 1, .top_p = 0}, {.temperature = 1, .top_p = 1}};
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) TCHECK(txlm_session_sample(s, &ok[i], &tok) == TXLM_OK);
+    txlm_repeat_penalty off[] = {{.penalty = 1, .tokens = bad_tok, .n = 1}, {.penalty = 0, .tokens = bad_tok, .n = 1}};
+    for (int i = 0; i < 2; i++) TCHECK(txlm_session_sample_penalized(s, &greedy, &off[i], &tok) == TXLM_OK && tok == first);
     TCHECK(txlm_session_sample(s, &ok[0], &tok) == TXLM_OK && tok == first);
 }
 
@@ -199,9 +204,10 @@ static void check_penalty(txlm_session *s)
     int bad = 0, changed = 0;
     for (size_t p = 0; p < sizeof pens / sizeof *pens; p++)
         for (int w = 0; w < 3; w++) {
-            txlm_sampling o = {.temperature = 0, .repeat_penalty = pens[p], .penalty_tokens = windows[w], .n_penalty = lens[w]};
+            txlm_sampling o = {.temperature = 0};
+            txlm_repeat_penalty pen = {.penalty = pens[p], .tokens = windows[w], .n = lens[w]};
             int32_t tok = -1, want = penalised_argmax(row, windows[w], lens[w], pens[p]);
-            TCHECK(txlm_session_sample(s, &o, &tok) == TXLM_OK);
+            TCHECK(txlm_session_sample_penalized(s, &o, &pen, &tok) == TXLM_OK);
             bad += tok != want;
             changed += want != order[0];
         }
@@ -220,20 +226,21 @@ static void check_generate(txlm_model *m, txlm_session **s)
 {
     enum { N = 12 };
     int32_t got[N], want[N], pen[4] = {5, 6, 7, 8};
-    txlm_sampling o = {.temperature = 0.8f, .top_k = 40, .repeat_penalty = 1.3f, .penalty_tokens = pen, .n_penalty = 4};
+    txlm_sampling o = {.temperature = 0.8f, .top_k = 40};
+    txlm_repeat_penalty rp = {.penalty = 1.3f, .tokens = pen, .n = 4};
     TCHECK(fresh(m, s) == 0);
     txlm_session_set_seed(*s, 11);
     size_t made = 0;
-    TCHECK(txlm_session_generate(*s, &o, N, got, NULL, NULL, &made) == TXLM_OK && made == N);
+    TCHECK(txlm_session_generate(*s, &o, &rp, N, got, NULL, NULL, &made) == TXLM_OK && made == N);
     /* the same by hand: the window slides over what is drawn */
     TCHECK(fresh(m, s) == 0);
     txlm_session_set_seed(*s, 11);
     int32_t window[4];
     memcpy(window, pen, sizeof window);
     for (int i = 0; i < N; i++) {
-        txlm_sampling w = o;
-        w.penalty_tokens = window;
-        TCHECK(txlm_session_sample(*s, &w, &want[i]) == TXLM_OK);
+        txlm_repeat_penalty w = rp;
+        w.tokens = window;
+        TCHECK(txlm_session_sample_penalized(*s, &o, &w, &want[i]) == TXLM_OK);
         TCHECK(txlm_session_feed_rows(*s, &want[i], 1, 1, NULL) == TXLM_OK);
         memmove(window, window + 1, 3 * sizeof *window);
         window[3] = want[i];
@@ -243,7 +250,7 @@ static void check_generate(txlm_model *m, txlm_session **s)
     TCHECK(fresh(m, s) == 0);
     txlm_session_set_seed(*s, 11);
     int left = 3;
-    TCHECK(txlm_session_generate(*s, &o, N, got, cancel_at, &left, &made) == TXLM_ERR_CANCELLED && made == 3);
+    TCHECK(txlm_session_generate(*s, &o, &rp, N, got, cancel_at, &left, &made) == TXLM_ERR_CANCELLED && made == 3);
     TCHECK(!memcmp(got, want, 3 * sizeof *got));
     TCHECK(txlm_session_memory_len(*s) == 9);
 }
@@ -274,7 +281,7 @@ static void check_recipe(txlm_model *m, txlm_session **s)
     int32_t drawn[2], cont[C], all[6 + 2 + C];
     for (int i = 0; i < C; i++) cont[i] = (i * 91 + 17) % V;
     TCHECK(fresh(m, s) == 0);
-    TCHECK(txlm_session_generate(*s, NULL, 2, drawn, NULL, NULL, NULL) == TXLM_OK);
+    TCHECK(txlm_session_generate(*s, NULL, NULL, 2, drawn, NULL, NULL, NULL) == TXLM_OK);
     uint32_t before = txlm_session_memory_len(*s);
     static float row0[V], row1[V];
     double got = 0, want = 0;
@@ -329,17 +336,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s TXLM_PACK GOLDEN_DIR\n", argv[0]);
         return 2;
     }
-    char *dir = make_tmp_dir(), path[1100];
-    snprintf(path, sizeof path, "%s/a.txlm", dir ? dir : ".");
+    char *dir = NULL;
     txlm_context *ctx = NULL;
     txlm_model *m = NULL;
     txlm_session *s = NULL;
-    const char *val = getenv("TXLM_VALIDATION");
-    txlm_context_options co = {.validation = val && *val && strcmp(val, "0") != 0};
-    if (!dir || pack_case(argv[1], argv[2], "adaptive_word", path, NULL) || txlm_context_create(&co, &ctx) ||
-        txlm_model_load(ctx, path, NULL, &m) || fresh(m, &s)) {
+    if (open_golden_model(argv[1], argv[2], "adaptive_word", &dir, &ctx, &m)) return 1;
+    if (fresh(m, &s)) {
         fprintf(stderr, "setup: %s\n", txlm_last_error());
-        if (dir) rm_tree(dir);
+        rm_tree(dir);
         return 1;
     }
     check_vocab(m);

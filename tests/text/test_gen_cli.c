@@ -29,14 +29,7 @@
 static const char *txlm;
 static char *dir, model[1100];
 
-static char *path_in(const char *name)
-{
-    static char buf[4][1100];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
+static char *path_in(const char *name) { return path_under(dir, name); }
 
 /* txlm CMD -m MODEL opts...; stdin from `input` (NULL: empty). Returns the status. */
 static int run(const char *cmd, const char *const *opts, const char *input, char **out, char **err)

@@ -117,15 +117,16 @@ static void penalty(void)
 {
     float lp[6] = {2.0f, -2.0f, 0.0f, 3.0f, -0.5f, 1.0f}, want[6] = {2.0f / 1.5f, -3.0f, 0.0f, 3.0f, -0.75f, 1.0f};
     int32_t window[] = {0, 1, 1, 4, 2, 0, 4};
-    txlm_sampling o = {.temperature = 1, .repeat_penalty = 1.5f, .penalty_tokens = window, .n_penalty = 7};
+    txlm_sampling o = {.temperature = 1};
+    txlm_repeat_penalty pen = {.penalty = 1.5f, .tokens = window, .n = 7};
     txlm_err err = {0};
-    CHECK(txlm_sampling_check(&o, 6, &err) == 0 && txlm_sampling_penalized(&o));
-    CHECK(txlm_apply_penalty(lp, 6, &o, &err) == 0);
+    CHECK(txlm_sampling_check(&o, &pen, 6, &err) == 0 && txlm_sampling_penalized(&pen));
+    CHECK(txlm_apply_penalty(lp, 6, &pen, &err) == 0);
     for (int i = 0; i < 6; i++) CHECK(lp[i] == want[i]);
-    o.repeat_penalty = 1;
-    CHECK(!txlm_sampling_penalized(&o));
-    o.repeat_penalty = 0;
-    CHECK(!txlm_sampling_penalized(&o));
+    pen.penalty = 1;
+    CHECK(!txlm_sampling_penalized(&pen));
+    pen.penalty = 0;
+    CHECK(!txlm_sampling_penalized(&pen) && !txlm_sampling_penalized(NULL));
 }
 
 int main(void)
