@@ -19,14 +19,7 @@
 #include "../common/slurp.h"
 #include "txlm.h"
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#pragma GCC diagnostic ignored "-Wunused-but-set-variable"
-#define STB_IMAGE_IMPLEMENTATION
-#define STBI_ONLY_PNG
-#include <stb/stb_image.h>
-#pragma GCC diagnostic pop
+#include "../common/stb_png.h"
 
 static const char *txlm, *model, *work;
 static char errfile[1024];
