@@ -50,8 +50,7 @@ static int parse(int argc, char **argv, const char **model, const char **state_i
     }
     if (!*model) return cli_error("chat: -m MODEL is required");
     if (*state_in && cli_check_input(*state_in, "--state-in")) return 1;
-    if (!g->n_stops) g->stops[g->n_stops++] = "\n"; /* a reply is a line */
-    return 0;
+    return g->n_stops ? 0 : gen_add_stop(g, "\\n"); /* a reply is a line */
 }
 
 /* A '/' command: 0 handled, 1 to quit, -1 not a command. Errors are told
@@ -128,7 +127,7 @@ int cmd_chat(int argc, char **argv)
     txlm_session_options so = {.same_length = -1};
     txlm_model_options mo = {.progress = gen_stop_requested};
     int rc = parse(argc, argv, &model, &state_in, &g, &so, &mo);
-    if (rc) return rc == 2 ? 0 : 1;
+    if (rc) return gen_free(&g), rc == 2 ? 0 : 1;
     /* no SA_RESTART: Ctrl-C at the prompt ends the read */
     struct sigaction sa = {.sa_handler = gen_on_sigint}, old;
     sigemptyset(&sa.sa_mask);
@@ -145,6 +144,7 @@ int cmd_chat(int argc, char **argv)
     rc = e ? (e == TXLM_ERR_CANCELLED ? 130 : 1) : loop(m, s, &g);
     if (!rc && cli_validation_status(ctx)) rc = 1;
     sigaction(SIGINT, &old, NULL);
+    gen_free(&g);
     txlm_session_free(s);
     txlm_model_free(m);
     txlm_context_destroy(ctx);

@@ -136,12 +136,12 @@ int cmd_generate(int argc, char **argv)
     gen_args a = {.so = {.same_length = -1}};
     gen_defaults(&a.g, 200);
     int rc = parse(argc, argv, &a);
-    if (rc) return rc == 2 ? 0 : 1;
+    if (rc) return gen_free(&a.g), rc == 2 ? 0 : 1;
     gen_run r = {0};
     char *owned = NULL;
     size_t len = 0, made = 0;
     const char *prompt = a.prompt;
-    if (a.prompt_file && !(prompt = owned = cli_read_file(a.prompt_file, &len))) return 1;
+    if (a.prompt_file && !(prompt = owned = cli_read_file(a.prompt_file, &len))) return gen_free(&a.g), 1;
     gen_interrupted = 0;
     signal(SIGINT, gen_on_sigint);
     a.mo.progress = gen_stop_requested;
@@ -164,6 +164,7 @@ int cmd_generate(int argc, char **argv)
     fflush(stdout);
     signal(SIGINT, SIG_DFL);
     free(owned);
+    gen_free(&a.g);
     txlm_free(r.ids);
     gen_stream_close(&r.st);
     txlm_session_free(r.s);

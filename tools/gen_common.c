@@ -59,8 +59,8 @@ static int parse_float(const char *v, const char *flag, float *out)
 }
 
 /* --stop's value with \n, \t and \\ read as escapes: a line break cannot
- * be typed into one argument easily. Kept for the life of the process. */
-static const char *unescape(const char *v)
+ * be typed into one argument easily. */
+static char *unescape(const char *v)
 {
     char *s = malloc(strlen(v) + 1), *o = s;
     if (!s) return NULL;
@@ -76,13 +76,19 @@ static const char *unescape(const char *v)
     return s;
 }
 
-static int parse_stop(const char *v, gen_opts *g)
+int gen_add_stop(gen_opts *g, const char *v)
 {
-    if (!*v) return cli_error("--stop: an empty string would stop at once"), -1;
-    if (g->n_stops == GEN_MAX_STOPS) return cli_error("--stop: at most %d stop strings", GEN_MAX_STOPS), -1;
-    if (!(g->stops[g->n_stops] = unescape(v))) return cli_error("out of memory"), -1;
+    if (!*v) return cli_error("--stop: an empty string would stop at once");
+    if (g->n_stops == GEN_MAX_STOPS) return cli_error("--stop: at most %d stop strings", GEN_MAX_STOPS);
+    if (!(g->stops[g->n_stops] = unescape(v))) return cli_error("out of memory");
     g->n_stops++;
-    return 1;
+    return 0;
+}
+
+void gen_free(gen_opts *g)
+{
+    for (size_t i = 0; i < g->n_stops; i++) free(g->stops[i]);
+    g->n_stops = 0;
 }
 
 static int parse_n(const char *v, const char *a, gen_opts *g)
@@ -109,7 +115,7 @@ int gen_option(const char *a, const char *v, gen_opts *g)
         return g->repeat_penalty > 0 ? 1 : (cli_error("--repeat-penalty: must be above 0 (1: off)"), -1);
     }
     if (!strcmp(a, "--repeat-last-n")) return cli_parse_u32(v, a, &g->repeat_last_n) ? -1 : 1;
-    if (!strcmp(a, "--stop")) return parse_stop(v, g);
+    if (!strcmp(a, "--stop")) return gen_add_stop(g, v) ? -1 : 1;
     if (!strcmp(a, "--seed") || !strcmp(a, "-s")) {
         char *end;
         errno = 0;

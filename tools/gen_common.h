@@ -17,7 +17,7 @@ typedef struct gen_opts {
     txlm_sampling samp;
     float repeat_penalty;              /* 1: off */
     uint32_t repeat_last_n;            /* tokens the penalty looks back over (llama.cpp's default, 64) */
-    const char *stops[GEN_MAX_STOPS];  /* --stop, repeatable */
+    char *stops[GEN_MAX_STOPS];        /* --stop, repeatable (owned: gen_free) */
     size_t n_stops;
     int64_t n_gen;                     /* tokens to generate; -1: no limit */
     uint64_t seed;
@@ -38,6 +38,10 @@ extern const char gen_help[];
 
 /* Defaults: temperature 1, no top-k/top-p, no penalty (window 64), no stop strings, n_gen tokens. */
 void gen_defaults(gen_opts *g, int64_t n_gen);
+/* Frees the stop strings. */
+void gen_free(gen_opts *g);
+/* Adds a stop string (escapes \n, \t, \\ read): 0, or 1 after printing why not. */
+int gen_add_stop(gen_opts *g, const char *s);
 /* 1 when flag a (value v) is a generation option and parses, 0 when it is
  * not one, -1 after printing why its value is refused. */
 int gen_option(const char *a, const char *v, gen_opts *g);

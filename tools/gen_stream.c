@@ -14,7 +14,7 @@ int gen_stream_open(gen_stream *st, txlm_model *m, const gen_opts *g)
 {
     memset(st, 0, sizeof *st);
     txlm_status e = txlm_detokenizer_create(m, &st->d);
-    if (!e) e = txlm_stopper_create(g->stops, g->n_stops, &st->stop);
+    if (!e) e = txlm_stopper_create((const char *const *)g->stops, g->n_stops, &st->stop);
     if (e) return cli_lib_error(e, "preparing the output");
     if (g->repeat_penalty != 1 && g->repeat_last_n) {
         if (!(st->window = calloc(g->repeat_last_n, sizeof *st->window))) return cli_error("out of memory");
