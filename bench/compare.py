@@ -52,11 +52,14 @@ def make_models(a, names):
             run([pack, "--synthetic", cfg, "-o", f32, "--seed", "1", "--export-safetensors",
                  os.path.join(hf, "model.safetensors")])
         variants = {"f32": f32}
-        if name == "wt103":
-            q8 = os.path.join(a.models_dir, name + "-q8_0.txlm")
-            if not os.path.exists(q8):
-                run([pack, "--synthetic", cfg, "-o", q8, "--seed", "1", "--dtype", "q8_0"])
-            variants["q8_0"] = q8
+        # the packed copies of the same weights
+        for dt in a.dtypes.split(","):
+            if dt == "f32":
+                continue
+            path = os.path.join(a.models_dir, f"{name}-{dt}.txlm")
+            if not os.path.exists(path):
+                run([pack, "--synthetic", cfg, "-o", path, "--seed", "1", "--dtype", dt])
+            variants[dt] = path
         out[name] = (variants, hf)
     return out
 
@@ -75,8 +78,9 @@ def check(a, name, variants, hf, ids, work):
     segs, mem = [16, 16, 1, 1, 16, 1, 1], 32
     n = sum(segs)
     ref = os.path.join(work, name + "-torch.f32")
-    run([PY, os.path.join(REPO, "bench", "torch_bench.py"), "--hf", hf, "--workloads", "logprobs", "--ids", a.ids,
-         "--mem-len", str(mem), "--segments", ",".join(map(str, segs)), "-o", ref, "--txl", a.txl])
+    run([a.python, os.path.join(REPO, "bench", "torch_bench.py"), "--hf", hf, "--workloads", "logprobs", "--ids", a.ids,
+         "--mem-len", str(mem), "--segments", ",".join(map(str, segs)), "-o", ref, "--txl", a.txl,
+         "--device", a.device])
     want = np.fromfile(ref, dtype="<f4").reshape(n, -1)
     result = {}
     for dt, model in variants.items():
@@ -107,29 +111,33 @@ def median(xs):
 def time_model(a, name, variants, hf, ok):
     """Alternates txlm (each dtype) and PyTorch, one repetition per process."""
     txlm_runs = {dt: [] for dt in variants}
-    torch_runs = []
+    precisions = a.precisions.split(",")
+    torch_runs = {p: [] for p in precisions}
     common = ["--mem-len", str(a.mem_len), "--tgt-len", str(a.tgt_len), "--tokens", str(a.tokens), "--gen-tokens",
               str(a.gen_tokens), "--reps", "1", "--ids", a.ids]
     for rep in range(a.reps):
         for dt, model in variants.items():
             out = run([a.txlm, "bench", "-m", model, "--json", "--workloads", a.workloads] + common)
             txlm_runs[dt].append(json.loads(out))
-        if any(ok.values()):
-            out = run([PY, os.path.join(REPO, "bench", "torch_bench.py"), "--hf", hf, "--workloads", a.workloads,
-                       "--txl", a.txl] + common)
-            torch_runs.append(json.loads(out))
+        for prec in precisions if any(ok.values()) else []:
+            out = run([a.python, os.path.join(REPO, "bench", "torch_bench.py"), "--hf", hf, "--workloads",
+                       a.workloads, "--txl", a.txl, "--device", a.device, "--precision", prec] + common)
+            torch_runs[prec].append(json.loads(out))
     keys = {"load": "load_s", "eval": "eval_tokens_per_s", "gen": "gen_tokens_per_s"}
     res = {"txlm": {}, "torch": {}, "ratio": {}}
     for w in a.workloads.split(","):
         k = keys[w]
-        tv = [r[k][0] for r in torch_runs]
-        res["torch"][w] = {"runs": tv, "median": median(tv)}
         for dt in variants:
             xv = [r[k][0] for r in txlm_runs[dt]]
             res["txlm"].setdefault(dt, {})[w] = {"runs": xv, "median": median(xv)}
-            if ok.get(dt) and tv:
-                # speeds: txlm / PyTorch; load (a time): txlm / PyTorch as well, so < 1 is better there
-                res["ratio"].setdefault(dt, {})[w] = median(xv) / median(tv)
+        for prec in precisions:
+            tv = [r[k][0] for r in torch_runs[prec]]
+            res["torch"].setdefault(prec, {})[w] = {"runs": tv, "median": median(tv)}
+            for dt in variants:
+                if ok.get(dt) and tv:
+                    # speeds: txlm / PyTorch; load (a time): txlm / PyTorch as well, so < 1 is better there
+                    res["ratio"].setdefault(dt, {}).setdefault(prec, {})[w] = \
+                        res["txlm"][dt][w]["median"] / median(tv)
     res["context_s"] = {dt: median([r["context_s"] for r in txlm_runs[dt]]) for dt in variants}
     # generation against the device's copy rate, measured in each run
     for dt in variants:
@@ -151,15 +159,17 @@ def markdown(results, a):
             continue
         t = r["timing"]
         lines += [f"### {name} (mem_len {a.mem_len}, tgt_len {a.tgt_len}, {a.reps} reps, medians)", "",
-                  "| workload | dtype | txlm | PyTorch | txlm / PyTorch | txlm runs | PyTorch runs |",
-                  "|---|---|---|---|---|---|---|"]
+                  "| workload | txlm dtype | txlm | PyTorch precision | PyTorch | txlm / PyTorch | txlm runs | "
+                  "PyTorch runs |", "|---|---|---|---|---|---|---|---|"]
         for w in a.workloads.split(","):
             for dt, tw in t["txlm"].items():
-                ratio = t["ratio"].get(dt, {}).get(w)
-                lines.append(f"| {w} ({units[w]}) | {dt} | {tw[w]['median']:.3f} | {t['torch'][w]['median']:.3f} | "
-                             f"{'%.2f' % ratio if ratio is not None else 'no ratio (check failed)'} | "
-                             f"{', '.join('%.3f' % x for x in tw[w]['runs'])} | "
-                             f"{', '.join('%.3f' % x for x in t['torch'][w]['runs'])} |")
+                for prec, pw in t["torch"].items():
+                    ratio = t["ratio"].get(dt, {}).get(prec, {}).get(w)
+                    lines.append(f"| {w} ({units[w]}) | {dt} | {tw[w]['median']:.3f} | {prec} | "
+                                 f"{pw[w]['median'] if pw[w]['median'] is not None else float('nan'):.3f} | "
+                                 f"{'%.2f' % ratio if ratio is not None else 'no ratio (check failed)'} | "
+                                 f"{', '.join('%.3f' % x for x in tw[w]['runs'])} | "
+                                 f"{', '.join('%.3f' % x for x in pw[w]['runs'])} |")
         lines.append("")
         for dt, wr in t.get("weights", {}).items():
             lines.append(f"- txlm generation, {dt}: {wr['weight_bytes_per_s'] * 1e-9:.2f} GB/s of weights "
@@ -182,7 +192,11 @@ def markdown(results, a):
     return "\n".join(lines) + "\n"
 
 
-def machine():
+def machine(a):
+    if a.device != "cpu":
+        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                             stdout=subprocess.PIPE, text=True).stdout.strip()
+        return f"{gpu}; txlm through Vulkan on it: {run([a.txlm, 'devices']).strip().splitlines()[0]}"
     mesa = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "mesa-vulkan-drivers"], stdout=subprocess.PIPE,
                           text=True).stdout
     cpu = ""
@@ -210,6 +224,10 @@ def main():
     ap.add_argument("--quick", action="store_true", help="1 rep, few tokens, no vanilla table (harness check)")
     ap.add_argument("--txl", default=os.path.join(REPO, "tools", "train", "txl.py"))
     ap.add_argument("--any-blas", action="store_true", help="time PyTorch even without OpenBLAS")
+    ap.add_argument("--dtypes", default="q8_0", help="the packings timed besides f32 (f16,q8_0,q4_0)")
+    ap.add_argument("--device", default="cpu", help="PyTorch's device: cpu or cuda (txlm picks its own)")
+    ap.add_argument("--precisions", default="fp32", help="PyTorch on cuda: fp32,tf32,fp16 (autocast)")
+    ap.add_argument("--python", default=PY, help="the Python that has PyTorch")
     a = ap.parse_args()
     if a.quick:
         a.reps, a.tokens, a.gen_tokens, a.vanilla = 1, 128, 4, ""
@@ -222,9 +240,9 @@ def main():
 
     # PyTorch through the reference BLAS runs ~30x slower than through
     # OpenBLAS: a ratio against it would flatter txlm, so it is refused.
-    blas = json.loads(run([PY, "-c", "import json, sys; sys.argv = ['x']; sys.path.insert(0, %r); import torch_bench; "
+    blas = json.loads(run([a.python, "-c", "import json, sys; sys.argv = ['x']; sys.path.insert(0, %r); import torch_bench; "
                                "print(json.dumps(torch_bench.blas_library()))" % os.path.join(REPO, "bench")]))
-    if "openblas" not in blas.lower() and not a.any_blas:
+    if a.device == "cpu" and "openblas" not in blas.lower() and not a.any_blas:
         sys.exit(f"compare: PyTorch uses {blas}, not OpenBLAS (Debian: apt-get install libopenblas0-pthread); "
                  "--any-blas to time it anyway")
     names = a.models.split(",")
@@ -235,7 +253,7 @@ def main():
                             text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
                            stdout=subprocess.PIPE, text=True).stdout.strip()
-    results = {"machine": machine() + f"; PyTorch BLAS {blas}", "commit": commit + (" (with local changes)" if dirty else ""),
+    results = {"machine": machine(a) + f"; PyTorch BLAS {blas}", "commit": commit + (" (with local changes)" if dirty else ""),
                "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "models": {}}
     for name in names:
         variants, hf = models[name]

@@ -9,6 +9,7 @@ in the output layer. The layers run as txl.py writes them (the reference algorit
 keys, values and position keys are recomputed over memory + segment every step).
 """
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
@@ -38,7 +39,7 @@ def target_logprobs(model, z, targets):
                                                        model.w("crit.cluster_bias"))], dim=-1)
     head_lp = torch.log_softmax(head, dim=-1)
     short = model.cfg["cutoffs"][0]
-    out = torch.empty(targets.shape[0])
+    out = torch.empty(targets.shape[0], device=z.device)
     for ci in range(model.n_clusters + 1):
         lo, hi = model.ends[ci], model.ends[ci + 1]
         rows = ((targets >= lo) & (targets < hi)).nonzero()[:, 0]
@@ -69,8 +70,17 @@ def sample_next(model, z_row, gen):
     return model.ends[ci] + int(torch.multinomial(tail, 1, generator=gen))
 
 
+DEV = torch.device("cpu")
+
+
 def ids_at(ids, at, n):
-    return torch.tensor([int(ids[(at + i) % len(ids)]) for i in range(n)], dtype=torch.long)
+    return torch.tensor([int(ids[(at + i) % len(ids)]) for i in range(n)], dtype=torch.long, device=DEV)
+
+
+def sync():
+    """Device work is asynchronous: wait for it before reading a host clock."""
+    if DEV.type == "cuda":
+        torch.cuda.synchronize()
 
 
 def run_eval(model, ids, mem_len, tgt_len, tokens, reps):
@@ -90,8 +100,10 @@ def run_eval(model, ids, mem_len, tgt_len, tokens, reps):
     score(mem_len or tgt_len)
     out = []
     for _ in range(reps):
+        sync()
         t0 = time.perf_counter()
         score(tokens)
+        sync()
         out.append(tokens / (time.perf_counter() - t0))
     return out
 
@@ -102,16 +114,18 @@ def run_gen(model, ids, mem_len, tgt_len, tokens, reps, seed):
     for at in range(0, prompt, tgt_len):
         k = min(tgt_len, prompt - at)
         z, mems = model.hidden(ids_at(ids, at, k)[None], mems)
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator(device=DEV).manual_seed(seed)
     # one untimed token, as txlm bench does (its first one compiles kernels)
     tok = sample_next(model, z[0, -1], gen)
-    z, mems = model.hidden(torch.tensor([[tok]]), mems)
+    z, mems = model.hidden(torch.tensor([[tok]], device=DEV), mems)
     out = []
     for _ in range(reps):
+        sync()
         t0 = time.perf_counter()
         for _ in range(tokens):
             tok = sample_next(model, z[0, -1], gen)
-            z, mems = model.hidden(torch.tensor([[tok]]), mems)
+            z, mems = model.hidden(torch.tensor([[tok]], device=DEV), mems)
+        sync()
         out.append(tokens / (time.perf_counter() - t0))
     return out
 
@@ -120,10 +134,11 @@ def run_load(txl, hf, mem_len, reps, seed):
     out = []
     for _ in range(reps):
         t0 = time.perf_counter()
-        model = txl.load_checkpoint(hf)
+        model = txl.load_checkpoint(hf).to(DEV)
         model.cfg["mem_len"] = mem_len
-        z, _ = model.hidden(torch.tensor([[0]]), None)
-        sample_next(model, z[0, -1], torch.Generator().manual_seed(seed))
+        z, _ = model.hidden(torch.tensor([[0]], device=DEV), None)
+        sample_next(model, z[0, -1], torch.Generator(device=DEV).manual_seed(seed))
+        sync()
         out.append(time.perf_counter() - t0)
         del model
     return out
@@ -133,9 +148,9 @@ def run_logprobs(model, ids, segments, path):
     mems, rows, at = None, [], 0
     for k in segments:
         z, mems = model.hidden(ids_at(ids, at, k)[None], mems)
-        rows.append(model.log_probs(z[0]))
+        rows.append(model.log_probs(z[0]).float())
         at += k
-    torch.cat(rows).numpy().astype("<f4").tofile(path)
+    torch.cat(rows).cpu().numpy().astype("<f4").tofile(path)
 
 
 def blas_library():
@@ -167,19 +182,28 @@ def main():
     ap.add_argument("--segments", default="16,16,16,16", help="logprobs: segment lengths")
     ap.add_argument("-o", "--output", help="logprobs: float32 [tokens, n_token] written here")
     ap.add_argument("--txl", default=os.path.join(REPO, "tools", "train", "txl.py"), help="the PyTorch model code")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "fp16"],
+                    help="cuda: fp32, tf32 (matrix units' float32 mode) or fp16 (autocast)")
     a = ap.parse_args()
 
+    global DEV
+    DEV = torch.device(a.device)
     torch.set_num_threads(a.threads)
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = a.precision == "tf32"
+    autocast = (torch.autocast("cuda", dtype=torch.float16) if a.precision == "fp16" and DEV.type == "cuda"
+                else contextlib.nullcontext())
     txl = load_txl(a.txl)
     ids = np.fromfile(a.ids, dtype="<i4")
     work = a.workloads.split(",")
-    res = {"torch": torch.__version__, "blas": blas_library(), "threads": torch.get_num_threads(), "mem_len": a.mem_len,
+    res = {"torch": torch.__version__, "device": torch.cuda.get_device_name(DEV) if DEV.type == "cuda" else "cpu",
+           "precision": a.precision, "blas": blas_library(), "threads": torch.get_num_threads(), "mem_len": a.mem_len,
            "tgt_len": a.tgt_len, "tokens": a.tokens, "reps": a.reps}
-    with torch.no_grad():
+    with torch.no_grad(), autocast:
         if "load" in work:
             res["load_s"] = run_load(txl, a.hf, a.mem_len, a.reps, a.seed)
         if set(work) & {"eval", "gen", "logprobs"}:
-            model = txl.load_checkpoint(a.hf)
+            model = txl.load_checkpoint(a.hf).to(DEV)
             model.cfg["mem_len"] = a.mem_len
             if "eval" in work:
                 res["eval_tokens_per_s"] = run_eval(model, ids, a.mem_len, a.tgt_len, a.tokens, a.reps)

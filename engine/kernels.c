@@ -91,6 +91,7 @@
 #include "gemv_tex_ln_q8_0.spv.h"
 #include "gemv_tex_ln_q4_0.spv.h"
 #include "gemv_tex_q8_0_long_ln.spv.h"
+#include "attn_tile.spv.h"
 
 static const struct {
     const char *name;
@@ -198,6 +199,7 @@ static const struct {
     KA(TXLM_K_ATTN_PAIR_TEX64, attn_pair_tex64),
     KMS(TXLM_K_ATTN_SPLIT_SG64, attn_split_sg64, 8, 0x1f, 1),
     KM(TXLM_K_LOGSOFTMAX_TEX, logsoftmax_tex, 5, 0x1),
+    KS(TXLM_K_ATTN_TILE, attn_tile, 6),
 #undef KA
 #undef KTS
 #undef KS
@@ -287,11 +289,15 @@ int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
         return 0;
     /* the shuffle kernels' workgroup of 8 is one subgroup of 8 */
     if (id >= TXLM_K_LINEAR_TEXSG && id <= TXLM_K_ATTN_PAIR_TEXSG64 && !vk->subgroup_shuffle8) return 0;
-    /* 16x16 invocations and 8 KiB of workgroup memory (the spec promises 128 and 16 KiB) */
+    /* 16x16 invocations and 16 KiB of workgroup memory (the spec promises 128 and 16 KiB) */
     const VkPhysicalDeviceLimits *lim = &vk->props.limits;
     if (id >= TXLM_K_LINEAR_SMEM && id <= TXLM_K_LINEAR_SMEM_Q4_0 &&
         (lim->maxComputeWorkGroupInvocations < 256 || lim->maxComputeWorkGroupSize[0] < 16 ||
-         lim->maxComputeWorkGroupSize[1] < 16 || lim->maxComputeSharedMemorySize < 8192))
+         lim->maxComputeWorkGroupSize[1] < 16 || lim->maxComputeSharedMemorySize < 16384))
+        return 0;
+    /* 256 invocations and 26096 bytes of workgroup memory (shaders/attn_tile.comp) */
+    if (id == TXLM_K_ATTN_TILE && (lim->maxComputeWorkGroupInvocations < 256 || lim->maxComputeWorkGroupSize[0] < 256 ||
+                                   lim->maxComputeSharedMemorySize < 26096))
         return 0;
     return 1;
 }

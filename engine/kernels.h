@@ -67,6 +67,7 @@ typedef enum txlm_kernel_id {
     /* the one-row texel kernels with the post-norm LayerNorm fused (txlm_op_linear_ln) */
     TXLM_K_GEMV_TEX_LN, TXLM_K_GEMV_TEX_LN_F16, TXLM_K_GEMV_TEX_LN_Q8_0, TXLM_K_GEMV_TEX_LN_Q4_0,
     TXLM_K_GEMV_TEX_Q8_0_LONG_LN,
+    TXLM_K_ATTN_TILE, /* GPUs: 16 queries x 16-key tiles in workgroup memory, keys split into runs */
     TXLM_K_COUNT
 } txlm_kernel_id;
 

@@ -217,6 +217,7 @@ struct attn_push {
     uint32_t kv_row0, kv_rows;
     uint32_t merge; /* attn_split_sg: its last run merges (bindings 6 and 7) */
     uint32_t kv_dyn;
+    uint32_t splits; /* attn_tile: runs of keys, merged after (1: none) */
 };
 
 static struct attn_push attn_push_of(const txlm_attn_shape *s, uint32_t rk_off)
@@ -224,7 +225,32 @@ static struct attn_push attn_push_of(const txlm_attn_shape *s, uint32_t rk_off)
     uint32_t klen = s->mlen + s->qlen;
     return (struct attn_push){s->qlen, s->mlen, klen, s->H, s->dh, rk_off, s->clamp_max, s->same_length,
                               s->mem_len, (float)(1.0 / sqrt((double)(s->dh_real ? s->dh_real : s->dh))),
-                              s->kv_row0, s->kv_rows ? s->kv_rows : s->kv_row0 + klen, 0, s->kv_dyn};
+                              s->kv_row0, s->kv_rows ? s->kv_rows : s->kv_row0 + klen, 0, s->kv_dyn, 1};
+}
+
+/* attn_merge: the partial softmaxes of nparts runs a query (scratch) into out */
+static void merge_runs(txlm_ops *o, const txlm_attn_shape *s, txlm_view scratch, txlm_view out, uint32_t nparts)
+{
+    struct {
+        uint32_t qlen, H, dh, nparts;
+    } pm = {s->qlen, s->H, s->dh, nparts};
+    txlm_view v2[2] = {scratch, out};
+    txlm_rec_dispatch(o->rec, TXLM_K_ATTN_MERGE, v2, &pm, sizeof pm, div_up(s->H * s->dh / 4, 64), s->qlen, 1);
+    txlm_rec_barrier(o->rec);
+}
+
+/* attn_tile's runs of keys: enough workgroups to fill a large GPU (about
+ * 1024 when the queries alone give fewer), each run at least 4 tiles,
+ * their partial sums within the scratch. */
+static uint32_t tile_splits(const txlm_attn_shape *s, uint64_t scratch_bytes)
+{
+    uint32_t klen = s->mlen + s->qlen, groups = div_up(s->qlen, 16) * s->H;
+    uint32_t n = div_up(1024, groups), most = div_up(div_up(klen, 16), 4);
+    uint64_t per_run = (uint64_t)s->H * s->qlen * (s->dh + 4) * 4;
+    if (n > most) n = most;
+    if (n > 64) n = 64;
+    if ((uint64_t)n * per_run > scratch_bytes) n = (uint32_t)(scratch_bytes / per_run);
+    return n ? n : 1;
 }
 
 void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_view kv, txlm_view rk, uint32_t rk_off,
@@ -242,6 +268,16 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
     txlm_view rw = txlm_tensor_view(r_w_bias), rr = txlm_tensor_view(r_r_bias);
     int tex = o->rec->vk->texel && txlm_rec_texel_fits(o->rec, q) && txlm_rec_texel_fits(o->rec, kv) &&
               txlm_rec_texel_fits(o->rec, rk) && txlm_rec_texel_fits(o->rec, rw) && txlm_rec_texel_fits(o->rec, rr);
+    /* GPUs: 16 queries a workgroup, keys staged in tiles (attn_tile.comp) */
+    if (vec_ok && !all_masked_rows && o->rec->vk->gpu_kernels && s->dh <= 64 &&
+        txlm_kernel_usable(o->rec->vk, TXLM_K_ATTN_TILE)) {
+        ps.splits = tile_splits(s, scratch.size);
+        txlm_view v[6] = {q, kv, rk, rw, rr, ps.splits > 1 ? scratch : out};
+        txlm_rec_dispatch(o->rec, TXLM_K_ATTN_TILE, v, &ps, sizeof ps, div_up(s->qlen, 16), s->H, ps.splits);
+        txlm_rec_barrier(o->rec);
+        if (ps.splits > 1) merge_runs(o, s, scratch, out, ps.splits);
+        return;
+    }
     /* A handful of queries (generation): the keys are split into runs so
      * that every lane has work, then the runs are merged. */
     if (vec_ok && !all_masked_rows && s->qlen <= 4 && txlm_attn_split_bytes(s) <= scratch.size) {
@@ -266,12 +302,7 @@ void txlm_op_attention(txlm_ops *o, const txlm_attn_shape *s, txlm_view q, txlm_
             txlm_rec_dispatch(o->rec, split, v, &ps, sizeof ps, div_up(nparts, 8), s->H, s->qlen);
         }
         txlm_rec_barrier(o->rec);
-        struct {
-            uint32_t qlen, H, dh, nparts;
-        } pm = {s->qlen, s->H, s->dh, nparts};
-        txlm_view v2[2] = {scratch, out};
-        txlm_rec_dispatch(o->rec, TXLM_K_ATTN_MERGE, v2, &pm, sizeof pm, div_up(s->H * s->dh / 4, 64), s->qlen, 1);
-        txlm_rec_barrier(o->rec);
+        merge_runs(o, s, scratch, out, nparts);
         return;
     }
     /* Two queries per invocation (each key and value row loaded serves

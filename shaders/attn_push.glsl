@@ -15,6 +15,7 @@ layout(push_constant) uniform Push {
     uint kv_rows;
     uint merge;         // attn_split_sg: its last run merges (bindings 6 and 7)
     uint kv_dyn;        // memory row 0 sits at kv_row0 + STEP[0] (step.glsl)
+    uint splits;        // attn_tile: runs the keys are split into (0 or 1: none)
 } p;
 
 #include "step.glsl"

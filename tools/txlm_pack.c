@@ -246,6 +246,28 @@ static void say_config(const txlm_config_notes *n)
     }
 }
 
+/* The model and its HF export, all or nothing: the model is packed under
+ * a fresh name beside OUT (created with O_EXCL, so nothing planted there
+ * is followed), then the export replaces its three files at once, and
+ * only then does the model take OUT's name. A failure before that last
+ * rename leaves OUT and the export's files as they were. */
+static int write_with_export(const txlm_hparams *h, const txlm_vocab *v, const txlm_checkpoint *ck,
+                             const txlm_pack_options *opt, const args *a, txlm_err *err)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.pack-XXXXXX", a->out) >= (int)sizeof tmp)
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: path too long", a->out);
+    int fd = mkstemp(tmp);
+    if (fd < 0) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot create a file beside it: %s", a->out, strerror(errno));
+    close(fd);
+    int rc = txlm_pack_write(h, v, ck, opt, tmp, err);
+    if (!rc) rc = txlm_export_hf(h, v, ck, a->export_st, err);
+    if (!rc && rename(tmp, a->out))
+        rc = txlm_fail(err, TXLM_ERR_IO, "%s: cannot rename the packed model into place: %s", a->out, strerror(errno));
+    if (rc) unlink(tmp);
+    return rc;
+}
+
 /* --synthetic: a model of the config's shape with seeded random weights,
  * through the same packer (names, ties, shapes) as a real checkpoint. */
 static int run_synthetic(const args *a, txlm_err *err)
@@ -270,9 +292,7 @@ static int run_synthetic(const args *a, txlm_err *err)
                        v.v.n, h.n_token);
     if (!rc && !a->vocab) rc = tokenizer_options(a, &v, err);
     if (!rc) rc = txlm_synthetic_checkpoint(&h, seed, &ck, err);
-    if (!rc) rc = txlm_pack_write(&h, &v.v, ck, &opt, a->out, err);
-    if (!rc && a->export_st && (rc = txlm_export_hf(&h, &v.v, ck, a->export_st, err)))
-        unlink(a->out); /* all or nothing */
+    if (!rc) rc = a->export_st ? write_with_export(&h, &v.v, ck, &opt, a, err) : txlm_pack_write(&h, &v.v, ck, &opt, a->out, err);
     txlm_checkpoint_free(ck);
     txlm_vocab_buf_free(&v);
     return rc;

@@ -3,11 +3,13 @@
  * exported with --export-safetensors packs back to identical tensors.
  *
  * usage: test_import_synthetic TXLM_PACK */
+#include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +17,22 @@
 #include "util.h"
 
 static const char *pack;
+
+static long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) ? -1 : (long)st.st_size;
+}
+
+/* entries of dir whose names start with prefix */
+static int count_files(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) n += !strncmp(e->d_name, prefix, strlen(prefix));
+    if (d) closedir(d);
+    return n;
+}
 
 /* Runs txlm-pack with the given arguments (stderr kept in tmp_dir()/err); returns its exit status. */
 static int pack_run(const char *fmt, ...) TXLM_PRINTF(1, 2);
@@ -101,6 +119,13 @@ int main(int argc, char **argv)
           file_exists(tmp_path("hf/vocab.txt")));
     unlink(tmp_path("hf/m.safetensors")), unlink(tmp_path("hf/config.json")), unlink(tmp_path("hf/vocab.txt"));
     rmdir(tmp_path("hf")), unlink(tmp_path("g.txlm"));
+    /* an export that fails leaves the model already at OUT as it was, and no file behind */
+    write_file(tmp_path("old.txlm"), "old", 3);
+    CHECK(pack_run("--synthetic %s/cfg.json --export-safetensors %s/no/such/m.safetensors -o %s/old.txlm", dir, dir,
+                   dir) != 0);
+    CHECK(file_exists(tmp_path("old.txlm")) && file_size(tmp_path("old.txlm")) == 3);
+    CHECK(count_files(dir, "old.txlm.pack-") == 0);
+    unlink(tmp_path("old.txlm"));
     CHECK(pack_run("--synthetic %s/cfg.json --dtype q8_0 -o %s/q1.txlm", dir, dir) == 0);
     CHECK(pack_run("%s --dtype q8_0 -o %s/q2.txlm", dir, dir) == 0);
 

@@ -93,7 +93,8 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
     /* without probabilities: the default choice (split for a few queries,
      * else two queries per invocation), then one query per invocation,
      * then forced three-pass */
-    int texel_default = ctx->vk.texel;
+    int texel_default = ctx->vk.texel, gpu_default = ctx->vk.gpu_kernels;
+    ctx->vk.gpu_kernels = 0; /* the tiled kernel GPUs choose: after this loop */
     txlm_buf syncb = host_buf(NULL, TXLM_SYNC_WORDS);
     for (int mode = 0; mode < 8; mode++) {
         /* modes 3-5: the same choices reading through texel buffers; mode 6:
@@ -161,6 +162,29 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
               "kv_row0=%u%s ring=%u texel=%d: out diff %g", names[used], names[expect], qlen, mlen, H, dh, same_length, mem_len,
               clamp_len, rk_off, kv_row0, sh == &sd ? " (step buffer)" : "", ring, texel, d);
     }
+    /* the GPUs' tiled kernel, forced on any device: its keys in runs merged
+     * after (the scratch as given), then in one run (no scratch) */
+    ctx->vk.gpu_kernels = 1;
+    for (int runs = 1; runs >= 0 && txlm_kernel_usable(&ctx->vk, TXLM_K_ATTN_TILE); runs--) {
+        int expect_tile = dh % 4 == 0 && dh <= 64 && rk_off % 4 == 0 && !(same_length && mem_len == 0);
+        if (!runs && !expect_tile) break; /* the other paths need the scratch */
+        uint32_t tiles = rec.kernel_uses[TXLM_K_ATTN_TILE], merges = rec.kernel_uses[TXLM_K_ATTN_MERGE];
+        txlm_view scratch = txlm_view_of(&sb);
+        if (!runs) scratch.size = 0;
+        memset(ob.map, 0, (size_t)qlen * hd * 4);
+        const txlm_attn_shape *sh = (dyn + runs) % 2 ? &sd : &s;
+        begin();
+        txlm_op_attention(&ops, sh, qv, kvv, rkv, rk_off, &rwt, &rrt, NULL, scratch, ov);
+        run();
+        int used_tile = rec.kernel_uses[TXLM_K_ATTN_TILE] != tiles;
+        int merged = rec.kernel_uses[TXLM_K_ATTN_MERGE] != merges;
+        double d = max_abs_diff(ob.map, want_o, (size_t)qlen * hd);
+        CHECK(d < 1e-4 && used_tile == expect_tile && (!used_tile || !runs || merged == (klen > 64)),
+              "tiled attention (runs %d: used %d, expected %d, merged %d) qlen=%u mlen=%u H=%u dh=%u same_length=%d "
+              "mem_len=%u clamp=%d rk_off=%u kv_row0=%u%s ring=%u: out diff %g", runs, used_tile, expect_tile, merged, qlen,
+              mlen, H, dh, same_length, mem_len, clamp_len, rk_off, kv_row0, sh == &sd ? " (step buffer)" : "", ring, d);
+    }
+    ctx->vk.gpu_kernels = gpu_default;
     rec.step = txlm_view_of(&ctx->dummy);
     txlm_buf_destroy(&ctx->vk, &stepb);
     txlm_buf_destroy(&ctx->vk, &qb), txlm_buf_destroy(&ctx->vk, &kvb), txlm_buf_destroy(&ctx->vk, &sb);

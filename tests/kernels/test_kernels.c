@@ -480,6 +480,8 @@ int main(void)
     test_attention(9, 20, 3, 48, 0, 20, -1, 0, 0);
     test_attention(17, 5, 1, 48, 1, 8, 4, 0, 2);
     test_attention(1, 40, 2, 48, 1, 40, 30, 0, 0);
+    test_attention(40, 300, 3, 64, 1, 280, 100, 4, 0);   /* the GPUs' tiles: 3 query blocks, the last partial, keys in runs */
+    test_attention(17, 90, 2, 20, 0, 90, -1, 0, 0);      /* tiles with a head of 5 vec4s */
     /* the memory in a ring: keys past its last row wrap to row 0, between the
      * segment's rows, inside the memory's, at the first key or the last;
      * every kernel (three-pass, fused, paired, split, the subgroup split) */

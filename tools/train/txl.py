@@ -174,7 +174,7 @@ class TransfoXL(torch.nn.Module):
                 sel = (tokens >= lo) & (tokens < hi)
                 if sel.any():
                     e = F.embedding(tokens[sel] - lo, self.w(f"transformer.word_emb.emb_layers.{ci}.weight"))
-                    x[sel] = F.linear(e, self.w(f"transformer.word_emb.emb_projs.{ci}"))
+                    x[sel] = F.linear(e, self.w(f"transformer.word_emb.emb_projs.{ci}")).to(x.dtype)
         return x * math.sqrt(d)
 
     def _mask(self, qlen, mlen, device):
