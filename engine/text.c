@@ -61,6 +61,19 @@ const char *txlm_token_symbol(const txlm_model *m, int32_t id, size_t *len)
     return s;
 }
 
+txlm_status txlm_token_id(txlm_model *m, const char *sym, size_t len, int32_t *id)
+{
+    if (id) *id = -1;
+    if (!m || (!sym && len) || !id) return txlm_api_bad_arg("txlm_token_id: NULL argument");
+    txlm_err e = {0};
+    txlm_tokenizer *t;
+    if (get_tokenizer(m, &t, &e)) return txlm_api_fail(&e);
+    *id = txlm_tok_find(t, sym ? sym : "", len);
+    return TXLM_OK;
+}
+
+uint32_t txlm_vocab_size(const txlm_model *m) { return m ? m->vocab.n : 0; }
+
 void txlm_free(void *p) { free(p); }
 
 txlm_status txlm_detokenizer_create(txlm_model *m, txlm_detokenizer **out)

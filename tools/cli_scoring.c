@@ -17,23 +17,30 @@ static int set_file(cli_text_run *r, const char *v, const char *cmd)
     return 0;
 }
 
-/* One shared argument: 0 taken, 1 error, -1 none of them. */
+/* One shared argument: 0 taken, 1 error, -1 none of them. A flag that
+ * takes a value is known by name, so one in last position is told to
+ * need a value, and an unknown one is named as unknown. */
 static int shared_option(cli_text_run *r, int argc, char **argv, int *i, const char *cmd)
 {
+    static const char *const with_value[] = {"-m", "--model", "-f", "--file", "--tgt-len", "--mem-len",
+                                             "--clamp-len", "--same-length", "--zero-memory", NULL};
     const char *a = argv[*i], *v;
     if (!strcmp(a, "--progress")) return r->progress = 1, 0;
     if (!strcmp(a, "--no-verify")) return r->mo.no_verify = 1, 0;
     if (a[0] != '-' || !strcmp(a, "-")) return set_file(r, a, cmd); /* "-": standard input */
-    int file = !strcmp(a, "-f") || !strcmp(a, "--file"), tgt = !strcmp(a, "--tgt-len");
-    int model = !strcmp(a, "-m") || !strcmp(a, "--model");
-    txlm_session_options probe = r->so;
-    int session = argc > *i + 1 && cli_session_option(a, argv[*i + 1], &probe) != -1;
-    if (!file && !tgt && !model && !session) return -1;
+    size_t k = 0;
+    while (with_value[k] && strcmp(a, with_value[k])) k++;
+    if (!with_value[k]) return -1;
     if (!(v = cli_value(argc, argv, i))) return 1;
-    if (file) return set_file(r, v, cmd);
-    if (model && r->n_models == 2) return cli_error("%s: more than two models given", cmd);
-    if (model) return r->model[r->n_models++] = v, 0;
-    if (tgt) return cli_parse_u32(v, a, &r->tgt_len);
+    if (k < 2) {
+        if (r->n_models == 2) return cli_error("%s: more than two models given", cmd);
+        return r->model[r->n_models++] = v, 0;
+    }
+    if (k < 4) return set_file(r, v, cmd);
+    if (k == 4) {
+        if (cli_parse_u32(v, a, &r->tgt_len)) return 1;
+        return r->tgt_len ? 0 : cli_error("--tgt-len: must be at least 1 (leave it out for the model's own)");
+    }
     return cli_session_option(a, v, &r->so);
 }
 

@@ -15,6 +15,8 @@ static void usage(void)
            "log-probabilities, rows in input order.\n");
 }
 
+static const char *const logprobs_flags[] = {"-m", "--model", "--tokens", "-f", "--file", "--text", "--segments", "-o", "--output", NULL};
+
 int cmd_logprobs(int argc, char **argv)
 {
     const char *model = NULL, *tokens_s = NULL, *segs_s = NULL, *out = NULL, *text_file = NULL;
@@ -30,7 +32,7 @@ int cmd_logprobs(int argc, char **argv)
             mo.no_verify = 1;
             continue;
         }
-        if (!(v = cli_value(argc, argv, &i))) return 1;
+        if (!(v = cli_option_value(argc, argv, &i, "logprobs", logprobs_flags))) return 1;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
         else if (!strcmp(a, "--tokens")) tokens_s = v;
         else if (!strcmp(a, "-f") || !strcmp(a, "--file") || !strcmp(a, "--text")) text_file = v;
@@ -86,7 +88,12 @@ int cmd_logprobs(int argc, char **argv)
         if (st) { rc = cli_lib_error(st, "running the model"); goto done; }
         done += len;
     }
-    rc = cli_write_file(out, lp, (size_t)n_tokens * p.n_token * sizeof *lp);
+    if (!strcmp(out, "-")) { /* standard output, as "-" reads standard input */
+        size_t bytes = (size_t)n_tokens * p.n_token * sizeof *lp;
+        rc = fwrite(lp, 1, bytes, stdout) != bytes || fflush(stdout) ? cli_error("writing to standard output failed") : 0;
+    } else {
+        rc = cli_write_file(out, lp, (size_t)n_tokens * p.n_token * sizeof *lp);
+    }
     if (!rc) rc = cli_validation_status(ctx);
 done:
     free(text);

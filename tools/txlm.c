@@ -15,6 +15,7 @@ static const struct {
     {"score", cmd_score, "surprisal of every token or word of a text"},
     {"compare", cmd_compare, "how far one model's predictions are from another's"},
     {"generate", cmd_generate, "generate text from a prompt"},
+    {"chat", cmd_chat, "an interactive loop: each line answered, the memory kept across turns"},
     {"attention", cmd_attention, "pictures of what the model attends to"},
     {"bench", cmd_bench, "evaluation, generation and load speed of a model"},
 };
@@ -44,6 +45,5 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
-    usage(stderr);
-    return cli_error("unknown command \"%s\"", argv[1]);
+    return cli_error("unknown command \"%s\" (txlm --help lists the commands)", argv[1]);
 }
