@@ -275,7 +275,7 @@ static int run_synthetic(const args *a, txlm_err *err)
     txlm_hparams h;
     txlm_vocab_buf v;
     txlm_checkpoint *ck = NULL;
-    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD};
+    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD, a->allow_nonfinite};
     uint64_t seed;
     memset(&v, 0, sizeof v);
     int rc = parse_seed(a->seed, &seed, err);
@@ -329,7 +329,7 @@ static int run_training_file(const args *a, const char *path, int *done, txlm_er
 {
     txlm_torch_obj *o = NULL;
     txlm_ckpt_source src;
-    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD};
+    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD, a->allow_nonfinite};
     memset(&src, 0, sizeof src);
     *done = 0;
     int rc = txlm_torch_load(path, &o, err);
@@ -398,7 +398,7 @@ static int run(const args *a, txlm_err *err)
     txlm_vocab_buf v;
     txlm_checkpoint *ck = NULL;
     txlm_config_notes notes = {.hf_defaults = 1};
-    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD};
+    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD, a->allow_nonfinite};
     memset(&v, 0, sizeof v);
     int rc = 0;
     if (!config) rc = txlm_fail(err, TXLM_ERR_IO, file ? "%s: a state dict needs --config (and --vocab)" : "%s: no config.json",
