@@ -186,10 +186,16 @@ void txlm_session_set_seed(txlm_session *s, uint64_t seed)
 
 txlm_status txlm_session_sample(txlm_session *s, const txlm_sampling *opts, int32_t *token)
 {
+    return txlm_session_sample_penalized(s, opts, NULL, token);
+}
+
+txlm_status txlm_session_sample_penalized(txlm_session *s, const txlm_sampling *opts, const txlm_repeat_penalty *penalty,
+                                          int32_t *token)
+{
     if (!s || !token) return bad_arg("txlm_session_sample: NULL argument");
     txlm_sampling def = {.temperature = 1.0f};
     txlm_err e = {0};
-    return txlm_sample_next(s, opts ? opts : &def, token, &e) ? fail(&e) : TXLM_OK;
+    return txlm_sample_next(s, opts ? opts : &def, penalty, token, &e) ? fail(&e) : TXLM_OK;
 }
 
 size_t txlm_session_state_size(const txlm_session *s) { return s ? txlm_state_size(s) : 0; }

@@ -4,6 +4,7 @@
 
 #include "detok_stream.h"
 #include "model_load.h"
+#include "token_spans.h"
 #include "tokenizer.h"
 #include "txlm.h"
 #include "txlm_api_error.h"
@@ -27,6 +28,21 @@ txlm_status txlm_tokenize(txlm_model *m, const char *text, size_t len, int32_t *
     return TXLM_OK;
 }
 
+txlm_status txlm_tokenize_spans(txlm_model *m, const char *text, size_t len, txlm_token_spans *out)
+{
+    if (out) memset(out, 0, sizeof *out);
+    if (!m || (!text && len) || !out) return txlm_api_bad_arg("txlm_tokenize_spans: NULL argument");
+    txlm_err e = {0};
+    txlm_tokenizer *t;
+    if (get_tokenizer(m, &t, &e) || txlm_tok_spans(t, text ? text : "", len, out, &e)) return txlm_api_fail(&e);
+    return TXLM_OK;
+}
+
+void txlm_token_spans_free(txlm_token_spans *t)
+{
+    if (t) txlm_tok_spans_free(t);
+}
+
 txlm_status txlm_detokenize(txlm_model *m, const int32_t *ids, size_t n, char **text)
 {
     if (!m || (!ids && n) || !text) return txlm_api_bad_arg("txlm_detokenize: NULL argument");
@@ -44,6 +60,19 @@ const char *txlm_token_symbol(const txlm_model *m, int32_t id, size_t *len)
     if (len) *len = l;
     return s;
 }
+
+txlm_status txlm_token_id(txlm_model *m, const char *sym, size_t len, int32_t *id)
+{
+    if (id) *id = -1;
+    if (!m || (!sym && len) || !id) return txlm_api_bad_arg("txlm_token_id: NULL argument");
+    txlm_err e = {0};
+    txlm_tokenizer *t;
+    if (get_tokenizer(m, &t, &e)) return txlm_api_fail(&e);
+    *id = txlm_tok_find(t, sym ? sym : "", len);
+    return TXLM_OK;
+}
+
+uint32_t txlm_vocab_size(const txlm_model *m) { return m ? m->vocab.n : 0; }
 
 void txlm_free(void *p) { free(p); }
 

@@ -118,20 +118,22 @@ static int check_head(txlm_session *s, uint32_t row, uint32_t n, txlm_err *err)
     return txlm_session_nonfinite(s, row, what, s->host_lp[i], err);
 }
 
-int txlm_sample_next(txlm_session *s, const txlm_sampling *o, int32_t *token, txlm_err *err)
+int txlm_sample_next(txlm_session *s, const txlm_sampling *o, const txlm_repeat_penalty *pen, int32_t *token,
+                     txlm_err *err)
 {
     const txlm_hparams *h = &s->m->h;
+    int rc = txlm_sampling_check(o, pen, h->n_token, err);
+    if (rc) return rc;
     if (s->z_rows == 0) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "nothing to sample from: feed at least one token first");
     uint32_t row = s->z_rows - 1;
-    int exact_tree = h->n_cutoffs && o->temperature == 1.0f && !o->top_k && !(o->top_p > 0 && o->top_p < 1);
-    int rc = txlm_rec_begin(&s->rec, err);
-    if (rc) return rc;
+    int penalized = txlm_sampling_penalized(pen);
+    int exact_tree = h->n_cutoffs && o->temperature == 1.0f && !o->top_k && !(o->top_p > 0 && o->top_p < 1) && !penalized;
     if (!exact_tree) {
-        rc = txlm_out_rows(s, row, 1, NULL, err);
-        if (!rc && !(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, h->n_token, err);
-        if (!rc) rc = txlm_session_check_finite(s, s->host_lp, h->n_token, row, 1, 0, NULL, err);
+        rc = txlm_next_row(s, err);
+        if (!rc && penalized) rc = txlm_apply_penalty(s->host_lp, h->n_token, pen, err);
         return rc ? rc : draw_filtered(s->host_lp, h->n_token, o, &s->rng, token, err);
     }
+    if ((rc = txlm_rec_begin(&s->rec, err))) return rc;
     uint32_t head_n = h->cutoffs[0] + h->n_cutoffs;
     txlm_out_head(s, row, 1, out_row(s), head_n, NULL);
     if (!(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, head_n, err);

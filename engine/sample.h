@@ -8,6 +8,20 @@
 #include "txlm.h"
 
 uint64_t txlm_rng_next(uint64_t *state);
-int txlm_sample_next(txlm_session *s, const txlm_sampling *o, int32_t *token, txlm_err *err);
+/* pen may be NULL: no repetition penalty. */
+int txlm_sample_next(txlm_session *s, const txlm_sampling *o, const txlm_repeat_penalty *pen, int32_t *token,
+                     txlm_err *err);
+
+/* sample_penalty.c: the options refused before any work (non-finite
+ * temperature, top_k above INT32_MAX, top_p outside [0, 1], a bad penalty
+ * or penalty token); whether the repetition penalty is on; applying it to
+ * n log-probabilities. */
+int txlm_sampling_check(const txlm_sampling *o, const txlm_repeat_penalty *pen, uint32_t n_token, txlm_err *err);
+int txlm_sampling_penalized(const txlm_repeat_penalty *pen);
+int txlm_apply_penalty(float *lp, uint32_t n, const txlm_repeat_penalty *pen, txlm_err *err);
+
+/* next_token.c: the whole distribution after the last token fed, checked
+ * finite, into s->host_lp (n_token floats). */
+int txlm_next_row(txlm_session *s, txlm_err *err);
 
 #endif

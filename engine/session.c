@@ -155,14 +155,21 @@ int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_sess
     return 0;
 }
 
+size_t txlm_session_fixed_bufs(txlm_session *s, txlm_buf **out)
+{
+    txlm_buf *bufs[TXLM_SESSION_FIXED_BUFS] = {&s->ids, &s->replay.step_host, &s->replay.step, &s->targets, &s->rowmap, &s->kv_seg, &s->sync, &s->hidden[0], &s->hidden[1], &s->z, &s->xn, &s->q, &s->scores, &s->attn, &s->a, &s->ffin,
+                        &s->ffh, &s->emb_tmp, &s->zsel, &s->zp, &s->head, &s->head_lp, &s->tail, &s->out};
+    memcpy(out, bufs, sizeof bufs);
+    return TXLM_SESSION_FIXED_BUFS;
+}
+
 void txlm_session_close(txlm_session *s)
 {
     if (!s) return;
     txlm_vk *vk = &s->m->ctx->vk;
     txlm_rec_destroy(&s->rec);
-    txlm_buf *bufs[] = {&s->ids, &s->replay.step_host, &s->replay.step, &s->targets, &s->rowmap, &s->kv_seg, &s->sync, &s->hidden[0], &s->hidden[1], &s->z, &s->xn, &s->q, &s->scores, &s->attn, &s->a, &s->ffin,
-                        &s->ffh, &s->emb_tmp, &s->zsel, &s->zp, &s->head, &s->head_lp, &s->tail, &s->out};
-    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+    txlm_buf *bufs[TXLM_SESSION_FIXED_BUFS];
+    for (size_t i = 0, n = txlm_session_fixed_bufs(s, bufs); i < n; i++)
         if (bufs[i]->buf) txlm_buf_destroy(vk, bufs[i]);
     for (uint32_t n = 0; s->kv && n < s->m->h.n_layer; n++)
         if (s->kv[n].buf) txlm_buf_destroy(vk, &s->kv[n]);

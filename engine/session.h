@@ -69,6 +69,10 @@ struct txlm_session {
     uint32_t cap_qlen, cap_mlen;
 };
 
+/* The buffers a session holds once, not per layer (close and txlm_session_memory walk them). */
+#define TXLM_SESSION_FIXED_BUFS 24
+size_t txlm_session_fixed_bufs(txlm_session *s, txlm_buf **out);
+
 int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_session **out, txlm_err *err);
 void txlm_session_close(txlm_session *s);
 /* What a segment's caller wants back, for rows [first_row, n): all

@@ -25,9 +25,11 @@ int main(int argc, char **argv)
     txlm_context *ctx = NULL;
     txlm_model *model = NULL;
     txlm_session *session = NULL;
+    txlm_detokenizer *detok = NULL;
     int rc = 1;
     if (check(txlm_context_create(NULL, &ctx), "device") || check(txlm_model_load(ctx, argv[1], NULL, &model), "model") ||
-        check(txlm_session_create(model, NULL, &session), "session"))
+        check(txlm_session_create(model, NULL, &session), "session") ||
+        check(txlm_detokenizer_create(model, &detok), "detokenizer"))
         goto out;
     txlm_session_set_seed(session, argc > 2 ? strtoull(argv[2], NULL, 10) : 1);
     txlm_model_params params;
@@ -47,19 +49,23 @@ int main(int argc, char **argv)
         txlm_free(ids);
         for (int i = 0; i < 60; i++) {
             int32_t tok;
-            char *text = NULL;
+            const char *piece;
+            size_t len;
             if (check(txlm_session_sample(session, &sampling, &tok), "sample")) goto out;
-            if (check(txlm_detokenize(model, &tok, 1, &text), "detokenize")) goto out;
-            fputs(text, stdout);
-            int end = strchr(text, '\n') != NULL || tok == params.eos_id;
-            txlm_free(text);
             if (check(txlm_session_feed_rows(session, &tok, 1, 1, NULL), "feed")) goto out;
-            if (end) break;
+            if (tok == params.eos_id) break;
+            /* the streaming detokenizer spaces words as txlm_detokenize of the whole reply would */
+            if (check(txlm_detokenizer_push(detok, tok, &piece, &len), "detokenize")) goto out;
+            fwrite(piece, 1, len, stdout);
         }
+        const char *rest;
+        size_t len;
+        if (!txlm_detokenizer_flush(detok, &rest, &len)) fwrite(rest, 1, len, stdout);
         printf("\n");
     }
     rc = 0;
 out:
+    txlm_detokenizer_free(detok);
     txlm_session_free(session);
     txlm_model_free(model);
     txlm_context_destroy(ctx);

@@ -16,6 +16,7 @@
 #include "cluster_order.h"
 #include "ckpt_checks.h"
 #include "inv_freq.h"
+#include "nonfinite.h"
 #include "pack_names.h"
 #include "quantize.h"
 #include "txlm_file.h"
@@ -39,6 +40,7 @@ typedef struct packer {
     int prefixed;       /* the checkpoint uses HF names: say so in messages */
     int reverse;        /* the tail-cluster rows are in reverse order (cluster_order.h) */
     txlm_err *err;
+    int allow_nonfinite; /* txlm_pack_options.allow_nonfinite */
 } packer;
 
 static const char *key_of(const char *name)
@@ -144,6 +146,21 @@ static int convert(packer *p, uint32_t i, const txlm_pack_name *want, uint32_t d
     else if (dtype == TXLM_DT_Q8_0) txlm_quantize_q8_0(f32, n, buf);
     else txlm_quantize_q4_0(f32, n, buf);
     p->stored[i] = buf;
+    /* f16 (and the block scales, f16 too) hold magnitudes up to 65504:
+     * finite weights past that would be stored as infinities */
+    txlm_nonfinite nf;
+    if (!p->allow_nonfinite && !txlm_nonfinite_scan(dtype, buf, n, &nf) && nf.count &&
+        txlm_first_nonfinite((const float *)f32, n) == n) {
+        const txlm_dtype_info *di = txlm_dtype_get(dtype);
+        uint64_t blk = dtype == TXLM_DT_F16 ? 1 : 32; /* a q8_0/q4_0 block counts whole */
+        float big = 0;
+        for (uint64_t k = nf.first; k < nf.first + blk && k < n; k++) big = fmaxf(big, fabsf(((const float *)f32)[k]));
+        return txlm_fail(p->err, TXLM_ERR_NONFINITE,
+                         "tensor '%s': %" PRIu64 " of %" PRIu64 " values become infinite stored as %s, the first at element "
+                         "%" PRIu64 " (magnitude %g; f16%s holds up to 65504): pack it as f32, or --allow-nonfinite",
+                         want->name, nf.count, n, di ? di->name : "?", nf.first, (double)big,
+                         dtype == TXLM_DT_F16 ? "" : ", the type of the block scales,");
+    }
     return 0;
 }
 
@@ -306,7 +323,8 @@ int txlm_pack_write(const txlm_hparams *h, const txlm_vocab *v, const txlm_check
         return txlm_fail(err, TXLM_ERR_FORMAT, "vocabulary has %" PRIu32 " symbols but the config says n_token = %" PRIu32, v->n,
                          h->n_token);
 
-    packer p = {h, ck, NULL, NULL, NULL, NULL, dtype, 0, opt && opt->cluster_order == TXLM_CLUSTERS_REVERSE, err};
+    packer p = {h, ck, NULL, NULL, NULL, NULL, dtype, 0, opt && opt->cluster_order == TXLM_CLUSTERS_REVERSE, err,
+                opt && opt->allow_nonfinite};
     size_t n = ck->n_tensors ? ck->n_tensors : 1;
     p.used = calloc(n, 1);
     p.converted = calloc(n, sizeof *p.converted);

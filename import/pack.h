@@ -39,6 +39,7 @@ typedef struct txlm_pack_options {
     void (*progress)(void *user, uint64_t done, uint64_t total);
     void *user;
     uint32_t cluster_order;  /* txlm_cluster_order of the checkpoint's crit.cluster_* rows (stored forward); 0 forward */
+    int allow_nonfinite;     /* keep values that the conversion to dtype makes infinite (else an error) */
 } txlm_pack_options;
 
 /* Maps checkpoint names to canonical ones, resolves ties, checks every

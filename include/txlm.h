@@ -38,6 +38,25 @@ TXLM_API const char *txlm_status_string(txlm_status s);
 /* The message of the last failed call on this thread ("" if none). */
 TXLM_API const char *txlm_last_error(void);
 
+/* The library's own version, "MAJOR.MINOR.PATCH": that of the libtxlm
+ * loaded at run time, which may differ from this header's TXLM_VERSION_*. */
+TXLM_API const char *txlm_version(void);
+/* The same as one number: MAJOR * 10000 + MINOR * 100 + PATCH. */
+TXLM_API uint32_t txlm_version_number(void);
+
+typedef enum txlm_log_level {
+    TXLM_LOG_ERROR = 0,
+    TXLM_LOG_WARNING = 1,
+    TXLM_LOG_INFO = 2,
+} txlm_log_level;
+/* Receives one message (one line, no newline) the library would print. */
+typedef void (*txlm_log_fn)(void *user, txlm_log_level level, const char *message);
+/* Where the library's messages (Vulkan validation and driver messages) go:
+ * to fn, or to stderr when fn is NULL (the default). Process-wide; fn is
+ * called on whichever thread's Vulkan call reports, so it must be
+ * thread-safe. Set it before creating a context. */
+TXLM_API void txlm_set_log_callback(txlm_log_fn fn, void *user);
+
 /* ---- devices and contexts ------------------------------------------- */
 
 typedef struct txlm_context txlm_context;
@@ -141,6 +160,18 @@ TXLM_API void txlm_model_get_params(const txlm_model *m, txlm_model_params *out)
  * draw falls in it. 0 for NULL. */
 TXLM_API uint64_t txlm_model_step_bytes(const txlm_model *m);
 
+/* Memory a model or a session holds: device memory (buffers allocated on
+ * the device, what counts against txlm_context_options.memory_budget) and
+ * the host memory of its largest parts (a model's vocabulary, tokenizer
+ * tables and host copies; a session's host rows), not the driver's own. */
+typedef struct txlm_memory_use {
+    uint64_t device_bytes;
+    uint64_t host_bytes;
+} txlm_memory_use;
+TXLM_API txlm_status txlm_model_memory(const txlm_model *m, txlm_memory_use *out);
+/* A session's, attention capture buffers included, the model's not. */
+TXLM_API txlm_status txlm_session_memory(const txlm_session *s, txlm_memory_use *out);
+
 /* ---- text ------------------------------------------------------------ */
 
 /* Text -> token ids with the model's own tokenizer (word-level with the
@@ -151,8 +182,53 @@ TXLM_API txlm_status txlm_tokenize(txlm_model *m, const char *text, size_t len, 
 TXLM_API txlm_status txlm_detokenize(txlm_model *m, const int32_t *ids, size_t n, char **text);
 /* The vocabulary symbol of one id (not NUL-terminated), or NULL. */
 TXLM_API const char *txlm_token_symbol(const txlm_model *m, int32_t id, size_t *len);
+/* The id of a vocabulary symbol, matched byte for byte (no lower-casing,
+ * no normalisation): *id gets it, or -1 when the vocabulary has no such
+ * symbol (still TXLM_OK). Repeated symbols give their first id. */
+TXLM_API txlm_status txlm_token_id(txlm_model *m, const char *sym, size_t len, int32_t *id);
+/* Symbols in the vocabulary (ids 0..size-1); 0 for NULL. The special ids
+ * are txlm_model_params' eos_id and unk_id. */
+TXLM_API uint32_t txlm_vocab_size(const txlm_model *m);
 /* Releases what txlm_tokenize and txlm_detokenize allocated. */
 TXLM_API void txlm_free(void *p);
+
+/* Tokens with where they came from, for lining scores up with the text
+ * (txlm score --words). Token k's span is the bytes of the text whose
+ * characters it holds: a word model's word, a character model's byte, an
+ * <eos>'s line break; a wt103 model's tokens are traced back through the
+ * normalisation (docs/tokenizers.md, "Where tokens come from"): the ' of
+ * "don't"'s 't, the “ that became ", the - of an @-@, the no-break space
+ * of 1 @.@ 000. The text's words are its runs of characters that are not
+ * whitespace (Python's str.isspace, as str.split() cuts), except that a
+ * token spanning whitespace (that no-break space, or a word model's token
+ * holding one) joins the words on either side into one. Every token but a
+ * line break's <eos> and a character model's whitespace belongs to one
+ * word; a word made only of characters the tokenizer drops (control
+ * characters) has no tokens. */
+typedef struct txlm_span {
+    size_t begin, end; /* bytes [begin, end) of the text */
+} txlm_span;
+
+#define TXLM_NO_WORD ((size_t)-1)
+
+typedef struct txlm_token_spans {
+    size_t n;            /* tokens, exactly as txlm_tokenize gives them */
+    int32_t *ids;        /* [n] */
+    txlm_span *spans;    /* [n] the bytes of the text each token came from */
+    size_t *word;        /* [n] the word each token belongs to, or TXLM_NO_WORD */
+    size_t n_words;
+    txlm_span *words;    /* [n_words] the text's words, in order */
+    size_t guessed;      /* tokens whose span could not be traced and is a guess (the rest of their line);
+                            0 unless a line holds something the rules cannot be followed through, such as
+                            malformed UTF-8 that a removed character completes */
+} txlm_token_spans;
+
+/* Tokenizes as txlm_tokenize does and traces each token back to the text.
+ * *out is filled (all arrays allocated; free with txlm_token_spans_free);
+ * on failure it is zeroed. */
+TXLM_API txlm_status txlm_tokenize_spans(txlm_model *m, const char *text, size_t len, txlm_token_spans *out);
+/* Frees the arrays and zeroes *t; NULL is ignored. */
+TXLM_API void txlm_token_spans_free(txlm_token_spans *t);
 
 /* Streaming detokenization: one token in, the text that is now final out.
  * The pieces of a stream, with what txlm_detokenizer_flush returns at its
@@ -274,10 +350,22 @@ TXLM_API txlm_status txlm_session_attention(txlm_session *s, uint32_t layer, flo
 /* ---- sampling -------------------------------------------------------- */
 
 typedef struct txlm_sampling {
-    float temperature;   /* 1 = the model's distribution; <= 0 = greedy (argmax) */
-    uint32_t top_k;      /* keep the k most likely tokens; 0 = off */
-    float top_p;         /* keep the smallest set with this much probability; 0 or 1 = off */
+    float temperature;   /* 1 = the model's distribution; <= 0 = greedy (argmax); NaN or infinite: refused */
+    uint32_t top_k;      /* keep the k most likely tokens; 0 = off; above INT32_MAX (a negative int): refused */
+    float top_p;         /* keep the smallest set with this much probability; 0 or 1 = off; outside [0, 1]: refused */
 } txlm_sampling;
+
+/* llama.cpp's repetition penalty, applied before temperature and filters:
+ * the log-probability l of each distinct token among tokens[0..n) becomes
+ * l / penalty if l > 0, else l * penalty (log-probabilities are <= 0, so a
+ * penalty > 1 makes those tokens less likely). penalty 0 or 1 = off;
+ * negative, NaN or infinite: refused. The tokens (the window, e.g. the
+ * last 64 fed) must be in the vocabulary. */
+typedef struct txlm_repeat_penalty {
+    float penalty;
+    const int32_t *tokens;
+    uint32_t n;
+} txlm_repeat_penalty;
 
 /* Seeds the session's sampler (same seed, same draws). */
 TXLM_API void txlm_session_set_seed(txlm_session *s, uint64_t seed);
@@ -286,6 +374,61 @@ TXLM_API void txlm_session_set_seed(txlm_session *s, uint64_t seed);
  * and exact; otherwise the full distribution of that position is used.
  * The token is NOT fed: feed it to continue. */
 TXLM_API txlm_status txlm_session_sample(txlm_session *s, const txlm_sampling *opts, int32_t *token);
+/* The same with a repetition penalty (penalty may be NULL: none). */
+TXLM_API txlm_status txlm_session_sample_penalized(txlm_session *s, const txlm_sampling *opts,
+                                                   const txlm_repeat_penalty *penalty, int32_t *token);
+
+/* Draws and feeds up to n tokens (the loop of sample, then feed), writing
+ * them to tokens[0..n). opts and penalty may be NULL (temperature 1, no
+ * penalty). progress (may be NULL) is called after each token is written
+ * and fed, so it can print tokens[made - 1] as it comes; returning
+ * non-zero stops with TXLM_ERR_CANCELLED. *made (may be NULL) receives the
+ * tokens drawn and fed, on success n. With a penalty its window slides:
+ * penalty->tokens followed by the tokens drawn so far, the last penalty->n. */
+TXLM_API txlm_status txlm_session_generate(txlm_session *s, const txlm_sampling *opts, const txlm_repeat_penalty *penalty,
+                                           size_t n, int32_t *tokens, txlm_progress_fn progress, void *user,
+                                           size_t *made);
+
+/* ---- the next token's distribution, without feeding again ------------ */
+
+/* The log-probabilities of every token following the last token fed
+ * (n_token floats into logprobs); the memory and the sampler are unchanged. */
+TXLM_API txlm_status txlm_session_next_logprobs(txlm_session *s, float *logprobs);
+/* The k most likely next tokens, most likely first (ties: lower id first):
+ * ids[k] and logprobs[k]; k must be 1..n_token. */
+TXLM_API txlm_status txlm_session_next_top_k(txlm_session *s, uint32_t k, int32_t *ids, float *logprobs);
+
+/* ---- scoring any length, with progress ------------------------------- */
+
+/* txlm_session_score for any n, in segments of at most max_segment, the
+ * memory carried; progress after each segment, cancelling between them.
+ * *done (may be NULL) receives the positions scored: the memory holds
+ * exactly those tokens, and target_logprobs[0..*done) are written. */
+TXLM_API txlm_status txlm_session_score_long(txlm_session *s, const int32_t *tokens, const int32_t *targets, size_t n,
+                                             float *target_logprobs, txlm_progress_fn progress, void *user,
+                                             size_t *done);
+
+/* ---- stop sequences --------------------------------------------------- */
+/* Text filtered through a set of stop strings, for streamed generation:
+ * push each piece (a detokenizer's), print what comes out. Text that may
+ * be the start of a stop string is held back until it is certain; once a
+ * stop string is complete, the text before it is the last out, *stopped
+ * becomes 1 and later pushes give nothing. The pieces out, and flush's,
+ * put together are the text pushed up to the first occurrence of any stop
+ * string (all of it when none occurs). */
+typedef struct txlm_stopper txlm_stopper;
+/* stops: n NUL-terminated strings, none empty (copied). */
+TXLM_API txlm_status txlm_stopper_create(const char *const *stops, size_t n, txlm_stopper **out);
+/* *piece (NUL-terminated, *len bytes; valid until the next call on st)
+ * gets the text now known not to be part of a stop string. len and
+ * stopped may be NULL. */
+TXLM_API txlm_status txlm_stopper_push(txlm_stopper *st, const char *text, size_t n, const char **piece, size_t *len,
+                                       int *stopped);
+/* The end of the text: *piece gets what was held back (nothing after a
+ * stop), and st starts over. */
+TXLM_API txlm_status txlm_stopper_flush(txlm_stopper *st, const char **piece, size_t *len);
+TXLM_API void txlm_stopper_reset(txlm_stopper *st);
+TXLM_API void txlm_stopper_free(txlm_stopper *st);
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,5 @@ txlm=build/tools/txlm
 seg=(); [ -z "${3:-}" ] || seg=(--segment-len "$3")
 $txlm attention -m "$model" -p "$text" "${seg[@]}" -o docs/img/attention.png
 $txlm attention -m "$model" -p "$text" "${seg[@]}" --layer all --head all --by-distance -o docs/img/attention-distance.png
-last=$(( $($txlm info -m "$model" | sed -n 's/.* n_layer \([0-9]*\).*/\1/p') - 1 ))
-$txlm attention -m "$model" -p "$text" "${seg[@]}" --layer "$last" --head 0 --terms --grid-cols 3 -o docs/img/attention-terms.png
+$txlm attention -m "$model" -p "$text" "${seg[@]}" --layer last --head 0 --terms --grid-cols 3 -o docs/img/attention-terms.png
 ls -l docs/img/attention*.png

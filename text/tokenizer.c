@@ -101,6 +101,13 @@ void txlm_tok_free(txlm_tokenizer *t)
     free(t);
 }
 
+int32_t txlm_tok_find(const txlm_tokenizer *t, const char *s, size_t len)
+{
+    return (int32_t)txlm_sym_index_find(&t->index, s, len);
+}
+
+size_t txlm_tok_host_bytes(const txlm_tokenizer *t) { return sizeof *t + (size_t)(t->index.mask + 1) * sizeof *t->index.slot; }
+
 static int32_t lookup(const txlm_tokenizer *t, const char *w, size_t len)
 {
     char key[TXLM_VOCB_MAX_SYM + 1];

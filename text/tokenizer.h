@@ -19,6 +19,10 @@ int txlm_tok_encode(txlm_tokenizer *t, const char *text, size_t len, int32_t **i
 /* ids -> NUL-terminated malloc'd text. */
 int txlm_tok_decode(txlm_tokenizer *t, const int32_t *ids, size_t n, char **text, txlm_err *err);
 const txlm_vocab *txlm_tok_vocab(const txlm_tokenizer *t);
+/* The id of symbol s[0..len) exactly as stored (no lower-casing), or -1. */
+int32_t txlm_tok_find(const txlm_tokenizer *t, const char *s, size_t len);
+/* Host bytes of the tokenizer's tables. */
+size_t txlm_tok_host_bytes(const txlm_tokenizer *t);
 /* Character models: the byte id (in range) stands for ('\n' for <eos>), or
  * -1 when its symbol is written as it is. */
 int txlm_tok_char_byte(const txlm_tokenizer *t, int32_t id);

@@ -41,6 +41,9 @@ static inline uint32_t wt_utf8(const char *s, size_t n, size_t *len)
     return wt_utf8_slow(s, n, len);
 }
 
+/* c as UTF-8 into u; returns its length (1..4). */
+size_t wt_utf8_encode(uint32_t c, char u[4]);
+
 /* Character classes, as sacremoses defines them (docs/tokenizers.md). */
 static inline unsigned wt_class(uint32_t c)
 {
@@ -61,6 +64,16 @@ uint32_t wt_to_lower(uint32_t c);
  * in *out (replacing its contents). lower_case lower-cases first. Returns 0,
  * or -1 when out of memory. */
 int txlm_wt103_tokenize(const char *line, size_t len, int lower_case, wt_buf *out);
+
+/* Where each token of one line came from: toks[0..tn) is what
+ * txlm_wt103_tokenize gave for line[0..len) (n tokens); token k receives
+ * the bytes [begin[k], end[k]) of the line whose characters it holds
+ * (wt103_spans.c says how each rule is traced). Returns the number of
+ * tokens whose span is a guess (0 unless the rules did something the
+ * tracing cannot follow, as malformed UTF-8 that a removed character
+ * completes), or -1 when out of memory. */
+long txlm_wt103_spans(const char *line, size_t len, int lower_case, const char *toks, size_t tn, size_t n, size_t *begin,
+                      size_t *end);
 
 /* The tokens of one line -> text (the reverse), appended to *out. */
 int txlm_wt103_detokenize(const char *const *tok, const size_t *tok_len, size_t n, wt_buf *out);

@@ -61,6 +61,17 @@ uint32_t wt_utf8_slow(const char *s, size_t n, size_t *len)
     return c;
 }
 
+size_t wt_utf8_encode(uint32_t c, char u[4])
+{
+    size_t k = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+    if (k == 1) u[0] = (char)c;
+    else {
+        for (size_t j = k - 1; j > 0; j--, c >>= 6) u[j] = (char)(0x80 | (c & 0x3F));
+        u[0] = (char)((0xF00u >> k) | c);
+    }
+    return k;
+}
+
 static locale_t utf8_locale;
 static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
 

@@ -520,18 +520,16 @@ int txlm_wt103_tokenize(const char *text, size_t len, int lower_case, wt_buf *ou
     int rc = -1;
     if (wt_buf_put(&L.a, text, len)) goto done;
     strip(&L.a);
+    if (L.a.n == 0) { /* nothing left (and, for an empty line, no buffer: the rules' memchr must not see NULL) */
+        out->n = 0;
+        rc = 0;
+        goto done;
+    }
     if (lower_case) {
         wt_buf *o = &L.b;
         for (size_t i = 0, l; i < L.a.n; i += l) {
-            uint32_t c = wt_to_lower(cp(&L.a, i, &l));
             char u[4];
-            size_t k = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
-            if (k == 1) u[0] = (char)c;
-            else {
-                for (size_t j = k - 1; j > 0; j--, c >>= 6) u[j] = (char)(0x80 | (c & 0x3F));
-                u[0] = (char)((0xF00u >> k) | c);
-            }
-            if (wt_buf_put(o, u, k)) goto done;
+            if (wt_buf_put(o, u, wt_utf8_encode(wt_to_lower(cp(&L.a, i, &l)), u))) goto done;
         }
         run(&L, WROTE);
     }

@@ -29,6 +29,7 @@ void attn_mask(uint32_t qlen, uint32_t mlen, uint32_t mem_len, int same_length, 
 
 #define ATTN_ALL (-1)
 #define ATTN_MEAN (-2)
+#define ATTN_LAST_LAYER (-3) /* --layer last, until the model says which */
 
 /* The matrices of one layer and one head (or the mean of the heads):
  * m[0..3] the terms (a)-(d) (NULL when not captured), m[4] the probabilities. */

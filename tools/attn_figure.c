@@ -11,7 +11,7 @@
 #include "plot/linechart.h"
 
 /* Large enough to read a handful of tokens, small enough for long segments. */
-enum { AUTO_MATRIX_PX = 640, MAX_CELL = 16 };
+enum { AUTO_MATRIX_PX = 640, MAX_CELL = 16, LABELLED_UP_TO = 128 };
 
 static const char *const term_names[5] = {"(a) q.k", "(b) q.WR", "(c) u.k", "(d) v.WR", "probabilities"};
 
@@ -22,6 +22,8 @@ void attn_heatmap_layout(uint32_t n_slices, int terms, int grid_cols, uint32_t q
     if (cell <= 0) {
         cell = longest ? (int)(AUTO_MATRIX_PX / longest) : 1;
         cell = cell < 1 ? 1 : cell > MAX_CELL ? MAX_CELL : cell;
+        /* a short segment gets cells tall enough for its token strings */
+        if (longest <= LABELLED_UP_TO && cell < PLOT_CHAR_H) cell = PLOT_CHAR_H;
     }
     l->cell = cell;
     l->labels = plot_heatmap_labels_fit(cell);
@@ -57,7 +59,7 @@ static void header(plot_canvas *c, const attn_run *r)
     uint32_t k0 = r->first_query - sh->mlen;
     snprintf(text, sizeof text, "queries %u-%u, keys %u-%u (%u in memory)", r->first_query,
              r->first_query + sh->qlen - 1, k0, k0 + sh->klen - 1, sh->mlen);
-    plot_text(c, 6, (PLOT_HEADER_H - PLOT_CHAR_H) / 2, text, 1, PLOT_BLACK);
+    plot_text(c, 6, (PLOT_HEADER_H - PLOT_TITLE_H) / 2, text, PLOT_TITLE_SCALE, PLOT_BLACK);
 }
 
 static void slice_name(const attn_slice *s, char *buf, size_t cap)

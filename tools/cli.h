@@ -12,8 +12,11 @@ int cmd_info(int argc, char **argv);
 int cmd_logprobs(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
+int cmd_chat(int argc, char **argv);
 int cmd_attention(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_score(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 /* Monotonic wall-clock seconds, for rates and timings. */
 double cli_now(void);
@@ -31,6 +34,11 @@ int cli_write_file(const char *path, const void *data, size_t size);
 int cli_write_files(int n, const char *const *paths, const void *const *data, const size_t *sizes);
 /* Returns the value after a flag or NULL (and prints an error). */
 const char *cli_value(int argc, char **argv, int *i);
+/* The value after argv[*i] when the command knows it as a flag taking a
+ * value (flags: NULL-terminated; the session options are added), else
+ * NULL after printing "CMD: unknown option": an unknown flag in last
+ * position is unknown, not one that "needs a value". */
+const char *cli_option_value(int argc, char **argv, int *i, const char *cmd, const char *const *flags);
 /* Parses an unsigned or signed integer in range, printing an error on failure. */
 int cli_parse_u32(const char *s, const char *flag, uint32_t *out);
 int cli_parse_i32(const char *s, const char *flag, int32_t *out);

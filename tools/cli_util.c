@@ -68,12 +68,31 @@ const char *cli_value(int argc, char **argv, int *i)
     return argv[++*i];
 }
 
+static int in_list(const char *a, const char *const *flags)
+{
+    for (; flags && *flags; flags++)
+        if (!strcmp(a, *flags)) return 1;
+    return 0;
+}
+
+const char *cli_option_value(int argc, char **argv, int *i, const char *cmd, const char *const *flags)
+{
+    static const char *const session_flags[] = {"--mem-len", "--clamp-len", "--same-length", "--zero-memory", NULL};
+    if (!in_list(argv[*i], flags) && !in_list(argv[*i], session_flags)) {
+        cli_error("%s: unknown option \"%s\" (see txlm %s --help)", cmd, argv[*i], cmd);
+        return NULL;
+    }
+    return cli_value(argc, argv, i);
+}
+
 int cli_parse_i32(const char *s, const char *flag, int32_t *out)
 {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < INT32_MIN || v > INT32_MAX) return cli_error("%s: \"%s\" is not an integer", flag, s);
+    if (!*s || *end || (errno && errno != ERANGE)) return cli_error("%s: \"%s\" is not an integer", flag, s);
+    if (errno == ERANGE || v < INT32_MIN || v > INT32_MAX)
+        return cli_error("%s: %s is out of range (%d to %d)", flag, s, INT32_MIN, INT32_MAX);
     *out = (int32_t)v;
     return 0;
 }

@@ -2,6 +2,7 @@
  * last segment of a text. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "attn.h"
 #include "cli.h"
@@ -10,7 +11,7 @@ static void usage(void)
 {
     printf(
         "usage: txlm attention -m MODEL (-p TEXT | -f FILE | --tokens 3,17,...) [-o OUT.png]\n"
-        "                      [--layer L|all] [--head H|all|mean] [--terms] [--by-distance]\n"
+        "                      [--layer L|last|all] [--head H|all|mean] [--terms] [--by-distance]\n"
         "                      [--segment-len N] [--cell PX] [--tick N] [--grid-cols C]\n"
         "                      [--csv F] [--f32 F] [--mem-len M] [--clamp-len C] [--same-length 0|1] [--no-verify]\n\n"
         "Feeds the text through ONE session in segments of N tokens (--segment-len N, also spelt --tgt-len N\n"
@@ -50,12 +51,15 @@ typedef struct opts {
 static int parse_pick(const char *v, const char *flag, int allow_mean, int *out)
 {
     if (!strcmp(v, "all")) return *out = ATTN_ALL, 0;
+    if (!allow_mean && !strcmp(v, "last")) return *out = ATTN_LAST_LAYER, 0;
     if (allow_mean && !strcmp(v, "mean")) return *out = ATTN_MEAN, 0;
     uint32_t x;
     if (cli_parse_u32(v, flag, &x)) return 1;
     *out = (int)x;
     return 0;
 }
+
+static const char *const attention_flags[] = {"-m", "--model", "-p", "--prompt", "-f", "--file", "--tokens", "-o", "--output", "--csv", "--f32", "--layer", "--head", "--segment-len", "--tgt-len", "--cell", "--tick", "--grid-cols", NULL};
 
 static int parse(int argc, char **argv, opts *o)
 {
@@ -64,7 +68,7 @@ static int parse(int argc, char **argv, opts *o)
         if (!strcmp(a, "--terms")) { o->terms = 1; continue; }
         if (!strcmp(a, "--by-distance")) { o->by_distance = 1; continue; }
         if (!strcmp(a, "--no-verify")) { o->no_verify = 1; continue; }
-        if (!(v = cli_value(argc, argv, &i))) return 1;
+        if (!(v = cli_option_value(argc, argv, &i, "attention", attention_flags))) return 1;
         uint32_t u;
         int r;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = v;
@@ -87,6 +91,9 @@ static int parse(int argc, char **argv, opts *o)
     if (!!o->text + !!o->file + !!o->tokens != 1) return cli_error("attention: give exactly one of -p TEXT, -f FILE, --tokens");
     if (!o->out && !o->csv && !o->f32) return cli_error("attention: nothing to write (give -o OUT.png, --csv or --f32)");
     if (o->terms && o->by_distance) return cli_error("attention: --terms and --by-distance do not combine");
+    const char *ext = o->out ? strrchr(o->out, '.') : NULL;
+    if (ext && !strchr(ext, '/') && strcasecmp(ext, ".png"))
+        return cli_error("attention: -o %s: the picture is a PNG; name it .png", o->out);
     if (o->fig.cell > 64) return cli_error("--cell %d: at most 64", o->fig.cell);
     if (o->seg_len > (1u << 20)) return cli_error("--segment-len %u: at most %u", o->seg_len, 1u << 20);
     o->fig.terms = o->terms;
@@ -105,8 +112,9 @@ static int produce(txlm_model *m, const opts *o, const int32_t *ids, uint32_t n)
 {
     txlm_model_params p;
     txlm_model_get_params(m, &p);
-    if (o->layer >= 0 && (uint32_t)o->layer >= p.n_layer)
-        return cli_error("--layer %d: the model has %u layers (0..%u)", o->layer, p.n_layer, p.n_layer - 1);
+    int layer = o->layer == ATTN_LAST_LAYER ? (int)p.n_layer - 1 : o->layer;
+    if (layer >= 0 && (uint32_t)layer >= p.n_layer)
+        return cli_error("--layer %d: the model has %u layers (0..%u)", layer, p.n_layer, p.n_layer - 1);
     if (o->head >= 0 && (uint32_t)o->head >= p.n_head)
         return cli_error("--head %d: the model has %u heads (0..%u)", o->head, p.n_head, p.n_head - 1);
     uint32_t seg_len = o->seg_len ? o->seg_len : p.tgt_len ? p.tgt_len : 128;
@@ -115,7 +123,7 @@ static int produce(txlm_model *m, const opts *o, const int32_t *ids, uint32_t n)
     if (attn_run_tokens(m, &o->so, ids, n, seg_len, o->terms, &r)) return 1;
     attn_slice *s = NULL;
     uint32_t ns = 0;
-    int rc = attn_select(&r, o->layer, o->head, &s, &ns);
+    int rc = attn_select(&r, layer, o->head, &s, &ns);
     const char *paths[3] = {o->out, o->f32, o->csv};
     void *data[3] = {NULL, NULL, NULL};
     size_t sizes[3] = {0, 0, 0};

@@ -11,46 +11,17 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "cli.h"
-
-enum { W_LOAD = 1, W_EVAL = 2, W_GEN = 4, W_VANILLA = 8 };
-enum { MAX_REPS = 64, MAX_LENS = 16 };
-
-typedef struct bench_opts {
-    const char *model;
-    uint32_t mem_len, tgt_len, tokens, gen_tokens, reps, vanilla_tokens;
-    unsigned workloads;
-    int json;
-    uint64_t seed;
-    int32_t *ids; /* token stream, used cyclically */
-    uint32_t n_ids;
-    int32_t *lens; /* attention lengths of the vanilla comparison */
-    uint32_t n_lens;
-    txlm_model_options mo;
-} bench_opts;
-
-typedef struct series {
-    double v[MAX_REPS];
-    uint32_t n;
-} series;
-
-typedef struct bench_result {
-    double context_s;
-    series load_s, eval_tps, gen_tps;
-    double xl_ms[MAX_LENS], vanilla_ms[MAX_LENS]; /* per predicted token */
-    uint32_t eval_tokens, gen_tokens;
-    /* generation against the memory's speed: the weights a token reads
-     * (txlm_model_step_bytes) and the device's copy rate */
-    uint64_t step_bytes;
-    double copy_rate;
-} bench_result;
 
 static void usage(void)
 {
-    printf("usage: txlm bench -m MODEL [--mem-len M] [--tgt-len L] [--tokens N] [--gen-tokens G] [--reps R]\n"
-           "                  [--json] [--workloads load,eval,gen,vanilla] [--attn-lens 128,320,640,1600]\n"
+    printf("usage: txlm bench -m MODEL [--mem-len M] [--tgt-len L] [--tokens N] [--gen-tokens G] [-r R]\n"
+           "                  [-o text|md|csv|json] [--workloads load,eval,gen,vanilla] [--attn-lens 128,320,640,1600]\n"
            "                  [--vanilla-tokens V] [--ids FILE] [--seed S] [--no-verify]\n\n"
-           "Times, on the device txlm uses (medians of R repetitions, default 3):\n"
+           "Times, on the device txlm uses (-r R repetitions, also --reps R, default 3: the median and the mean\n"
+           "+/- standard deviation of each; -o picks a table (text, default), a Markdown table (md), CSV rows\n"
+           "(csv) or JSON (json, also --json)):\n"
            "  load     model file to the first sampled token (after the device is opened; the opening is\n"
            "           reported on its own)\n"
            "  eval     scoring N tokens (default 512) in segments of L (default: the model's tgt_len), after\n"
@@ -62,21 +33,6 @@ static void usage(void)
            "           tokens through an empty session, chunks of <= 512); prints the speedup\n"
            "Tokens come from --ids (little-endian int32) or, by default, a seeded log-uniform draw\n"
            "(frequent ids small, as in a frequency-sorted vocabulary). Default workloads: load,eval,gen.\n");
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(const series *s)
-{
-    if (!s->n) return NAN;
-    double v[MAX_REPS];
-    memcpy(v, s->v, s->n * sizeof *v);
-    qsort(v, s->n, sizeof *v, cmp_double);
-    return s->n % 2 ? v[s->n / 2] : 0.5 * (v[s->n / 2 - 1] + v[s->n / 2]);
 }
 
 static int parse_workloads(const char *v, unsigned *out)
@@ -260,63 +216,15 @@ static int run_vanilla_len(txlm_model *m, const bench_opts *o, uint32_t A, doubl
     return st ? cli_lib_error(st, "vanilla comparison") : 0;
 }
 
-static void print_table(const bench_opts *o, const txlm_device_info *dev, const bench_result *r)
-{
-    printf("model %s on %s\n", o->model, dev->name);
-    printf("device opened in %.3f s\n", r->context_s);
-    printf("%-34s %12s  (reps %u)\n", "workload", "median", o->reps);
-    if (r->load_s.n) printf("%-34s %10.3f s\n", "load to first token", median(&r->load_s));
-    if (r->eval_tps.n) {
-        char what[64];
-        snprintf(what, sizeof what, "eval (tgt %u, mem %u)", o->tgt_len, o->mem_len);
-        printf("%-34s %10.2f tokens/s\n", what, median(&r->eval_tps));
-    }
-    if (r->gen_tps.n) {
-        char what[64];
-        snprintf(what, sizeof what, "generation (mem %u)", o->mem_len);
-        printf("%-34s %10.2f tokens/s\n", what, median(&r->gen_tps));
-        double rate = (double)r->step_bytes * median(&r->gen_tps);
-        printf("%-34s %10.2f GB/s = %.0f%% of the device copy (%.2f GB/s)\n", "  weights read", rate * 1e-9,
-               100 * rate / r->copy_rate, r->copy_rate * 1e-9);
-    }
-    if (o->workloads & W_VANILLA) {
-        printf("\n%8s %14s %16s %9s\n", "attn len", "XL ms/token", "vanilla ms/token", "speedup");
-        for (uint32_t i = 0; i < o->n_lens; i++)
-            printf("%8d %14.2f %16.2f %8.1fx\n", o->lens[i], r->xl_ms[i], r->vanilla_ms[i], r->vanilla_ms[i] / r->xl_ms[i]);
-    }
-}
+static const char *const bench_flags[] = {"-m", "--model", "--tgt-len", "--tokens", "--gen-tokens", "--reps", "-r", "-o", "--output",
+                                          "--vanilla-tokens", "--workloads", "--attn-lens", "--ids", "--seed", NULL};
 
-static void print_series(const char *name, const series *s)
+static int parse_format(const char *v, int *out)
 {
-    printf(",\n  \"%s\": [", name);
-    for (uint32_t i = 0; i < s->n; i++) printf("%s%.6g", i ? ", " : "", s->v[i]);
-    printf("],\n  \"%s_median\": %.6g", name, median(s));
-}
-
-static void print_json(const bench_opts *o, const txlm_device_info *dev, const bench_result *r)
-{
-    printf("{\n  \"model\": \"");
-    for (const char *p = o->model; *p; p++) printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
-    printf("\",\n  \"device\": \"%s\",\n  \"mem_len\": %u,\n  \"tgt_len\": %u,\n  \"tokens\": %u,\n  \"reps\": %u,\n"
-           "  \"gen_tokens\": %u,\n  \"context_s\": %.6g",
-           dev->name, o->mem_len, o->tgt_len, o->tokens, o->reps, o->gen_tokens, r->context_s);
-    if (r->load_s.n) print_series("load_s", &r->load_s);
-    if (r->eval_tps.n) print_series("eval_tokens_per_s", &r->eval_tps);
-    if (r->gen_tps.n) {
-        print_series("gen_tokens_per_s", &r->gen_tps);
-        double rate = (double)r->step_bytes * median(&r->gen_tps);
-        printf(",\n  \"step_weight_bytes\": %llu,\n  \"copy_bytes_per_s\": %.6g,\n  \"gen_weight_bytes_per_s_median\": %.6g,\n"
-               "  \"gen_copy_fraction\": %.6g",
-               (unsigned long long)r->step_bytes, r->copy_rate, rate, rate / r->copy_rate);
-    }
-    if (o->workloads & W_VANILLA) {
-        printf(",\n  \"vanilla\": [");
-        for (uint32_t i = 0; i < o->n_lens; i++)
-            printf("%s\n    {\"attn_len\": %d, \"xl_ms_per_token\": %.6g, \"vanilla_ms_per_token\": %.6g, \"tokens\": %u}",
-                   i ? "," : "", o->lens[i], r->xl_ms[i], r->vanilla_ms[i], o->vanilla_tokens);
-        printf("\n  ]");
-    }
-    printf("\n}\n");
+    static const char *const names[] = {"text", "md", "csv", "json"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(v, names[i])) return *out = i, 0;
+    return cli_error("-o %s: give text, md, csv or json", v);
 }
 
 static int parse_args(int argc, char **argv, bench_opts *o, const char **ids_path, int *help)
@@ -325,15 +233,16 @@ static int parse_args(int argc, char **argv, bench_opts *o, const char **ids_pat
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) return *help = 1, 0;
-        if (!strcmp(a, "--json")) { o->json = 1; continue; }
+        if (!strcmp(a, "--json")) { o->format = BENCH_JSON; continue; }
         if (!strcmp(a, "--no-verify")) { o->mo.no_verify = 1; continue; }
-        if (!(v = cli_value(argc, argv, &i))) return 1;
+        if (!(v = cli_option_value(argc, argv, &i, "bench", bench_flags))) return 1;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = v;
         else if (!strcmp(a, "--mem-len")) { if (cli_parse_u32(v, a, &o->mem_len)) return 1; }
         else if (!strcmp(a, "--tgt-len")) { if (cli_parse_u32(v, a, &o->tgt_len)) return 1; }
         else if (!strcmp(a, "--tokens")) { if (cli_parse_u32(v, a, &o->tokens)) return 1; }
         else if (!strcmp(a, "--gen-tokens")) { if (cli_parse_u32(v, a, &o->gen_tokens)) return 1; }
-        else if (!strcmp(a, "--reps")) { if (cli_parse_u32(v, a, &o->reps)) return 1; }
+        else if (!strcmp(a, "--reps") || !strcmp(a, "-r")) { if (cli_parse_u32(v, a, &o->reps)) return 1; }
+        else if (!strcmp(a, "-o") || !strcmp(a, "--output")) { if (parse_format(v, &o->format)) return 1; }
         else if (!strcmp(a, "--vanilla-tokens")) { if (cli_parse_u32(v, a, &o->vanilla_tokens)) return 1; }
         else if (!strcmp(a, "--workloads")) { if (parse_workloads(v, &o->workloads)) return 1; }
         else if (!strcmp(a, "--attn-lens")) lens = v;
@@ -403,8 +312,7 @@ int cmd_bench(int argc, char **argv)
     }
     for (uint32_t i = 0; (o.workloads & W_VANILLA) && i < o.n_lens; i++)
         if (run_vanilla_len(m, &o, (uint32_t)o.lens[i], &r.xl_ms[i], &r.vanilla_ms[i], buf, lp)) goto done;
-    if (o.json) print_json(&o, &dev, &r);
-    else print_table(&o, &dev, &r);
+    bench_report(&o, &dev, &r);
     rc = 0;
     if (txlm_context_validation_messages(ctx))
         rc = cli_error("%llu Vulkan validation messages", (unsigned long long)txlm_context_validation_messages(ctx));

@@ -35,10 +35,15 @@ int cmd_devices(int argc, char **argv)
         free(d);
         return cli_lib_error(st, "devices");
     }
+    int marked = 0;
+    for (uint32_t i = 0; i < n; i++) marked |= d[i].preferred;
     for (uint32_t i = 0; i < n; i++)
         printf("%c %u: %s (%s, Vulkan %u.%u, %.1f GiB, subgroup %u)%s\n", d[i].preferred ? '*' : ' ', i, d[i].name,
                type_name(d[i].type), d[i].api_version >> 22, (d[i].api_version >> 12) & 0x3ff,
                (double)d[i].device_local_bytes / (1 << 30), d[i].subgroup_size, d[i].supported ? "" : "  [unsupported]");
     free(d);
+    const char *want = getenv("TXLM_DEVICE");
+    if (!marked && n && want && *want) return cli_error("devices: TXLM_DEVICE=%s matches none of these devices (give an index or a name substring)", want);
+    if (!marked) return cli_error("devices: no device txlm can use");
     return 0;
 }

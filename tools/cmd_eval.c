@@ -2,216 +2,170 @@
  * The text streams through the tokenizer line by line; segments of
  * tgt_len tokens are scored against the next tokens, the memory carried
  * from segment to segment. Reports perplexity (word models) or bits per
- * character (character models). */
-#include <errno.h>
+ * character (character models) with the standard error of the mean NLL,
+ * and how many targets were <unk>. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
+#include "cli_scoring.h"
+
+/* Above this share of <unk> targets the perplexity says little about the
+ * model: the text is mostly words it cannot represent. */
+#define UNK_WARN_RATE 0.05
 
 static void usage(void)
 {
-    printf("usage: txlm eval -m MODEL (FILE | -f FILE) [--tgt-len L] [--mem-len M] [--clamp-len C] [--same-length 0|1] [--zero-memory 0|1]\n"
-           "                 [--json] [--no-verify]\n\n"
+    printf("usage: txlm eval -m MODEL (FILE | -f FILE | -) [--tgt-len L] [--mem-len M] [--clamp-len C] [--same-length 0|1]\n"
+           "                 [--zero-memory 0|1] [--json] [--per-token OUT.f32] [--progress] [--no-verify]\n\n"
            "Scores every token of FILE given the ones before it: segments of L tokens (default: the model's\n"
            "tgt_len), memory of M (default: the model's mem_len). Prints perplexity (word models) or bits per\n"
-           "character (character models), the tokens evaluated and tokens/s. --json prints one JSON object.\n"
+           "character (character models) with its standard error (PPL = x +/- y: the mean NLL's standard\n"
+           "error times the perplexity), the <unk> targets (a warning above 5%%), the tokens evaluated and\n"
+           "tokens/s. --json prints one JSON object. --per-token writes each target's NLL (nats) as\n"
+           "little-endian float32. A progress bar with the running figure goes to stderr on a terminal\n"
+           "(--progress: always). Ctrl-C prints the figures over the text scored so far and exits 130.\n"
            "FILE - reads standard input; any other FILE must be a regular file.\n");
 }
 
 typedef struct eval_state {
-    txlm_session *s;
-    uint32_t seg;
-    int32_t *buf;       /* pending tokens; buf[0] is the input of the next segment */
-    size_t n, cap;
-    float *lp;
-    double nll;
-    uint64_t scored;
+    const char *per_token;
+    int json, chars;
+    cli_text_run run;
+    cli_scorer sc;
+    cli_stats nll;
+    uint64_t unk;
+    float *nlls;        /* --per-token: every target's NLL */
+    size_t nlls_cap;
+    cli_progress pb;
 } eval_state;
 
-/* Scores full segments while at least seg + 1 tokens are pending (or all
- * that is left at the end). */
-static txlm_status drain(eval_state *e, int final)
+static int own_option(void *user, int argc, char **argv, int *i)
 {
-    while (e->n > e->seg || (final && e->n > 1)) {
-        uint32_t len = e->n - 1 < e->seg ? (uint32_t)(e->n - 1) : e->seg;
-        txlm_status st = txlm_session_score(e->s, e->buf, e->buf + 1, len, e->lp);
-        if (st) return st;
-        for (uint32_t i = 0; i < len; i++) e->nll -= e->lp[i];
-        e->scored += len;
-        memmove(e->buf, e->buf + len, (e->n - len) * sizeof *e->buf);
-        e->n -= len;
-    }
-    return TXLM_OK;
+    eval_state *e = user;
+    if (!strcmp(argv[*i], "--json")) return e->json = 1, 0;
+    if (strcmp(argv[*i], "--per-token")) return -1;
+    return !(e->per_token = cli_value(argc, argv, i));
 }
 
-static int push(eval_state *e, const int32_t *ids, size_t n)
+/* Perplexity of a mean NLL, or bits per character. */
+static double figure(const eval_state *e, double mean) { return e->chars ? mean / log(2.0) : exp(mean); }
+/* Its standard error from the mean NLL's: exp's derivative (llama.cpp's PPL +/-), or the same scale. */
+static double figure_se(const eval_state *e, double mean, double se)
 {
-    if (e->n + n > e->cap) {
-        size_t cap = (e->n + n) * 2;
-        int32_t *b = realloc(e->buf, cap * sizeof *b);
-        if (!b) return cli_error("out of memory");
-        e->buf = b, e->cap = cap;
+    return e->chars ? se / log(2.0) : exp(mean) * se;
+}
+
+static int keep_nll(eval_state *e, double nll)
+{
+    if (e->nll.n == e->nlls_cap) {
+        size_t cap = e->nlls_cap ? e->nlls_cap * 2 : 4096;
+        float *b = realloc(e->nlls, cap * sizeof *b);
+        if (!b) return cli_error("out of memory for the per-token NLLs");
+        e->nlls = b, e->nlls_cap = cap;
     }
-    memcpy(e->buf + e->n, ids, n * sizeof *ids);
-    e->n += n;
+    e->nlls[e->nll.n] = (float)nll;
     return 0;
 }
 
-/* A JSON string literal (paths may hold quotes, backslashes, control bytes). */
-static void json_string(const char *s)
+/* The progress bar with the running figure. */
+static void show(eval_state *e, int final)
 {
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') printf("\\%c", c);
-        else if (c < 0x20) printf("\\u%04x", c);
-        else putchar(c);
-    }
-    putchar('"');
+    char extra[64];
+    snprintf(extra, sizeof extra, "%s %.4f", e->chars ? "bpc" : "PPL", figure(e, e->nll.mean));
+    cli_progress_show(&e->pb, cli_text_run_fraction(&e->run), e->nll.n, extra, final);
 }
 
-static void progress(double done, double total, double t0, uint64_t tokens)
+static int run_segments(eval_state *e, int final)
 {
-    double el = cli_now() - t0, rate = el > 0 ? (double)tokens / el : 0, frac = total > 0 ? done / total : 0;
-    double eta = frac > 0 ? el * (1 - frac) / frac : 0;
-    int width = 30, fill = (int)(frac * width);
-    fprintf(stderr, "\r[%.*s%*s] %5.1f%%  %llu tokens  %.1f tok/s  ETA %.0fs ", fill,
-            "##############################", width - fill, "", 100 * frac, (unsigned long long)tokens, rate, eta);
+    long len;
+    while ((len = cli_scorer_next(&e->sc, final)) > 0) {
+        for (long i = 0; i < len; i++) {
+            if (e->per_token && keep_nll(e, -(double)e->sc.lp[i])) return 1;
+            cli_stats_add(&e->nll, -(double)e->sc.lp[i]);
+            e->unk += e->sc.q.buf[i + 1] == e->sc.p.unk_id;
+        }
+        cli_segments_done(&e->sc.q, (uint32_t)len);
+        show(e, 0);
+    }
+    return len < 0;
 }
 
-typedef struct eval_args {
-    cli_model_args c;
-    const char *file;
-    uint32_t tgt_len;
-    int json;
-} eval_args;
-
-/* 0, 1 after an error, 2 after --help. */
-static int parse_args(int argc, char **argv, eval_args *o)
+static int eval_line(void *user, const char *line, size_t len)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(), 2;
-        if (!strcmp(a, "--json")) { o->json = 1; continue; }
-        int r = cli_model_arg(argc, argv, &i, &o->c);
-        if (r) {
-            if (r < 0) return 1;
-            continue;
-        }
-        if (a[0] != '-' || !strcmp(a, "-")) { /* "-": standard input */
-            if (o->file) return cli_error("eval: more than one FILE given");
-            o->file = a;
-            continue;
-        }
-        if (!(v = cli_value(argc, argv, &i))) return 1;
-        if (!strcmp(a, "-f") || !strcmp(a, "--file")) {
-            if (o->file) return cli_error("eval: more than one FILE given");
-            o->file = v;
-        } else if (!strcmp(a, "--tgt-len")) {
-            if (cli_parse_u32(v, a, &o->tgt_len)) return 1;
-        } else {
-            return cli_error("eval: unknown option \"%s\" (see txlm eval --help)", a);
-        }
-    }
-    if (!o->c.model || !o->file) return cli_error("eval: -m MODEL and FILE are required");
-    return 0;
+    eval_state *e = user;
+    return cli_segments_push_text(&e->sc.q, e->sc.m, line, len) || run_segments(e, 0);
 }
 
-/* Every line of `in` tokenized and scored (e->scored, e->nll), with
- * progress on a terminal. */
-static int score_lines(eval_state *e, txlm_model *m, FILE *in, const char *file)
+static void print_json(const eval_state *e, double secs)
 {
-    struct stat st_file;
-    double total = fstat(fileno(in), &st_file) == 0 ? (double)st_file.st_size : 0;
-    int tty = isatty(fileno(stderr)), rc = 1;
-    double t0 = cli_now(), last = 0, done_bytes = 0;
-    char *line = NULL;
-    size_t line_cap = 0;
-    ssize_t len;
-    txlm_status st;
-    while ((len = getline(&line, &line_cap, in)) > 0) {
-        int32_t *ids = NULL;
-        size_t n = 0;
-        done_bytes += (double)len;
-        if ((st = txlm_tokenize(m, line, (size_t)len, &ids, &n))) { rc = cli_lib_error(st, "tokenizing"); goto done; }
-        int bad = push(e, ids, n);
-        txlm_free(ids);
-        if (bad) goto done;
-        if ((st = drain(e, 0))) { rc = cli_lib_error(st, "running the model"); goto done; }
-        if (tty && cli_now() - last > 0.25) {
-            progress(done_bytes, total, t0, e->scored);
-            last = cli_now();
-        }
-    }
-    if (ferror(in)) { rc = cli_error("%s: read error", file); goto done; }
-    if ((st = drain(e, 1))) { rc = cli_lib_error(st, "running the model"); goto done; }
-    if (tty) {
-        progress(total, total, t0, e->scored);
-        fputc('\n', stderr);
-    }
-    rc = e->scored ? 0 : cli_error("%s: fewer than two tokens to evaluate", file);
-done:
-    free(line);
-    return rc;
-}
-
-static void report(const eval_args *o, const eval_state *e, const txlm_model_params *p, double secs)
-{
-    double mean = e->nll / (double)e->scored;
-    int chars = p->tokenizer != TXLM_TOKENIZER_WORD;
-    if (!o->json) {
-        printf("%s: %llu tokens, mean NLL %.4f, %s %.4f, %.1f tokens/s\n", o->file, (unsigned long long)e->scored, mean,
-               chars ? "bits per character" : "perplexity", chars ? mean / log(2.0) : exp(mean), (double)e->scored / secs);
-        return;
-    }
-    /* Log-probabilities are finite (the library refuses others), but
-     * exp of a mean NLL above 709 overflows: JSON has no inf, so null. */
-    double score = chars ? mean / log(2.0) : exp(mean);
-    char score_s[64] = "null";
-    if (isfinite(score)) snprintf(score_s, sizeof score_s, "%.6f", score);
+    double mean = e->nll.mean, se = cli_stats_se(&e->nll), n = (double)e->nll.n;
+    const char *fig = e->chars ? "bpc" : "perplexity";
     printf("{\"file\": ");
-    json_string(o->file);
-    printf(", \"tokens\": %llu, \"mean_nll\": %.6f, \"%s\": %s, \"seconds\": %.3f, "
-           "\"tokens_per_second\": %.2f, \"tgt_len\": %u, \"mem_len\": %u}\n",
-           (unsigned long long)e->scored, mean, chars ? "bpc" : "perplexity", score_s, secs, (double)e->scored / secs,
-           e->seg, o->c.so.mem_len ? o->c.so.mem_len : p->mem_len);
+    cli_json_string(stdout, e->run.file, strlen(e->run.file));
+    printf(", \"tokens\": %llu, \"interrupted\": %s, \"mean_nll\": ", (unsigned long long)e->nll.n,
+           cli_interrupted ? "true" : "false");
+    /* JSON has no NaN or infinity: exp of a mean NLL above 709 is null */
+    cli_json_number(stdout, mean, 6);
+    printf(", \"mean_nll_se\": ");
+    cli_json_number(stdout, se, 6);
+    printf(", \"%s\": ", fig);
+    cli_json_number(stdout, figure(e, mean), 6);
+    printf(", \"%s_se\": ", fig);
+    cli_json_number(stdout, figure_se(e, mean, se), 6);
+    printf(", \"unk\": %llu, \"unk_rate\": ", (unsigned long long)e->unk);
+    cli_json_number(stdout, (double)e->unk / n, 6);
+    printf(", \"seconds\": %.3f, \"tokens_per_second\": ", secs);
+    cli_json_number(stdout, n / secs, 2);
+    printf(", \"tgt_len\": %u, \"mem_len\": %u}\n", e->sc.q.seg, e->run.so.mem_len ? e->run.so.mem_len : e->sc.p.mem_len);
+}
+
+static void print_text(const eval_state *e, double secs)
+{
+    double mean = e->nll.mean, se = cli_stats_se(&e->nll);
+    printf("%s: %llu tokens, mean NLL %.4f +/- %.4f, %s %.4f +/- %.4f, %llu <unk> (%.2f%%), %.1f tokens/s%s\n",
+           e->run.file, (unsigned long long)e->nll.n, mean, se, e->chars ? "bits per character" : "perplexity",
+           figure(e, mean), figure_se(e, mean, se), (unsigned long long)e->unk, 100.0 * (double)e->unk / (double)e->nll.n,
+           (double)e->nll.n / secs, cli_interrupted ? " (interrupted)" : "");
+}
+
+/* The figures, the <unk> warning and the per-token file. */
+static int report(eval_state *e, double secs)
+{
+    if (e->json) print_json(e, secs);
+    else print_text(e, secs);
+    double rate = (double)e->unk / (double)e->nll.n;
+    if (rate > UNK_WARN_RATE)
+        fprintf(stderr, "txlm: warning: %.1f%% of the tokens scored are <unk>: the text holds words the model's "
+                        "vocabulary lacks, and its perplexity is not comparable with one over the model's own kind of text\n",
+                100 * rate);
+    return e->per_token ? cli_write_file(e->per_token, e->nlls, e->nll.n * sizeof *e->nlls) : 0;
 }
 
 int cmd_eval(int argc, char **argv)
 {
-    eval_args o = {.c = CLI_MODEL_ARGS};
-    int rc = parse_args(argc, argv, &o);
-    if (rc) return rc == 2 ? 0 : 1;
-    FILE *in = cli_open_input(o.file);
-    if (!in) return 1;
-    rc = 1;
-    txlm_context *ctx = NULL;
-    txlm_model *m = NULL;
     eval_state e = {0};
-    txlm_status st;
-    if (cli_open_model(o.c.model, &o.c.mo, &ctx, &m)) goto done;
-    txlm_model_params p;
-    txlm_model_get_params(m, &p);
-    e.seg = o.tgt_len ? o.tgt_len : p.tgt_len ? p.tgt_len : 128;
-    o.c.so.max_segment = e.seg;
-    st = txlm_session_create(m, &o.c.so, &e.s);
-    if (st) { rc = cli_lib_error(st, "creating a session"); goto done; }
-    if (!(e.lp = malloc(e.seg * sizeof *e.lp))) { rc = cli_error("out of memory"); goto done; }
+    int rc = cli_text_run_parse(&e.run, argc, argv, "eval", 1, usage, own_option, &e);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (cli_text_run_start(&e.run)) return 1;
+    rc = cli_scorer_open(&e.sc, &e.run);
+    e.chars = e.sc.p.tokenizer != TXLM_TOKENIZER_WORD;
     double t0 = cli_now();
-    if ((rc = score_lines(&e, m, in, o.file))) goto done;
-    report(&o, &e, &p, cli_now() - t0);
-    rc = cli_validation_status(ctx);
-done:
-    cli_close_input(in);
-    free(e.buf);
-    free(e.lp);
-    txlm_session_free(e.s);
-    txlm_model_free(m);
-    txlm_context_destroy(ctx);
+    if (!rc) {
+        cli_progress_start(&e.pb, e.run.progress);
+        rc = cli_each_line(&e.run, eval_line, &e);
+        if (!rc && !cli_interrupted) rc = run_segments(&e, 1);
+        show(&e, 1);
+        cli_progress_end(&e.pb);
+    }
+    if (!rc && e.nll.n == 0 && !cli_interrupted) rc = cli_error("%s: fewer than two tokens to evaluate", e.run.file);
+    else if (!rc && e.nll.n > 0) {
+        rc = report(&e, cli_now() - t0);
+        if (!rc) rc = cli_validation_status(e.sc.ctx);
+    }
+    rc = cli_text_run_finish(&e.run, rc);
+    free(e.nlls);
+    cli_scorer_free(&e.sc);
     return rc;
 }

@@ -12,7 +12,10 @@ static const struct {
     {"info", cmd_info, "show a model's hyper-parameters and tensors"},
     {"logprobs", cmd_logprobs, "write log-probabilities of token segments"},
     {"eval", cmd_eval, "perplexity or bits per character of a text file"},
+    {"score", cmd_score, "surprisal of every token or word of a text"},
+    {"compare", cmd_compare, "how far one model's predictions are from another's"},
     {"generate", cmd_generate, "generate text from a prompt"},
+    {"chat", cmd_chat, "an interactive loop: each line answered, the memory kept across turns"},
     {"attention", cmd_attention, "pictures of what the model attends to"},
     {"bench", cmd_bench, "evaluation, generation and load speed of a model"},
 };
@@ -42,6 +45,5 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
-    usage(stderr);
-    return cli_error("unknown command \"%s\"", argv[1]);
+    return cli_error("unknown command \"%s\" (txlm --help lists the commands)", argv[1]);
 }

@@ -50,10 +50,12 @@ static const char usage[] =
     "                       crit.cluster_weight/bias in the checkpoint (default: told\n"
     "                       from what wrote it, and printed; see docs/tensors.md)\n"
     "  --synthetic F        no checkpoint: random weights (seeded) for the config.json F,\n"
-    "                       vocabulary <eos>, <unk>, w2, w3, ... (for tests and benchmarks)\n"
+    "                       vocabulary <eos>, <unk>, w2, w3, ... or --vocab F's, which must\n"
+    "                       have n_token symbols (for tests and benchmarks)\n"
     "  --seed N             the seed of --synthetic (default 1); one seed, one model\n"
     "  --export-safetensors F  with --synthetic: also write the weights as HF-named\n"
     "                       safetensors F, with config.json and vocab.txt beside it\n"
+    "  --version            print txlm-pack's version\n"
     "  --allow-nonfinite    pack weights holding NaN or infinity (each such tensor is\n"
     "                       reported, with its count and first element, either way)\n"
     "  -h, --help           this text\n"
@@ -82,6 +84,10 @@ static int parse_args(int argc, char **argv, args *a)
         const char **slot = NULL;
         if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
             fputs(usage, stdout);
+            return 2;
+        }
+        if (!strcmp(s, "--version")) {
+            printf("txlm-pack %d.%d.%d\n", TXLM_VERSION_MAJOR, TXLM_VERSION_MINOR, TXLM_VERSION_PATCH);
             return 2;
         }
         if (!strcmp(s, "--lower-case")) {
@@ -114,8 +120,8 @@ static int parse_args(int argc, char **argv, args *a)
         }
     }
     if (!a->out) return fail("%s", "no output file given (-o OUT.txlm)");
-    if (a->synthetic && (a->dir || a->config || a->weights || a->vocab))
-        return fail("%s", "--synthetic takes no input folder, --config, --weights or --vocab");
+    if (a->synthetic && (a->dir || a->config || a->weights))
+        return fail("%s", "--synthetic takes no input folder, --config or --weights");
     if (!a->synthetic && (a->seed || a->export_st)) return fail("%s", "--seed and --export-safetensors need --synthetic");
     if (a->synthetic) return 0;
     if (!a->dir && !(a->config && a->weights && a->vocab))
@@ -270,7 +276,7 @@ static int run_synthetic(const args *a, txlm_err *err)
     txlm_hparams h;
     txlm_vocab_buf v;
     txlm_checkpoint *ck = NULL;
-    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD};
+    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD, a->allow_nonfinite};
     uint64_t seed;
     memset(&v, 0, sizeof v);
     int rc = parse_seed(a->seed, &seed, err);
@@ -281,8 +287,11 @@ static int run_synthetic(const args *a, txlm_err *err)
     txlm_config_notes notes = {.hf_defaults = 1};
     if (!rc) rc = txlm_config_load_json_notes(a->synthetic, &h, &notes, err);
     if (!rc) say_config(&notes);
-    if (!rc) rc = txlm_synthetic_vocab(h.n_token, &v, err);
-    if (!rc) rc = tokenizer_options(a, &v, err);
+    if (!rc) rc = a->vocab ? load_vocab(a->vocab, a, &v, err) : txlm_synthetic_vocab(h.n_token, &v, err);
+    if (!rc && a->vocab && v.v.n != h.n_token)
+        rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "--vocab %s has %u symbols but the config's n_token is %u", a->vocab,
+                       v.v.n, h.n_token);
+    if (!rc && !a->vocab) rc = tokenizer_options(a, &v, err);
     if (!rc) rc = txlm_synthetic_checkpoint(&h, seed, &ck, err);
     if (!rc) rc = a->export_st ? write_with_export(&h, &v.v, ck, &opt, a, err) : txlm_pack_write(&h, &v.v, ck, &opt, a->out, err);
     txlm_checkpoint_free(ck);
@@ -321,7 +330,7 @@ static int run_training_file(const args *a, const char *path, int *done, txlm_er
 {
     txlm_torch_obj *o = NULL;
     txlm_ckpt_source src;
-    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD};
+    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD, a->allow_nonfinite};
     memset(&src, 0, sizeof src);
     *done = 0;
     int rc = txlm_torch_load(path, &o, err);
@@ -384,7 +393,7 @@ static int run(const args *a, txlm_err *err)
     txlm_vocab_buf v;
     txlm_checkpoint *ck = NULL;
     txlm_config_notes notes = {.hf_defaults = 1};
-    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD};
+    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD, a->allow_nonfinite};
     memset(&v, 0, sizeof v);
     int rc = 0;
     if (!config) rc = txlm_fail(err, TXLM_ERR_IO, file ? "%s: a state dict needs --config (and --vocab)" : "%s: no config.json",

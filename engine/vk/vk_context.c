@@ -1,4 +1,5 @@
 #include "vk_context.h"
+#include "log.h"
 
 #include "fp_flush.h"
 #include "san_pin.h"
@@ -35,7 +36,8 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageS
     (void)type;
     if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
         __atomic_add_fetch(&vk->validation_messages, 1, __ATOMIC_RELAXED); /* any thread's Vulkan call may report */
-        fprintf(stderr, "txlm: Vulkan validation: %s\n", data->pMessage ? data->pMessage : "(no message)");
+        txlm_log(severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? TXLM_LOG_ERROR : TXLM_LOG_WARNING,
+                 "Vulkan validation: %s", data->pMessage ? data->pMessage : "(no message)");
     }
     return VK_FALSE;
 }

@@ -13,18 +13,13 @@
 #include <unistd.h>
 
 #include "attn.h"
+#include "plot/font.h"
+#include "plot/heatmap.h"
 #include "../common/check.h"
 #include "../common/slurp.h"
 #include "txlm.h"
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#pragma GCC diagnostic ignored "-Wunused-but-set-variable"
-#define STB_IMAGE_IMPLEMENTATION
-#define STBI_ONLY_PNG
-#include <stb/stb_image.h>
-#pragma GCC diagnostic pop
+#include "../common/stb_png.h"
 
 static const char *txlm, *model, *work;
 static char errfile[1024];
@@ -136,6 +131,53 @@ static void check_dump(const char *what, const char *args, const int32_t *tokens
 
 /* The masks the pictures grey out and the by-distance means, on a hand-made
  * 3-query, 2-memory-row case (mem_len 3, so same_length hides j <= i - 1). */
+/* Rows of canvas band [y0, y1) holding a pixel of colour col, as (first, count). */
+static int ink_rows(const plot_canvas *c, int y0, int y1, int x0, int x1, plot_rgb col, int *first)
+{
+    int n = 0;
+    *first = -1;
+    for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++) {
+            const uint8_t *p = c->px + ((size_t)y * c->w + x) * 3;
+            if (p[0] == col.r && p[1] == col.g && p[2] == col.b) {
+                if (*first < 0) *first = y;
+                n = y - *first + 1;
+                break;
+            }
+        }
+    return n;
+}
+
+/* Readable at the default size: a panel's title and its axis titles are
+ * black and twice the tick numbers' height (a glyph is 7 rows at scale 1),
+ * nothing is pale grey, and a short segment gets its token strings. */
+static void check_readable(void)
+{
+    float v[4 * 6] = {0};
+    const char *labels[6] = {"a", "b", "c", "d", "e", "f"};
+    plot_heatmap hm = {.v = v, .rows = 4, .cols = 6, .cell = 12, .hi = 1, .title = "Tg", .tick = 1,
+                       .row_labels = labels + 2, .col_labels = labels, .x_title = "key", .y_title = "q"};
+    int w, h;
+    plot_heatmap_size(4, 6, 12, 1, &w, &h);
+    plot_canvas c = {0};
+    CHECK(plot_canvas_init(&c, w, h, PLOT_WHITE) == 0, "canvas");
+    if (!c.px) return;
+    plot_heatmap_draw(&c, 0, 0, &hm);
+    int first, title = ink_rows(&c, 0, 2 * PLOT_CHAR_H, 0, w, PLOT_BLACK, &first);
+    CHECK(title >= 12, "the panel title is %d pixels tall", title);
+    int xt = ink_rows(&c, h - 2 * PLOT_CHAR_H - 8, h, 0, w, PLOT_BLACK, &first);
+    CHECK(xt >= 12, "the x axis title is %d pixels tall", xt);
+    int grey = 0;
+    for (size_t e = 0; e < (size_t)w * h; e++) grey += c.px[3 * e] == 128 && c.px[3 * e + 1] == 128 && c.px[3 * e + 2] == 128;
+    CHECK(grey == 0, "%d pale grey pixels", grey);
+    plot_canvas_free(&c);
+    attn_layout l;
+    attn_heatmap_layout(1, 0, 0, 24, 120, 0, &l);
+    CHECK(l.labels && l.cell >= PLOT_CHAR_H, "a segment of 24 over 120 keys: cell %d, labels %d", l.cell, l.labels);
+    attn_heatmap_layout(1, 0, 0, 64, 400, 0, &l);
+    CHECK(!l.labels, "400 keys: labels at cell %d", l.cell);
+}
+
 static void check_mask_and_distance(void)
 {
     static const unsigned char want_same[15] = {0, 0, 0, 1, 1, /**/ 1, 0, 0, 0, 1, /**/ 1, 1, 0, 0, 0};
@@ -168,6 +210,7 @@ int main(int argc, char **argv)
     snprintf(errfile, sizeof errfile, "%s/stderr.txt", work);
     const char *out = path("a.png");
     check_mask_and_distance();
+    check_readable();
     char args[2048];
     /* adaptive_word: 3 layers, 4 heads, tgt_len 8, mem_len 16, same_length. 20 tokens in
      * segments of 8: the last segment is 4 queries over 16 memory rows + 4. */

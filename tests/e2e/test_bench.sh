@@ -54,7 +54,8 @@ PY
 # the table form names each workload
 "$txlm" bench -m "$tmp/model.txlm" --workloads eval,gen --mem-len 6 --tgt-len 4 --tokens 4 --reps 1 > "$tmp/out.txt"
 grep -q "eval (tgt 4, mem 6)" "$tmp/out.txt" && grep -q "generation (mem 6)" "$tmp/out.txt" &&
-    grep -q "weights read .* GB/s = .*% of the device copy (.* GB/s)" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: table"; exit 1; }
+    grep -Eq "weights read in generation +[0-9.]+ +GB/s" "$tmp/out.txt" && grep -Eq "device copy rate +[0-9.]+ +GB/s" "$tmp/out.txt" &&
+    grep -Eq "as a share of the copy rate +[0-9]+ +%" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: table"; exit 1; }
 # TXLM_PROFILE=1: each recorder prints device time by kernel; the rows
 # add up to the whole and name the kernels a segment and a token run
 TXLM_PROFILE=1 "$txlm" bench -m "$tmp/model.txlm" --workloads gen --mem-len 6 --tgt-len 4 --gen-tokens 3 --reps 1 \
@@ -88,4 +89,31 @@ printf '\x05\x00\x00' > "$tmp/bad.i32"
 fails -m "$tmp/model.txlm" --ids "$tmp/bad.i32"
 printf '\xff\xff\x00\x00' > "$tmp/big.i32"
 fails -m "$tmp/model.txlm" --ids "$tmp/big.i32" --workloads eval
+fails -m "$tmp/model.txlm" -o yaml
+# -r N: each repeated figure's mean and standard deviation, against a direct computation on its series
+"$txlm" bench -m "$tmp/model.txlm" -r 4 -o json --workloads load,eval,gen --tokens 4 --gen-tokens 2 --mem-len 6 --tgt-len 4 > "$tmp/r.json"
+python3 - "$tmp/r.json" <<'PY'
+import json, statistics, sys
+r = json.load(open(sys.argv[1]))
+for k in ["load_s", "eval_tokens_per_s", "gen_tokens_per_s"]:
+    v = r[k]
+    assert len(v) == 4, (k, v)
+    for name, want in [("mean", statistics.mean(v)), ("sd", statistics.stdev(v)), ("median", statistics.median(v))]:
+        got = r[f"{k}_{name}"]
+        assert abs(got - want) <= 1e-5 * abs(want) + 1e-12, (k, name, got, want)
+PY
+# the same figures as a text table (mean +/- sd), Markdown and CSV
+# (evaluation only: generation also times the device's copy rate, which takes seconds)
+for f in text md csv; do
+    "$txlm" bench -m "$tmp/model.txlm" -r 3 -o "$f" --workloads eval --tokens 8 --mem-len 6 --tgt-len 4 > "$tmp/r.$f"
+done
+grep -Eq '^eval \(tgt 4, mem 6\) +[0-9.]+ +[0-9.]+ \+/- [0-9.]+ +tokens/s \(3\)$' "$tmp/r.text" || { echo "FAIL: text table"; cat "$tmp/r.text"; exit 1; }
+grep -Eq '^\| eval \(tgt 4, mem 6\) \| [0-9.]+ \| [0-9.]+ ± [0-9.]+ \| tokens/s \| 3 \|$' "$tmp/r.md" || { echo "FAIL: md table"; cat "$tmp/r.md"; exit 1; }
+python3 - "$tmp/r.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [r["workload"] for r in rows] == ["device opened", "eval (tgt 4, mem 6)"], rows
+r = rows[1]
+assert float(r["median"]) > 0 and float(r["mean"]) > 0 and float(r["sd"]) >= 0 and r["reps"] == "3", r
+PY
 echo "txlm bench: every workload and the error cases behave"

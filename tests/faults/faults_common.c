@@ -28,7 +28,7 @@ int flt_pack(const char *name, uint32_t dtype, const char *out_path)
         snprintf(path, sizeof path, "%s/%s/model.safetensors", golden, name);
         rc = txlm_checkpoint_open(path, &ck, &err);
     }
-    txlm_pack_options opt = {dtype, NULL, NULL, TXLM_CLUSTERS_FORWARD};
+    txlm_pack_options opt = {dtype, NULL, NULL, TXLM_CLUSTERS_FORWARD, 0};
     if (!rc) rc = txlm_pack_write(&h, &v.v, ck, &opt, out_path, &err);
     if (rc) fprintf(stderr, "packing %s: %s\n", name, err.msg);
     txlm_checkpoint_free(ck);

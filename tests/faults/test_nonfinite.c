@@ -85,8 +85,10 @@ static void scans(void)
 }
 
 /* A checkpoint folder whose safetensors hold NaN (in emb0, element 451)
- * and -inf (crit.out_layers.1.bias, element 0). */
-static int bad_folder(const char *golden, const char *folder)
+ * and -inf (crit.out_layers.1.bias, element 0); with big, finite values
+ * instead that f16 cannot hold: 1e7 at element 100 of layer 0's
+ * CoreNet.0 (its q8_0 block scale, 1e7 / 127, is past f16's 65504 too). */
+static int bad_folder(const char *golden, const char *folder, int big)
 {
     char src[4096], dst[4096];
     static const char *const copied[] = {"config.json", "vocab.txt"};
@@ -106,10 +108,15 @@ static int bad_folder(const char *golden, const char *folder)
     if (!b || txlm_safetensors_open_memory(b, len, &ck, &err)) return 1;
     const txlm_src_tensor *e = txlm_checkpoint_find(ck, "transformer.word_emb.emb_layers.0.weight");
     const txlm_src_tensor *o = txlm_checkpoint_find(ck, "crit.out_layers.1.bias");
-    float nan = NAN, ninf = -INFINITY;
-    if (!e || !o) return 1;
-    memcpy(b + ((const uint8_t *)e->data - b) + 4 * 451, &nan, 4);
-    memcpy(b + ((const uint8_t *)o->data - b), &ninf, 4);
+    const txlm_src_tensor *f = txlm_checkpoint_find(ck, "transformer.layers.0.pos_ff.CoreNet.0.weight");
+    float nan = NAN, ninf = -INFINITY, huge = 1e7f;
+    if (!e || !o || !f) return 1;
+    if (big) {
+        memcpy(b + ((const uint8_t *)f->data - b) + 4 * 100, &huge, 4);
+    } else {
+        memcpy(b + ((const uint8_t *)e->data - b) + 4 * 451, &nan, 4);
+        memcpy(b + ((const uint8_t *)o->data - b), &ninf, 4);
+    }
     txlm_checkpoint_free(ck);
     snprintf(dst, sizeof dst, "%s/model.safetensors", folder);
     int rc = fmt_write_all(dst, b, len);
@@ -117,12 +124,47 @@ static int bad_folder(const char *golden, const char *folder)
     return rc;
 }
 
+/* Finite weights that the conversion would make infinite: refused for
+ * f16 and q8_0, naming the tensor and the first element; f32 keeps them;
+ * --allow-nonfinite lets them through. */
+static void conversion(const char *golden)
+{
+    char folder[4200], out[4200], cmd[4300], *o, *e; /* not path_in's ring: the callers after keep theirs */
+    snprintf(folder, sizeof folder, "%s/big", dir);
+    snprintf(out, sizeof out, "%s/big.txlm", dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", folder);
+    if (system(cmd) != 0 || bad_folder(golden, folder, 1)) {
+        CHECK(0, "could not make the checkpoint folder");
+        return;
+    }
+    static const char *const dtypes[] = {"f16", "q8_0", "q4_0"};
+    static const char *const first[] = {"element 100 (magnitude 1e+07", "element 96 (magnitude 1e+07",
+                                        "element 96 (magnitude 1e+07"};
+    for (int i = 0; i < 3; i++) {
+        const char *refuse[] = {pack_exe, folder, "-o", out, "--dtype", dtypes[i], NULL};
+        int st = run(refuse, &o, &e);
+        CHECK(st == 1 && !fmt_exists(out) && strstr(e, "tensor 'layers.0.pos_ff.CoreNet.0.weight'") &&
+                  strstr(e, "become infinite stored as") && strstr(e, first[i]) && strstr(e, "--allow-nonfinite"),
+              "pack --dtype %s of a finite 1e7: exit %d: %s", dtypes[i], st, e);
+        free(o), free(e);
+    }
+    const char *f32[] = {pack_exe, folder, "-o", out, NULL};
+    int st = run(f32, &o, &e);
+    CHECK(st == 0 && fmt_exists(out), "pack f32 of a finite 1e7: exit %d: %s", st, e);
+    free(o), free(e);
+    unlink(out);
+    const char *allow[] = {pack_exe, folder, "-o", out, "--dtype", "q8_0", "--allow-nonfinite", NULL};
+    st = run(allow, &o, &e);
+    CHECK(st == 0 && fmt_exists(out), "pack q8_0 --allow-nonfinite of a finite 1e7: exit %d: %s", st, e);
+    free(o), free(e);
+}
+
 static void packing(const char *golden)
 {
     char *folder = path_in("ckpt"), *out = path_in("packed.txlm"), *o, *e;
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "mkdir -p '%s'", folder);
-    if (system(cmd) != 0 || bad_folder(golden, folder)) {
+    if (system(cmd) != 0 || bad_folder(golden, folder, 0)) {
         CHECK(0, "could not make the checkpoint folder");
         return;
     }
@@ -287,6 +329,7 @@ int main(int argc, char **argv)
     const float nan = NAN;
     if (craft(base, nan_model, emb0, 4 * 451, &nan, 4) || craft(base, tail, "crit.out_layers.2.bias", 0, &nan, 4)) return 1;
     packing(golden);
+    conversion(golden);
     checking(base);
     txlm_context_options o = flt_options(0);
     txlm_context *ctx = NULL;

@@ -42,6 +42,18 @@ static void two_fills(txlm_vk *vk, int barrier)
     txlm_buf_destroy(vk, &b);
 }
 
+typedef struct log_seen {
+    int calls, levels_ok, text_ok;
+} log_seen;
+
+static void on_log(void *user, txlm_log_level level, const char *msg)
+{
+    log_seen *l = user;
+    l->levels_ok = (l->calls == 0 || l->levels_ok) && (level == TXLM_LOG_ERROR || level == TXLM_LOG_WARNING);
+    l->text_ok = (l->calls == 0 || l->text_ok) && !strncmp(msg, "Vulkan validation: ", 19) && !strchr(msg, '\n');
+    l->calls++;
+}
+
 int main(void)
 {
     txlm_context_options o = flt_options(0);
@@ -64,6 +76,16 @@ int main(void)
     if (fence) vkDestroyFence(vk->device, fence, NULL);
     uint64_t after_misuse = txlm_context_validation_messages(ctx);
     CHECK(after_misuse >= 1, "an invalid fence flag was not counted");
+
+    /* With a log callback the next message goes to it, whole, not to stderr. */
+    log_seen log = {0};
+    txlm_set_log_callback(on_log, &log);
+    vkCreateFence(vk->device, &bad, NULL, &fence);
+    if (fence) vkDestroyFence(vk->device, fence, NULL);
+    txlm_set_log_callback(NULL, NULL);
+    after_misuse = txlm_context_validation_messages(ctx);
+    CHECK(log.calls >= 1 && log.levels_ok && log.text_ok, "the log callback got %d calls (levels %s, text %s)", log.calls,
+          log.levels_ok ? "ok" : "wrong", log.text_ok ? "ok" : "wrong");
 
     two_fills(vk, 1);
     CHECK(txlm_context_validation_messages(ctx) == after_misuse, "fills separated by a barrier were reported");

@@ -1,12 +1,14 @@
 /* Tokenizers on fixed vocabularies of every kind. The first input byte
  * picks the vocabulary (kind, flags, with or without <unk>/<eos>); the rest
- * is text to encode and, read as little-endian int32, ids to decode, whole
- * and through the streaming detokenizer (the pieces must be the whole). */
+ * is text to encode (also with spans: the same ids, spans and words inside
+ * the text) and, read as little-endian int32, ids to decode, whole and
+ * through the streaming detokenizer (the pieces must be the whole). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
 #include "detok_stream.h"
+#include "token_spans.h"
 #include "tokenizer.h"
 #include "txlm_layout.h"
 
@@ -85,6 +87,23 @@ static void streamed_equals(const txlm_tokenizer *t, const int32_t *ids, size_t 
     txlm_detok_free(d);
 }
 
+/* The same ids as encoding, every span and word inside the text, words in order. */
+static void spans_agree(txlm_tokenizer *t, const char *text, size_t len, const int32_t *ids, size_t n)
+{
+    txlm_token_spans o;
+    txlm_err e = {0, ""};
+    fuzz_require(txlm_tok_spans(t, text, len, &o, &e) == 0, "text that encodes has spans");
+    fuzz_require(o.n == n && (n == 0 || !memcmp(o.ids, ids, n * sizeof *ids)), "spans keep the ids");
+    for (size_t k = 0; k < o.n; k++) {
+        fuzz_require(o.spans[k].begin < o.spans[k].end && o.spans[k].end <= len, "a span inside the text");
+        fuzz_require(o.word[k] == TXLM_NO_WORD || o.word[k] < o.n_words, "a token's word exists");
+    }
+    for (size_t w = 0; w < o.n_words; w++)
+        fuzz_require(o.words[w].begin < o.words[w].end && o.words[w].end <= len && (w == 0 || o.words[w - 1].end <= o.words[w].begin),
+                     "words inside the text, in order");
+    txlm_tok_spans_free(&o);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static int built;
@@ -101,6 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = txlm_tok_encode(t, text, len, &ids, &n, &err);
     if (rc == 0) {
         for (size_t i = 0; i < n; i++) fuzz_require(ids[i] >= 0 && (uint32_t)ids[i] < v->n, "ids inside the vocabulary");
+        spans_agree(t, text, len, ids, n);
         char *back = NULL;
         fuzz_require(txlm_tok_decode(t, ids, n, &back, &err) == 0, "encoded ids decode");
         free(back);

@@ -51,7 +51,7 @@ static void free_source(source *s)
 static int pack_to(const source *s, const txlm_checkpoint *ck, const txlm_vocab *v, const txlm_hparams *h,
                    const char *out, txlm_err *err)
 {
-    txlm_pack_options opt = {TXLM_DT_F32, NULL, NULL, TXLM_CLUSTERS_FORWARD};
+    txlm_pack_options opt = {TXLM_DT_F32, NULL, NULL, TXLM_CLUSTERS_FORWARD, 0};
     memset(err, 0, sizeof *err);
     return txlm_pack_write(h ? h : &s->h, v ? v : &s->v.v, ck ? ck : s->ck, &opt, out, err);
 }
@@ -501,7 +501,7 @@ static void test_mismatches(void)
         EXPECT_ERR(pack_to(&s, NULL, &v, NULL, out, &err), &err, TXLM_ERR_FORMAT, "999 symbols", "n_token = 1000");
         CHECK(nothing_written(out));
         /* An output type the kernels do not read, and hyper-parameters that do not validate. */
-        txlm_pack_options opt = {TXLM_DT_BF16, NULL, NULL, TXLM_CLUSTERS_FORWARD};
+        txlm_pack_options opt = {TXLM_DT_BF16, NULL, NULL, TXLM_CLUSTERS_FORWARD, 0};
         EXPECT_ERR(txlm_pack_write(&s.h, &s.v.v, s.ck, &opt, out, &err), &err, TXLM_ERR_UNSUPPORTED, "bf16");
         CHECK(nothing_written(out));
         h = s.h;
@@ -524,7 +524,7 @@ static void check_stored_dtype(const char *case_name, uint32_t dtype, double tol
     char file[64];
     snprintf(file, sizeof file, "%s_%s.txlm", case_name, txlm_dtype_get(dtype)->name);
     const char *out = tmp_path(file);
-    txlm_pack_options opt = {dtype, NULL, NULL, TXLM_CLUSTERS_FORWARD};
+    txlm_pack_options opt = {dtype, NULL, NULL, TXLM_CLUSTERS_FORWARD, 0};
     txlm_err err = {0};
     EXPECT_OK(txlm_pack_write(&s.h, &s.v.v, s.ck, &opt, out, &err), &err);
     txlm_file *f = NULL;
@@ -622,7 +622,7 @@ static void test_cluster_order(void)
     if (load_source("adaptive_word", &s)) return;
     CHECK(s.h.n_cutoffs == 2);
     txlm_err err = {0};
-    txlm_pack_options opt = {TXLM_DT_F32, NULL, NULL, TXLM_CLUSTERS_REVERSE};
+    txlm_pack_options opt = {TXLM_DT_F32, NULL, NULL, TXLM_CLUSTERS_REVERSE, 0};
     EXPECT_OK(pack_to(&s, NULL, NULL, NULL, tmp_path("fwd.txlm"), &err), &err);
     EXPECT_OK(txlm_pack_write(&s.h, &s.v.v, s.ck, &opt, tmp_path("rev.txlm"), &err), &err);
     txlm_file *f = NULL, *r = NULL;
@@ -706,7 +706,7 @@ static void test_progress(void)
 {
     source s;
     if (load_source("char_preln", &s)) return;
-    txlm_pack_options opt = {TXLM_DT_F32, on_progress, NULL, TXLM_CLUSTERS_FORWARD};
+    txlm_pack_options opt = {TXLM_DT_F32, on_progress, NULL, TXLM_CLUSTERS_FORWARD, 0};
     txlm_err err = {0};
     EXPECT_OK(txlm_pack_write(&s.h, &s.v.v, s.ck, &opt, tmp_path("progress.txlm"), &err), &err);
     CHECK(progress_calls > 0 && progress_done == progress_total && progress_total > 0);

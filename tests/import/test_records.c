@@ -281,7 +281,7 @@ static void test_unread_storages(void)
     memset(&src, 0, sizeof src);
     int rc = txlm_torch_load(copy, &o, &err);
     if (!rc) rc = txlm_nvidia_read(o, &src, &err);
-    txlm_pack_options opt = {TXLM_DT_F32, NULL, NULL, TXLM_CLUSTERS_REVERSE};
+    txlm_pack_options opt = {TXLM_DT_F32, NULL, NULL, TXLM_CLUSTERS_REVERSE, 0};
     if (!rc) rc = txlm_pack_write(&src.h, &src.vocab.v, src.ck, &opt, tmp_path("damaged.txlm"), &err);
     EXPECT_OK(rc, &err);
     printf("%d storages outside the model damaged; packed all the same\n", damaged);

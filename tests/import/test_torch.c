@@ -70,7 +70,7 @@ static int pack_forms(const char *weights, const char *vocab, const char *out)
     if (f) fclose(f);
     if (!rc) rc = txlm_vocab_sniff_pickle(head, n) ? txlm_vocab_load_pickle(vpath, &v, &err) : txlm_vocab_load_txt(vpath, &v, &err);
     if (!rc) rc = txlm_checkpoint_open(golden_path(weights), &ck, &err);
-    txlm_pack_options opt = {TXLM_DT_F32, NULL, NULL, TXLM_CLUSTERS_FORWARD};
+    txlm_pack_options opt = {TXLM_DT_F32, NULL, NULL, TXLM_CLUSTERS_FORWARD, 0};
     if (!rc) rc = txlm_pack_write(&h, &v.v, ck, &opt, out, &err);
     EXPECT_OK(rc, &err);
     txlm_checkpoint_free(ck);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# meson install into a temporary prefix, build examples/embed.c against the
-# installed pkg-config file, and run it on a packed golden model.
+# meson install into a temporary prefix, build examples/embed.c and
+# examples/chat.c against the installed pkg-config file, and run them on a
+# packed golden model.
 # usage: test_install.sh BUILD_DIR SOURCE_DIR TXLM_PACK GOLDEN_CASE_DIR
 set -euo pipefail
 build=$1 src=$2 pack=$3 case_dir=$4
@@ -24,4 +25,14 @@ out=$(printf 'w5 w9 w12\nw7\n' | "$tmp/embed" "$tmp/model.txlm" 7)
 echo "$out"
 # two prompts answered: two lines beginning with the prompt marker
 [ "$(printf '%s\n' "$out" | grep -c '^> ')" -ge 2 ] || { echo "FAIL: unexpected output"; exit 1; }
+# words spaced as the vocabulary's text is (not run together token by token)
+printf '%s\n' "$out" | grep -Eq '^> w[0-9]+ w[0-9]+' || { echo "FAIL: embed prints words run together"; exit 1; }
+# the streaming chat loop: every line answered on its own line, the library's version told
+cc "$src/examples/chat.c" "${sanflags[@]}" -Wall -Wextra -Werror $(pkg-config --cflags --libs txlm) -Wl,-rpath,"$libdir" -o "$tmp/chat"
+out=$(printf 'w5 w9 w12\nw7\n' | "$tmp/chat" "$tmp/model.txlm" 3 2> "$tmp/chat.err")
+echo "$out"
+[ "$(printf '%s\n' "$out" | grep -c '^> ')" -eq 3 ] || { echo "FAIL: the chat example did not answer two lines"; exit 1; }
+grep -q "^txlm $(pkg-config --modversion txlm), session: " "$tmp/chat.err" || { echo "FAIL: chat example: $(cat "$tmp/chat.err")"; exit 1; }
+again=$(printf 'w5 w9 w12\nw7\n' | "$tmp/chat" "$tmp/model.txlm" 3 2> /dev/null)
+[ "$out" = "$again" ] || { echo "FAIL: the chat example's seeded replies differ between runs"; exit 1; }
 echo "installed library, header and txlm.pc work"

@@ -99,7 +99,7 @@ static int synth_pack(const test_case *c, const char *path, txlm_err *err)
     txlm_hparams h;
     txlm_vocab_buf v;
     txlm_checkpoint *ck = NULL;
-    txlm_pack_options opt = {c->dtype, NULL, NULL, TXLM_CLUSTERS_FORWARD};
+    txlm_pack_options opt = {c->dtype, NULL, NULL, TXLM_CLUSTERS_FORWARD, 0};
     memset(&v, 0, sizeof v);
     int rc = txlm_config_parse_json(c->config, strlen(c->config), &h, err);
     if (!rc) rc = txlm_synthetic_vocab(h.n_token, &v, err);

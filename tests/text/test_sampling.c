@@ -16,6 +16,7 @@
 
 #include <txlm.h>
 
+#include "golden_model.h"
 #include "text_util.h"
 
 enum { V = 1000, FED = 6 };
@@ -77,17 +78,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s TXLM_PACK GOLDEN_DIR\n", argv[0]);
         return 2;
     }
-    char *dir = make_tmp_dir(), path[1100];
-    snprintf(path, sizeof path, "%s/a.txlm", dir ? dir : ".");
+    char *dir = NULL;
     txlm_context *ctx = NULL;
     txlm_model *m = NULL;
     txlm_session *s = NULL;
-    const char *val = getenv("TXLM_VALIDATION");
-    txlm_context_options co = {.validation = val && *val && strcmp(val, "0") != 0};
-    if (!dir || pack_case(argv[1], argv[2], "adaptive_word", path, NULL) || txlm_context_create(&co, &ctx) ||
-        txlm_model_load(ctx, path, NULL, &m) || txlm_session_create(m, NULL, &s)) {
+    if (open_golden_model(argv[1], argv[2], "adaptive_word", &dir, &ctx, &m)) return 1;
+    if (txlm_session_create(m, NULL, &s)) {
         fprintf(stderr, "setup: %s\n", txlm_last_error());
-        if (dir) rm_tree(dir);
+        rm_tree(dir);
         return 1;
     }
     txlm_model_params mp;

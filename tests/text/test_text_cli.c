@@ -21,14 +21,7 @@
 static const char *txlm, *pack, *golden;
 static char *dir;
 
-static char *path_in(const char *name)
-{
-    static char buf[4][1100];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
+static char *path_in(const char *name) { return path_under(dir, name); }
 
 static int count_words(const char *s)
 {

@@ -69,3 +69,12 @@ void rm_tree(const char *dir)
     const char *argv[] = {"/bin/rm", "-rf", dir, NULL};
     run_tool(argv, NULL, NULL);
 }
+
+char *path_under(const char *dir, const char *name)
+{
+    static char buf[4][1100];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}

@@ -27,6 +27,9 @@ int pack_case(const char *pack_exe, const char *golden_dir, const char *name, co
  * NLL over all targets. Returns the count, 0 on failure; *tokens malloc'd. */
 size_t golden_stream(const char *golden_dir, const char *name, int32_t **tokens, uint32_t *seg_len, double *mean_nll);
 
+/* dir/name in one of 4 static buffers used in turn (4 paths live at once). */
+char *path_under(const char *dir, const char *name);
+
 /* A fresh temporary directory (removed by the caller with rm_tree). */
 char *make_tmp_dir(void);
 void rm_tree(const char *dir);

@@ -2,7 +2,7 @@
 #ifndef TXLM_PLOT_GRID_H
 #define TXLM_PLOT_GRID_H
 
-#define PLOT_HEADER_H 16
+#define PLOT_HEADER_H 24
 /* Room for the header line however narrow the panels. */
 #define PLOT_MIN_W 320
 

@@ -8,11 +8,11 @@
 
 enum {
     PAD = 6,
-    TITLE_H = PLOT_CHAR_H + 6,
+    TITLE_H = PLOT_TITLE_H + 6,
     TICK = 3,
     NUM_CHARS = 6,                                   /* tick numbers up to 999999 */
-    LEFT = PAD + PLOT_CHAR_H + 2 + NUM_CHARS * PLOT_CHAR_W + TICK + 2,
-    BOTTOM = TICK + 2 + PLOT_CHAR_H + 4 + PLOT_CHAR_H + PAD,
+    LEFT = PAD + PLOT_TITLE_H + 2 + NUM_CHARS * PLOT_CHAR_W + TICK + 2,
+    BOTTOM = TICK + 2 + PLOT_CHAR_H + 4 + PLOT_TITLE_H + PAD,
     LABEL_PX = PLOT_LABEL_CHARS * PLOT_CHAR_W + 4,
     BAR_GAP = 10,
     BAR_W = 12,
@@ -81,17 +81,17 @@ static void draw_ticks(plot_canvas *c, int hx, int hy, const plot_heatmap *hm)
         plot_text(c, xc - plot_text_width(num, -1, 1) / 2, hy + mh + TICK + 2, num, 1, PLOT_BLACK);
     }
     if (hm->x_title) {
-        int tw = plot_text_width(hm->x_title, -1, 1);
-        plot_text(c, hx + (mw - tw) / 2, hy + mh + TICK + 2 + PLOT_CHAR_H + 4, hm->x_title, 1, PLOT_GREY);
+        int tw = plot_text_width(hm->x_title, -1, PLOT_TITLE_SCALE);
+        plot_text(c, hx + (mw - tw) / 2, hy + mh + TICK + 2 + PLOT_CHAR_H + 4, hm->x_title, PLOT_TITLE_SCALE, PLOT_BLACK);
     }
     if (hm->y_title) {
         /* Along a short matrix, as many whole words as fit. */
         char t[64];
         snprintf(t, sizeof t, "%s", hm->y_title);
         char *sp;
-        while (plot_text_width(t, -1, 1) > mh && (sp = strrchr(t, ' '))) *sp = 0;
-        int tw = plot_text_width(t, -1, 1);
-        if (tw <= mh) plot_text_up(c, hx - LEFT + PAD, hy + (mh + tw) / 2, t, 1, PLOT_GREY);
+        while (plot_text_width(t, -1, PLOT_TITLE_SCALE) > mh && (sp = strrchr(t, ' '))) *sp = 0;
+        int tw = plot_text_width(t, -1, PLOT_TITLE_SCALE);
+        if (tw <= mh) plot_text_up(c, hx - LEFT + PAD, hy + (mh + tw) / 2, t, PLOT_TITLE_SCALE, PLOT_BLACK);
     }
 }
 
@@ -134,7 +134,7 @@ void plot_heatmap_draw(plot_canvas *c, int x, int y, const plot_heatmap *hm)
 {
     int labels = hm->row_labels || hm->col_labels;
     int hx = x + LEFT, hy = y + top_of(labels), mh = hm->rows * hm->cell;
-    if (hm->title) plot_text(c, hx, y + PAD / 2, hm->title, 1, PLOT_BLACK);
+    if (hm->title) plot_text(c, hx, y + PAD / 2, hm->title, PLOT_TITLE_SCALE, PLOT_BLACK);
     draw_cells(c, hx, hy, hm);
     plot_frame(c, hx - 1, hy - 1, hm->cols * hm->cell + 2, mh + 2, PLOT_BLACK);
     draw_ticks(c, hx, hy, hm);

@@ -8,11 +8,11 @@
 
 enum {
     PAD = 6,
-    TITLE_H = PLOT_CHAR_H + 6,
+    TITLE_H = PLOT_TITLE_H + 6,
     AREA_W = 420,
     AREA_H = 240,
-    LEFT = PAD + PLOT_CHAR_H + 4 + 7 * PLOT_CHAR_W + 5,
-    BOTTOM = 5 + PLOT_CHAR_H + 4 + PLOT_CHAR_H + PAD,
+    LEFT = PAD + PLOT_TITLE_H + 4 + 7 * PLOT_CHAR_W + 5,
+    BOTTOM = 5 + PLOT_CHAR_H + 4 + PLOT_TITLE_H + PAD,
     LEGEND_W = 16 + 4 + 12 * PLOT_CHAR_W + PAD,
     LEGEND_ROW = PLOT_CHAR_H + 4,
 };
@@ -48,7 +48,7 @@ void plot_chart_draw(plot_canvas *c, int x, int y, const plot_chart *ch)
 #define PX(v) (ax + (v) * (AREA_W - 1) / (double)xmax)
 #define PY(v) (ay + AREA_H - 1 - (v) * (AREA_H - 1) / ytop)
 
-    if (ch->title) plot_text(c, ax, y + PAD / 2, ch->title, 1, PLOT_BLACK);
+    if (ch->title) plot_text(c, ax, y + PAD / 2, ch->title, PLOT_TITLE_SCALE, PLOT_BLACK);
     char num[32];
     for (double v = 0; v <= ytop + ystep / 2; v += ystep) {
         int py = (int)lround(PY(v));
@@ -66,12 +66,12 @@ void plot_chart_draw(plot_canvas *c, int x, int y, const plot_chart *ch)
     plot_rect(c, ax, ay, 1, AREA_H, PLOT_BLACK);
     plot_rect(c, ax, ay + AREA_H - 1, AREA_W, 1, PLOT_BLACK);
     if (ch->x_title) {
-        int tw = plot_text_width(ch->x_title, -1, 1);
-        plot_text(c, ax + (AREA_W - tw) / 2, ay + AREA_H + 5 + PLOT_CHAR_H + 4, ch->x_title, 1, PLOT_GREY);
+        int tw = plot_text_width(ch->x_title, -1, PLOT_TITLE_SCALE);
+        plot_text(c, ax + (AREA_W - tw) / 2, ay + AREA_H + 5 + PLOT_CHAR_H + 4, ch->x_title, PLOT_TITLE_SCALE, PLOT_BLACK);
     }
     if (ch->y_title) {
-        int tw = plot_text_width(ch->y_title, -1, 1);
-        plot_text_up(c, x + PAD, ay + (AREA_H + tw) / 2, ch->y_title, 1, PLOT_GREY);
+        int tw = plot_text_width(ch->y_title, -1, PLOT_TITLE_SCALE);
+        plot_text_up(c, x + PAD, ay + (AREA_H + tw) / 2, ch->y_title, PLOT_TITLE_SCALE, PLOT_BLACK);
     }
 
     for (int s = 0; s < ch->n_series; s++) {

@@ -1,0 +1,71 @@
+/* The next token's distribution read without feeding again: the output
+ * layer is run once more on the last row of the last segment (the memory
+ * and the sampler are untouched), as a filtered draw does. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sample.h"
+#include "session.h"
+#include "txlm_api_error.h"
+
+int txlm_next_row(txlm_session *s, txlm_err *err)
+{
+    uint32_t n = s->m->h.n_token;
+    if (s->z_rows == 0) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "no next token yet: feed at least one token first");
+    uint32_t row = s->z_rows - 1;
+    int rc = txlm_rec_begin(&s->rec, err);
+    if (!rc) rc = txlm_out_rows(s, row, 1, NULL, err);
+    if (!rc) rc = txlm_session_submit(s, err);
+    if (!rc) rc = txlm_session_read_out(s, s->host_lp, n, err);
+    if (!rc) rc = txlm_session_check_finite(s, s->host_lp, n, row, 1, 0, NULL, err);
+    return rc;
+}
+
+txlm_status txlm_session_next_logprobs(txlm_session *s, float *logprobs)
+{
+    if (!s || !logprobs) return txlm_api_bad_arg("txlm_session_next_logprobs: NULL argument");
+    txlm_err e = {0};
+    if (txlm_next_row(s, &e)) return txlm_api_fail(&e);
+    memcpy(logprobs, s->host_lp, (size_t)s->m->h.n_token * sizeof *logprobs);
+    return TXLM_OK;
+}
+
+/* a worse than b: less likely, or as likely with a higher id */
+static int worse(const float *lp, int32_t a, int32_t b) { return lp[a] < lp[b] || (lp[a] == lp[b] && a > b); }
+
+/* Restores the heap below i (the worst entry at the root). */
+static void sift_down(int32_t *heap, uint32_t k, uint32_t i, const float *lp)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, w = i;
+        if (l < k && worse(lp, heap[l], heap[w])) w = l;
+        if (r < k && worse(lp, heap[r], heap[w])) w = r;
+        if (w == i) return;
+        int32_t t = heap[i];
+        heap[i] = heap[w], heap[w] = t;
+        i = w;
+    }
+}
+
+txlm_status txlm_session_next_top_k(txlm_session *s, uint32_t k, int32_t *ids, float *logprobs)
+{
+    if (!s || !ids || !logprobs) return txlm_api_bad_arg("txlm_session_next_top_k: NULL argument");
+    uint32_t n = s->m->h.n_token;
+    if (k == 0 || k > n) return txlm_api_bad_arg("txlm_session_next_top_k: k must be 1..n_token");
+    txlm_err e = {0};
+    if (txlm_next_row(s, &e)) return txlm_api_fail(&e);
+    const float *lp = s->host_lp;
+    /* the k best in a heap whose root is the worst of them: n log k */
+    for (uint32_t i = 0; i < k; i++) ids[i] = (int32_t)i;
+    for (uint32_t i = k / 2; i-- > 0;) sift_down(ids, k, i, lp);
+    for (uint32_t t = k; t < n; t++)
+        if (worse(lp, ids[0], (int32_t)t)) ids[0] = (int32_t)t, sift_down(ids, k, 0, lp);
+    /* taking the worst out repeatedly fills the array from its end */
+    for (uint32_t m = k; m > 1; m--) {
+        int32_t t = ids[0];
+        ids[0] = ids[m - 1], ids[m - 1] = t;
+        sift_down(ids, m - 1, 0, lp);
+    }
+    for (uint32_t i = 0; i < k; i++) logprobs[i] = lp[ids[i]];
+    return TXLM_OK;
+}
