@@ -64,17 +64,6 @@ char *cli_read_file(const char *path, size_t *len);
  * --clamp-len, --same-length 0|1): 0 when `flag` is one and `v` parses,
  * 1 after printing an error, -1 when `flag` is none of them. */
 int cli_session_option(const char *flag, const char *v, txlm_session_options *so);
-/* What every command that runs a model takes: -m MODEL, --no-verify and
- * the session options. */
-typedef struct cli_model_args {
-    const char *model;
-    txlm_model_options mo;
-    txlm_session_options so; /* same_length -1: the model's */
-} cli_model_args;
-#define CLI_MODEL_ARGS {.so = {.same_length = -1}}
-/* Takes argv[*i] (and its value) when it is one of those: 1, or 0 when it
- * is none of them, -1 after printing an error. */
-int cli_model_arg(int argc, char **argv, int *i, cli_model_args *c);
 /* The ids of `len` bytes of text in a malloc'd array (free()), or 1 after
  * printing an error naming `what` (failure, or no tokens at all). */
 int cli_tokenize(txlm_model *m, const char *text, size_t len, const char *what, int32_t **ids, uint32_t *n);

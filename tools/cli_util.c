@@ -136,7 +136,7 @@ int cli_validation_status(const txlm_context *ctx)
     return n ? cli_error("%llu Vulkan validation messages", (unsigned long long)n) : 0;
 }
 
-/* "-" is standard input; anything else must be a regular file (open_input.h). */
+/* "-" is standard input; anything else must be a regular file (txlm_input_open). */
 FILE *cli_open_input(const char *path)
 {
     if (!strcmp(path, "-")) return stdin;
@@ -187,19 +187,6 @@ int cli_session_option(const char *flag, const char *v, txlm_session_options *so
     if (cli_parse_u32(v, flag, &b) || b > 1) return cli_error("--same-length must be 0 or 1");
     so->same_length = (int)b;
     return 0;
-}
-
-int cli_model_arg(int argc, char **argv, int *i, cli_model_args *c)
-{
-    const char *a = argv[*i], *v;
-    if (!strcmp(a, "--no-verify")) return c->mo.no_verify = 1, 1;
-    static const char *const session[] = {"--mem-len", "--clamp-len", "--zero-memory", "--same-length"};
-    int model = !strcmp(a, "-m") || !strcmp(a, "--model"), known = model;
-    for (size_t k = 0; k < sizeof session / sizeof *session; k++) known |= !strcmp(a, session[k]);
-    if (!known) return 0;
-    if (!(v = cli_value(argc, argv, i))) return -1;
-    if (model) return c->model = v, 1;
-    return cli_session_option(a, v, &c->so) ? -1 : 1;
 }
 
 int cli_tokenize(txlm_model *m, const char *text, size_t len, const char *what, int32_t **ids, uint32_t *n)
