@@ -100,7 +100,9 @@ for k in ["load_s", "eval_tokens_per_s", "gen_tokens_per_s"]:
     assert len(v) == 4, (k, v)
     for name, want in [("mean", statistics.mean(v)), ("sd", statistics.stdev(v)), ("median", statistics.median(v))]:
         got = r[f"{k}_{name}"]
-        assert abs(got - want) <= 1e-5 * abs(want) + 1e-12, (k, name, got, want)
+        # the runs and the figures are both printed to 6 significant digits:
+        # an sd far below the runs inherits their rounding
+        assert abs(got - want) <= 1e-5 * abs(want) + 5e-6 * max(map(abs, v)) + 1e-12, (k, name, got, want)
 PY
 # the same figures as a text table (mean +/- sd), Markdown and CSV
 # (evaluation only: generation also times the device's copy rate, which takes seconds)
