@@ -91,7 +91,7 @@ static void test_generate(const char *model)
     /* a prompt that cannot seek: a pipe, as standard input ("-f -"); a FIFO
      * by name is refused at once instead of waited on (docs/reliability.md) */
     char cmd[4200];
-    snprintf(cmd, sizeof cmd, "printf 'w5 w9' | '%s' generate -m '%s' -f - -n 3", txlm, model);
+    snprintf(cmd, sizeof cmd, "printf 'w5 w9' | '%s' generate -m '%s' -f - -n 3 --seed 1", txlm, model);
     const char *sh[] = {"/bin/sh", "-c", cmd, NULL};
     char *piped = NULL;
     st = run_tool(sh, &piped, NULL);
