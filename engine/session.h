@@ -19,6 +19,8 @@ struct txlm_session {
     uint32_t same_length;
     uint32_t max_dist;       /* largest relative distance with its own position row */
     uint32_t zero_memory;    /* HF's start: an empty memory becomes mem_len rows of zero inputs (zero_memory.c) */
+    uint32_t rows_only;      /* a batch's shared rows (batch.c): row buffers only, no memory or scores of its own */
+    int busy;                /* inside a batch call (batch.c) */
 
     /* state */
     uint32_t mlen;           /* rows of memory held now */
@@ -74,6 +76,9 @@ struct txlm_session {
 size_t txlm_session_fixed_bufs(txlm_session *s, txlm_buf **out);
 
 int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_session **out, txlm_err *err);
+/* The row buffers, recorder and ops of a pass over `rows` rows of up to
+ * `streams` streams, with no memory of its own: a batch's work rows. */
+int txlm_session_open_rows(txlm_model *m, uint32_t rows, uint32_t streams, txlm_session **out, txlm_err *err);
 void txlm_session_close(txlm_session *s);
 /* What a segment's caller wants back, for rows [first_row, n): all
  * log-probabilities or those of the targets (not both). */
