@@ -96,6 +96,31 @@ int txlm_session_zero_fill(txlm_session *s, txlm_err *err);
 /* forward.c: one segment through the model; updates the memory. */
 int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t n, const txlm_out_req *req, txlm_err *err);
 
+/* What one recording computes: the rows of one or more streams, each a
+ * session with its own memory, one after another in w's row buffers. */
+typedef struct txlm_pass_stream {
+    txlm_session *s;
+    uint32_t row0, qlen;     /* its rows [row0, row0 + qlen) of the pass */
+} txlm_pass_stream;
+typedef struct txlm_pass {
+    txlm_session *w;         /* row buffers, recorder and ops: the session itself when alone, a batch's shared rows */
+    const txlm_pass_stream *st;
+    uint32_t n, rows;        /* streams, rows of all of them */
+    const int32_t *tokens;   /* [rows], already in w->ids */
+} txlm_pass;
+/* Records the pass's commands through the last layer, into w->z rows [0, rows). */
+void txlm_record_layers(const txlm_pass *p);
+/* Copies qlen keys|values rows from row src_row of src into layer n's ring
+ * of s after its memory (wrapping past the ring's last row). */
+void txlm_ring_put(txlm_rec *rec, txlm_session *s, uint32_t n, const txlm_buf *src, uint32_t src_row, uint32_t qlen);
+/* Records the copy of `rows` rows of `ld` floats from row a of src to row b of dst. */
+void txlm_copy_rows(txlm_rec *rec, const txlm_buf *src, uint32_t a, const txlm_buf *dst, uint32_t b, uint32_t rows,
+                    uint32_t ld);
+/* A segment of qlen tokens recorded: the memory moves on. */
+void txlm_segment_fed(txlm_session *s, uint32_t qlen);
+/* After a failed submission: the memory is forgotten rather than continued half-updated. */
+void txlm_forget_memory(txlm_session *s);
+
 /* Allocates (or frees, mode 0) the capture buffers. */
 int txlm_session_set_capture(txlm_session *s, int mode, txlm_err *err);
 
