@@ -70,6 +70,11 @@ void txlm_out_tail(txlm_session *s, uint32_t c, uint32_t r0, uint32_t rows, txlm
     tail(s, c, rows_of(&s->z, r0, s->m->dev.d), rows, dst, add_head, pick, NULL);
 }
 
+void txlm_out_tail_rows(txlm_session *s, uint32_t c, txlm_arg z, uint32_t rows, txlm_arg dst)
+{
+    tail(s, c, z, rows, dst, 0, NULL, NULL);
+}
+
 /* Scoring, tail clusters: each is computed for the rows whose targets fall
  * in it, gathered from z into s->zsel (as the reference does: a 128-token
  * segment of wt103 text has a few rows per tail cluster, and the tails are

@@ -160,6 +160,8 @@ void txlm_out_head(txlm_session *s, uint32_t r0, uint32_t rows, txlm_arg dst, ui
  * log-probability of the cluster when add_head) into dst. */
 void txlm_out_tail(txlm_session *s, uint32_t c, uint32_t r0, uint32_t rows, txlm_arg dst, int add_head,
                    const txlm_arg *pick);
+/* The same for `rows` rows of z given (a batch's gathered rows), within the cluster. */
+void txlm_out_tail_rows(txlm_session *s, uint32_t c, txlm_arg z, uint32_t rows, txlm_arg dst);
 
 /* The ring row of this segment's first key, after the memory's. */
 static inline uint32_t txlm_seg_row(const txlm_session *s) { return (s->kv_base + s->mlen) % s->kv_rows; }
