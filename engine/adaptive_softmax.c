@@ -114,6 +114,8 @@ static int picked_tails(txlm_session *s, uint32_t r0, uint32_t rows, const txlm_
 int txlm_out_rows(txlm_session *s, uint32_t r0, uint32_t rows, const txlm_out_pick *pick, txlm_err *err)
 {
     const txlm_hparams *h = &s->m->h;
+    int rc = txlm_session_need_out(s, err);
+    if (rc) return rc;
     txlm_arg out = rows_of(&s->out, 0, h->n_token);
     const txlm_arg *targets = pick ? &pick->targets : NULL;
     if (h->n_cutoffs == 0) {

@@ -41,8 +41,8 @@ int txlm_batch_plan_sizes(txlm_model *m, uint32_t streams, const txlm_session_op
     if (!rc) rc = settle_rows(m, streams, s.max_seg, &w, err);
     if (rc) return rc;
     out->stream_ring_bytes = txlm_session_ring_bytes(&s);
-    out->stream_scratch_bytes = txlm_session_fixed_bytes(&s);
-    out->batch_bytes = txlm_session_fixed_bytes(&w);
+    out->stream_scratch_bytes = txlm_session_fixed_bytes(&s, 0);
+    out->batch_bytes = txlm_session_fixed_bytes(&w, 1);
     out->total_bytes = streams * (out->stream_ring_bytes + out->stream_scratch_bytes) + out->batch_bytes;
     out->available_bytes = available(&m->ctx->vk);
     return 0;

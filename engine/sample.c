@@ -139,7 +139,7 @@ int txlm_sample_next(txlm_session *s, const txlm_sampling *o, const txlm_repeat_
         if (!rc && penalized) rc = txlm_apply_penalty(s->host_lp, h->n_token, pen, err);
         return rc ? rc : txlm_draw_filtered(s->host_lp, h->n_token, o, &s->rng, token, err);
     }
-    if ((rc = txlm_rec_begin(&s->rec, err))) return rc;
+    if ((rc = txlm_session_need_out(s, err)) || (rc = txlm_rec_begin(&s->rec, err))) return rc;
     uint32_t head_n = h->cutoffs[0] + h->n_cutoffs;
     txlm_out_head(s, row, 1, out_row(s), head_n, NULL);
     if (!(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, head_n, err);

@@ -89,6 +89,9 @@ typedef struct txlm_out_req {
     float *target_lp;          /* receives log p(target) per row */
 } txlm_out_req;
 
+/* session_layout.c: allocates the output layer's buffers if not yet. */
+int txlm_session_need_out(txlm_session *s, txlm_err *err);
+
 /* zero_memory.c: the memory as mem_len rows of zero layer inputs
  * (keys and values of 0, or of LN(0) = the LayerNorm bias with pre-norm). */
 int txlm_session_zero_fill(txlm_session *s, txlm_err *err);

@@ -62,30 +62,30 @@ size_t txlm_session_bufs(txlm_session *s, txlm_buf_spec *out)
     uint64_t split = txlm_attn_split_bytes(&few) / 4, scores = h->n_head * S * K > split ? h->n_head * S * K : split;
     const txlm_buf_kind DEV = TXLM_BUF_DEVICE, STAGE = TXLM_BUF_STAGING;
     txlm_buf_spec t[TXLM_SESSION_FIXED_BUFS] = {
-        {&s->ids, S, STAGE, "ids"},
-        {&s->replay.step_host, 4, STAGE, "replay.step_host"},
-        {&s->replay.step, 4, DEV, "replay.step"},
-        {&s->targets, S, STAGE, "targets"},
-        {&s->rowmap, S, STAGE, "rowmap"},
-        {&s->kv_seg, S * 2 * hd, DEV, "kv_seg"},
-        {&s->sync, TXLM_SYNC_WORDS, DEV, "workgroup counts"},
-        {&s->hidden[0], S * d, DEV, "hidden[0]"},
-        {&s->hidden[1], S * d, DEV, "hidden[1]"},
-        {&s->z, S * d, DEV, "z"},
-        {&s->xn, S * d, DEV, "xn"},
-        {&s->q, S * hd, DEV, "q"},
-        {&s->scores, s->rows_only ? 0 : scores, DEV, "scores"},
-        {&s->attn, S * hd, DEV, "attn"},
-        {&s->a, S * d, DEV, "a"},
-        {&s->ffin, S * d, DEV, "ffin"},
-        {&s->ffh, S * dv->di, DEV, "ffh"},
-        {&s->emb_tmp, S * max_dim, DEV, "emb_tmp"},
-        {&s->zsel, R * d, DEV, "zsel"},
-        {&s->zp, R * max_dim, DEV, "zp"},
-        {&s->head, R * head_ld, DEV, "head"},
-        {&s->head_lp, R * head_ld, DEV, "head_lp"},
-        {&s->tail, R * txlm_logit_ld(max_cluster), DEV, "tail"},
-        {&s->out, R * h->n_token, TXLM_BUF_READBACK, "out"},
+        {&s->ids, S, STAGE, "ids", 0},
+        {&s->replay.step_host, 4, STAGE, "replay.step_host", 0},
+        {&s->replay.step, 4, DEV, "replay.step", 0},
+        {&s->targets, S, STAGE, "targets", 0},
+        {&s->rowmap, S, STAGE, "rowmap", 0},
+        {&s->kv_seg, S * 2 * hd, DEV, "kv_seg", 0},
+        {&s->sync, TXLM_SYNC_WORDS, DEV, "workgroup counts", 0},
+        {&s->hidden[0], S * d, DEV, "hidden[0]", 0},
+        {&s->hidden[1], S * d, DEV, "hidden[1]", 0},
+        {&s->z, S * d, DEV, "z", 0},
+        {&s->xn, S * d, DEV, "xn", 0},
+        {&s->q, S * hd, DEV, "q", 0},
+        {&s->scores, s->rows_only ? 0 : scores, DEV, "scores", 0},
+        {&s->attn, S * hd, DEV, "attn", 0},
+        {&s->a, S * d, DEV, "a", 0},
+        {&s->ffin, S * d, DEV, "ffin", 0},
+        {&s->ffh, S * dv->di, DEV, "ffh", 0},
+        {&s->emb_tmp, S * max_dim, DEV, "emb_tmp", 0},
+        {&s->zsel, R * d, DEV, "zsel", 1},
+        {&s->zp, R * max_dim, DEV, "zp", 1},
+        {&s->head, R * head_ld, DEV, "head", 1},
+        {&s->head_lp, R * head_ld, DEV, "head_lp", 1},
+        {&s->tail, R * txlm_logit_ld(max_cluster), DEV, "tail", 1},
+        {&s->out, R * h->n_token, TXLM_BUF_READBACK, "out", 1},
     };
     for (size_t i = 0; i < TXLM_SESSION_FIXED_BUFS; i++) out[i] = t[i];
     return TXLM_SESSION_FIXED_BUFS;
@@ -99,11 +99,12 @@ uint64_t txlm_session_ring_bytes(const txlm_session *s)
     return 4 * (per_layer * h->n_layer + (uint64_t)(s->max_dist + 1) * s->m->dev.d);
 }
 
-uint64_t txlm_session_fixed_bytes(txlm_session *s)
+uint64_t txlm_session_fixed_bytes(txlm_session *s, int with_output)
 {
     txlm_buf_spec t[TXLM_SESSION_FIXED_BUFS];
     uint64_t sum = 0;
-    for (size_t i = 0, n = txlm_session_bufs(s, t); i < n; i++) sum += 4 * t[i].elems;
+    for (size_t i = 0, n = txlm_session_bufs(s, t); i < n; i++)
+        if (with_output || !t[i].output) sum += 4 * t[i].elems;
     return sum;
 }
 
@@ -123,7 +124,7 @@ static int alloc_buf(txlm_session *s, const txlm_buf_spec *b, txlm_err *err)
 
 int txlm_session_alloc_buf(txlm_session *s, txlm_buf *b, uint64_t elems, txlm_buf_kind kind, const char *what, txlm_err *err)
 {
-    return alloc_buf(s, &(txlm_buf_spec){b, elems, kind, what}, err);
+    return alloc_buf(s, &(txlm_buf_spec){b, elems, kind, what, 0}, err);
 }
 
 /* Sinusoids exactly as the reference computes them in float32:
@@ -163,7 +164,7 @@ static int alloc_memory(txlm_session *s, txlm_err *err)
     int rc = 0;
     for (uint32_t n = 0; n < h->n_layer && !rc; n++) {
         rc = alloc_buf(s, &(txlm_buf_spec){&s->kv[n], (uint64_t)s->kv_rows * 2 * hd, TXLM_BUF_DEVICE,
-                                           "layer memory (keys and values)"}, err);
+                                           "layer memory (keys and values)", 0}, err);
         if (!rc) rc = txlm_tensor_alloc(vk, s->max_dist + 1, (uint32_t)hd, TXLM_DT_F32, TXLM_BUF_DEVICE, &s->rk[n], err);
         if (!rc && s->rk[n].buf.size > vk->max_storage_range)
             rc = txlm_fail(err, TXLM_ERR_LIMIT, "position keys for %u distances exceed one binding; lower clamp_len or mem_len",
@@ -177,6 +178,18 @@ int txlm_session_alloc(txlm_session *s, txlm_err *err)
     txlm_buf_spec t[TXLM_SESSION_FIXED_BUFS];
     int rc = 0;
     for (size_t i = 0, n = txlm_session_bufs(s, t); i < n && !rc; i++)
-        if (t[i].elems) rc = alloc_buf(s, &t[i], err);
+        if (t[i].elems && (s->rows_only || !t[i].output)) rc = alloc_buf(s, &t[i], err);
     return rc || s->rows_only ? rc : alloc_memory(s, err);
+}
+
+/* A session that only ever runs in batches (whose shared rows compute
+ * the output) never needs these: up to hundreds of MB with a large
+ * vocabulary and long segments. */
+int txlm_session_need_out(txlm_session *s, txlm_err *err)
+{
+    txlm_buf_spec t[TXLM_SESSION_FIXED_BUFS];
+    int rc = 0;
+    for (size_t i = 0, n = txlm_session_bufs(s, t); i < n && !rc; i++)
+        if (t[i].output && !t[i].buf->buf) rc = alloc_buf(s, &t[i], err);
+    return rc;
 }
