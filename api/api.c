@@ -10,6 +10,7 @@
 #include "state.h"
 #include "model_load.h"
 #include "session.h"
+#include "session_claim.h"
 #include "txlm.h"
 #include "txlm_api_error.h"
 
@@ -161,12 +162,22 @@ void txlm_session_reset(txlm_session *s)
 
 uint32_t txlm_session_memory_len(const txlm_session *s) { return s ? s->mlen : 0; }
 
+/* One segment through a claimed session. */
+static txlm_status forward_claimed(txlm_session *s, const int32_t *tokens, uint32_t n, const txlm_out_req *req,
+                                   const char *what)
+{
+    txlm_err e = {0};
+    if (txlm_session_claim(s, what, &e)) return fail(&e);
+    int rc = txlm_forward(s, tokens, n, req, &e);
+    txlm_session_release(s);
+    return rc ? fail(&e) : TXLM_OK;
+}
+
 txlm_status txlm_session_feed(txlm_session *s, const int32_t *tokens, uint32_t n, float *logprobs)
 {
     if (!s || (!tokens && n)) return bad_arg("txlm_session_feed: NULL argument");
-    txlm_err e = {0};
     txlm_out_req req = {.first_row = 0, .logprobs = logprobs};
-    return txlm_forward(s, tokens, n, &req, &e) ? fail(&e) : TXLM_OK;
+    return forward_claimed(s, tokens, n, &req, "txlm_session_feed");
 }
 
 txlm_status txlm_session_feed_rows(txlm_session *s, const int32_t *tokens, uint32_t n, uint32_t first_row,
@@ -174,9 +185,8 @@ txlm_status txlm_session_feed_rows(txlm_session *s, const int32_t *tokens, uint3
 {
     if (!s || (!tokens && n)) return bad_arg("txlm_session_feed_rows: NULL argument");
     if (first_row > n) return bad_arg("txlm_session_feed_rows: first_row > n");
-    txlm_err e = {0};
     txlm_out_req req = {.first_row = first_row, .logprobs = logprobs};
-    return txlm_forward(s, tokens, n, &req, &e) ? fail(&e) : TXLM_OK;
+    return forward_claimed(s, tokens, n, &req, "txlm_session_feed_rows");
 }
 
 void txlm_session_set_seed(txlm_session *s, uint64_t seed)
@@ -195,7 +205,10 @@ txlm_status txlm_session_sample_penalized(txlm_session *s, const txlm_sampling *
     if (!s || !token) return bad_arg("txlm_session_sample: NULL argument");
     txlm_sampling def = {.temperature = 1.0f};
     txlm_err e = {0};
-    return txlm_sample_next(s, opts ? opts : &def, penalty, token, &e) ? fail(&e) : TXLM_OK;
+    if (txlm_session_claim(s, "txlm_session_sample", &e)) return fail(&e);
+    int rc = txlm_sample_next(s, opts ? opts : &def, penalty, token, &e);
+    txlm_session_release(s);
+    return rc ? fail(&e) : TXLM_OK;
 }
 
 size_t txlm_session_state_size(const txlm_session *s) { return s ? txlm_state_size(s) : 0; }
@@ -254,7 +267,6 @@ txlm_status txlm_session_score(txlm_session *s, const int32_t *tokens, const int
                                float *target_logprobs)
 {
     if (!s || !tokens || !targets || !target_logprobs) return bad_arg("txlm_session_score: NULL argument");
-    txlm_err e = {0};
     txlm_out_req req = {.first_row = 0, .targets = targets, .target_lp = target_logprobs};
-    return txlm_forward(s, tokens, n, &req, &e) ? fail(&e) : TXLM_OK;
+    return forward_claimed(s, tokens, n, &req, "txlm_session_score");
 }

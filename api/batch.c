@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "batch.h"
+#include "session_claim.h"
 #include "txlm_api_error.h"
 
 txlm_status txlm_batch_plan(const txlm_model *m, uint32_t streams, const txlm_session_options *opts,
@@ -33,24 +34,6 @@ txlm_status txlm_batch_memory(const txlm_batch *b, txlm_memory_use *out)
     return st;
 }
 
-/* Claims sessions [0, n) for this call, or none of them. */
-static int claim(txlm_session *const *s, uint32_t n, txlm_err *err)
-{
-    for (uint32_t i = 0; i < n; i++) {
-        int free_ = 0;
-        if (!__atomic_compare_exchange_n(&s[i]->busy, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-            while (i-- > 0) __atomic_store_n(&s[i]->busy, 0, __ATOMIC_RELEASE);
-            return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: its session is inside another batch call", i);
-        }
-    }
-    return 0;
-}
-
-static void release(txlm_session *const *s, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++) __atomic_store_n(&s[i]->busy, 0, __ATOMIC_RELEASE);
-}
-
 txlm_status txlm_batch_feed(txlm_batch *b, const txlm_stream_feed *feeds, uint32_t n)
 {
     if (!b || (!feeds && n)) return txlm_api_bad_arg("txlm_batch_feed: NULL argument");
@@ -59,10 +42,10 @@ txlm_status txlm_batch_feed(txlm_batch *b, const txlm_stream_feed *feeds, uint32
     txlm_session **s = malloc(n * sizeof *s);
     if (!s) return txlm_api_fail(&(txlm_err){TXLM_ERR_OUT_OF_MEMORY, "out of host memory"});
     for (uint32_t i = 0; i < n; i++) s[i] = feeds[i].session;
-    int rc = claim(s, n, &e);
+    int rc = txlm_sessions_claim(s, n, &e);
     if (!rc) {
         rc = txlm_batch_forward(b, feeds, n, &e);
-        release(s, n);
+        txlm_sessions_release(s, n);
     }
     free(s);
     return rc ? txlm_api_fail(&e) : TXLM_OK;
@@ -81,10 +64,10 @@ txlm_status txlm_batch_sample(txlm_batch *b, txlm_session *const *sessions, uint
     }
     txlm_sampling def = {.temperature = 1.0f};
     txlm_err e = {0};
-    int rc = claim(sessions, n, &e);
+    int rc = txlm_sessions_claim(sessions, n, &e);
     if (!rc) {
         rc = txlm_batch_sample_next(b, sessions, n, opts ? opts : &def, penalties, tokens, &e);
-        release(sessions, n);
+        txlm_sessions_release(sessions, n);
     }
     return rc ? txlm_api_fail(&e) : TXLM_OK;
 }

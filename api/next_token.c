@@ -6,7 +6,18 @@
 
 #include "sample.h"
 #include "session.h"
+#include "session_claim.h"
 #include "txlm_api_error.h"
+
+/* txlm_next_row on a claimed session. */
+static int next_row_claimed(txlm_session *s, const char *what, txlm_err *err)
+{
+    int rc = txlm_session_claim(s, what, err);
+    if (rc) return rc;
+    rc = txlm_next_row(s, err);
+    txlm_session_release(s);
+    return rc;
+}
 
 int txlm_next_row(txlm_session *s, txlm_err *err)
 {
@@ -25,7 +36,7 @@ txlm_status txlm_session_next_logprobs(txlm_session *s, float *logprobs)
 {
     if (!s || !logprobs) return txlm_api_bad_arg("txlm_session_next_logprobs: NULL argument");
     txlm_err e = {0};
-    if (txlm_next_row(s, &e)) return txlm_api_fail(&e);
+    if (next_row_claimed(s, "txlm_session_next_logprobs", &e)) return txlm_api_fail(&e);
     memcpy(logprobs, s->host_lp, (size_t)s->m->h.n_token * sizeof *logprobs);
     return TXLM_OK;
 }
@@ -53,7 +64,7 @@ txlm_status txlm_session_next_top_k(txlm_session *s, uint32_t k, int32_t *ids, f
     uint32_t n = s->m->h.n_token;
     if (k == 0 || k > n) return txlm_api_bad_arg("txlm_session_next_top_k: k must be 1..n_token");
     txlm_err e = {0};
-    if (txlm_next_row(s, &e)) return txlm_api_fail(&e);
+    if (next_row_claimed(s, "txlm_session_next_top_k", &e)) return txlm_api_fail(&e);
     const float *lp = s->host_lp;
     /* the k best in a heap whose root is the worst of them: n log k */
     for (uint32_t i = 0; i < k; i++) ids[i] = (int32_t)i;

@@ -8,10 +8,12 @@
  *   sampling each stream's next token in one call equals sampling each
  *   session alone with the same seed (exact tree, tempered top-k, penalty);
  *   refusals: the same session twice, another model's session, too many
- *   streams, a capturing session, a bad token (no memory moved);
+ *   streams, a capturing session, a bad token (no memory moved), and a
+ *   session inside another thread's call (batched or alone);
  *   the plan against what a batch allocates, and a budget too small
  *   refused before anything is allocated. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +131,44 @@ static void check_refusals(txlm_batch *b, txlm_session **bs, txlm_model *other)
     txlm_session_free(o);
 }
 
+/* Two threads on one session: whichever call comes second while the
+ * first runs is refused with its own message; every other call succeeds. */
+struct racer {
+    txlm_batch *b;
+    txlm_session **bs;
+    int conflicts, other;
+};
+
+static int busy_refusal(txlm_status st, int *conflicts, int *other)
+{
+    if (st == TXLM_OK) return 0;
+    if (st == TXLM_ERR_INVALID_ARGUMENT && strstr(txlm_last_error(), "inside another call"))
+        return __atomic_add_fetch(conflicts, 1, __ATOMIC_RELAXED), 1;
+    return ++*other, 1;
+}
+
+static void *batch_side(void *arg)
+{
+    struct racer *r = arg;
+    int32_t tok[2] = {4, 5};
+    txlm_stream_feed f[2] = {{.session = r->bs[0], .tokens = tok, .n = 2}, {.session = r->bs[1], .tokens = tok, .n = 1}};
+    for (int i = 0; i < 400 && __atomic_load_n(&r->conflicts, __ATOMIC_RELAXED) < 3; i++) busy_refusal(txlm_batch_feed(r->b, f, 2), &r->conflicts, &r->other);
+    return NULL;
+}
+
+static void check_busy(txlm_batch *b, txlm_session **bs)
+{
+    struct racer r = {b, bs, 0, 0};
+    int conflicts = 0, other = 0;
+    int32_t tok[3] = {7, 8, 9};
+    pthread_t t;
+    TCHECK(pthread_create(&t, NULL, batch_side, &r) == 0);
+    for (int i = 0; i < 400 && conflicts + __atomic_load_n(&r.conflicts, __ATOMIC_RELAXED) < 3; i++) busy_refusal(txlm_session_feed_rows(bs[0], tok, 3, 3, NULL), &conflicts, &other);
+    pthread_join(t, NULL);
+    printf("busy sessions refused: %d batched, %d alone\n", r.conflicts, conflicts);
+    TCHECK(r.other == 0 && other == 0 && r.conflicts + conflicts > 0);
+}
+
 /* The plan is what a batch allocates; a budget below it is refused first. */
 static void check_plan(txlm_context *ctx, txlm_model *m, const char *dir, const char *name)
 {
@@ -202,6 +242,7 @@ int main(int argc, char **argv)
     TCHECK(memcmp(a, r, (size_t)SEG * V * 4) == 0);
     free(a), free(r);
     check_refusals(b, bs, other);
+    check_busy(b, bs);
     check_plan(ctx, m, dir, argv[3]);
     TCHECK(txlm_context_validation_messages(ctx) == 0);
     txlm_batch_free(b);
