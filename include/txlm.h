@@ -11,7 +11,9 @@
  *
  * Thread safety: a context and the models loaded on it may be shared by
  * threads (loading, tokenizing, creating sessions and detokenizers at
- * once); a session or a detokenizer is used by one thread at a time. Calls
+ * once); a session or a detokenizer is used by one thread at a time (a
+ * feed, score, draw, next-token or batch call on a session already inside
+ * another call is refused with TXLM_ERR_INVALID_ARGUMENT, not raced). Calls
  * that submit GPU work serialise on the context's queue. txlm_list_devices,
  * txlm_context_create and txlm_context_destroy must not overlap any other
  * call (docs/api.md, "Thread safety", lists every call).
