@@ -70,6 +70,11 @@ void txlm_out_tail(txlm_session *s, uint32_t c, uint32_t r0, uint32_t rows, txlm
     tail(s, c, rows_of(&s->z, r0, s->m->dev.d), rows, dst, add_head, pick, NULL);
 }
 
+void txlm_out_tail_rows(txlm_session *s, uint32_t c, txlm_arg z, uint32_t rows, txlm_arg dst)
+{
+    tail(s, c, z, rows, dst, 0, NULL, NULL);
+}
+
 /* Scoring, tail clusters: each is computed for the rows whose targets fall
  * in it, gathered from z into s->zsel (as the reference does: a 128-token
  * segment of wt103 text has a few rows per tail cluster, and the tails are
@@ -109,6 +114,8 @@ static int picked_tails(txlm_session *s, uint32_t r0, uint32_t rows, const txlm_
 int txlm_out_rows(txlm_session *s, uint32_t r0, uint32_t rows, const txlm_out_pick *pick, txlm_err *err)
 {
     const txlm_hparams *h = &s->m->h;
+    int rc = txlm_session_need_out(s, err);
+    if (rc) return rc;
     txlm_arg out = rows_of(&s->out, 0, h->n_token);
     const txlm_arg *targets = pick ? &pick->targets : NULL;
     if (h->n_cutoffs == 0) {

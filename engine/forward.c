@@ -22,7 +22,7 @@ static txlm_arg rows_of(txlm_buf *b, uint32_t row, uint32_t ld) { return txlm_ar
 /* Position keys rk[p] = R[p] · Wr^T for every distance p a segment can
  * use; computed once per distance and kept, since they do not depend on
  * the text (the reference recomputes them every segment). */
-static void grow_position_keys(txlm_session *s, uint32_t need_rows)
+static void grow_position_keys(txlm_ops *o, txlm_session *s, uint32_t need_rows)
 {
     const txlm_hparams *h = &s->m->h;
     if (need_rows <= s->rk_rows) return;
@@ -31,44 +31,44 @@ static void grow_position_keys(txlm_session *s, uint32_t need_rows)
      * batches and must get the same bits (the single-row kernels may add
      * in another order). */
     for (uint32_t l = 0; l < h->n_layer; l++)
-        txlm_op_linear(&s->ops, &(txlm_linear_args){.x = rows_of(&s->pos.buf, first, s->m->dev.d),
-                                                    .w = s->m->layers[l].r_net, .n = hd,
-                                                    .y = rows_of(&s->rk[l].buf, first, hd), .m = n, .flags = TXLM_LIN_BLOCK});
+        txlm_op_linear(o, &(txlm_linear_args){.x = rows_of(&s->pos.buf, first, s->m->dev.d), .w = s->m->layers[l].r_net,
+                                              .n = hd, .y = rows_of(&s->rk[l].buf, first, hd), .m = n,
+                                              .flags = TXLM_LIN_BLOCK});
     s->rk_rows = need_rows;
 }
 
-/* Adaptive input embedding of the segment into x: x = (P_c · E_c[id]) *
- * sqrt(d_model), cluster by cluster. */
-static void embed(txlm_session *s, const int32_t *tokens, uint32_t qlen, txlm_arg x)
+/* Adaptive input embedding of the pass's rows into x: x = (P_c · E_c[id])
+ * * sqrt(d_model), cluster by cluster. */
+static void embed(const txlm_pass *p, txlm_arg x)
 {
-    const txlm_model *m = s->m;
-    uint32_t d = m->dev.d;
+    txlm_session *w = p->w;
+    const txlm_model *m = w->m;
+    uint32_t d = m->dev.d, qlen = p->rows;
     float scale = sqrtf((float)m->h.d_model);
-    txlm_view ids = txlm_view_of(&s->ids);
+    txlm_view ids = txlm_view_of(&w->ids);
 
-    txlm_rec_fill_zero(&s->rec, x.view.buf, (VkDeviceSize)x.off * 4, (VkDeviceSize)qlen * d * 4);
-    txlm_rec_barrier(&s->rec);
+    txlm_rec_fill_zero(&w->rec, x.view.buf, (VkDeviceSize)x.off * 4, (VkDeviceSize)qlen * d * 4);
+    txlm_rec_barrier(&w->rec);
     for (uint32_t c = 0; c < m->n_emb_parts; c++) {
         const txlm_emb_part *e = &m->emb[c];
         int used = 0;
-        for (uint32_t i = 0; i < qlen && !used; i++) used = tokens[i] >= e->id_lo && tokens[i] < e->id_hi;
+        for (uint32_t i = 0; i < qlen && !used; i++) used = p->tokens[i] >= e->id_lo && p->tokens[i] < e->id_hi;
         if (!used) continue;
         if (!e->proj) { /* x = E_c[id] * sqrt(d_model) */
-            txlm_op_gather(&s->ops, ids, qlen, e->table, e->id_lo, x, scale);
+            txlm_op_gather(&w->ops, ids, qlen, e->table, e->id_lo, x, scale);
             continue;
         }
         uint32_t dim = e->table->cols;
-        txlm_arg g = rows_of(&s->emb_tmp, 0, dim);
-        txlm_rec_fill_zero(&s->rec, s->emb_tmp.buf, 0, (VkDeviceSize)qlen * dim * 4);
-        txlm_rec_barrier(&s->rec);
-        txlm_op_gather(&s->ops, ids, qlen, e->table, e->id_lo, g, 1.0f);
+        txlm_arg g = rows_of(&w->emb_tmp, 0, dim);
+        txlm_rec_fill_zero(&w->rec, w->emb_tmp.buf, 0, (VkDeviceSize)qlen * dim * 4);
+        txlm_rec_barrier(&w->rec);
+        txlm_op_gather(&w->ops, ids, qlen, e->table, e->id_lo, g, 1.0f);
         /* x += (g · P_c^T) * sqrt(d_model): rows of other clusters gathered
          * zeros, so they keep what they had */
-        txlm_op_linear(&s->ops, &(txlm_linear_args){.x = g, .w = e->proj, .n = d, .residual = &x, .y = x, .m = qlen,
+        txlm_op_linear(&w->ops, &(txlm_linear_args){.x = g, .w = e->proj, .n = d, .residual = &x, .y = x, .m = qlen,
                                                     .scale = scale});
     }
 }
-
 
 /* This segment's keys and values, appended to layer n's ring after the
  * memory, at the row the step buffer names (txlm_replay_write_step), so the same
@@ -88,70 +88,123 @@ static void project_kv(txlm_session *s, uint32_t n, txlm_arg c, uint32_t qlen)
         txlm_op_linear(&s->ops, &kv);
         return;
     }
-    VkDeviceSize row = (VkDeviceSize)2 * hd * 4, first = s->kv_rows - at;
     kv.y = rows_of(&s->kv_seg, 0, 2 * hd), kv.flags = 0;
     txlm_op_linear(&s->ops, &kv);
-    txlm_rec_copy(&s->rec, s->kv_seg.buf, 0, s->kv[n].buf, at * row, first * row);
-    txlm_rec_copy(&s->rec, s->kv_seg.buf, first * row, s->kv[n].buf, 0, (qlen - first) * row);
+    txlm_ring_put(&s->rec, s, n, &s->kv_seg, 0, qlen);
     txlm_rec_barrier(&s->rec);
 }
 
-/* The attention half of layer n: a = post: LN_attn(h + (S·v)·Wo^T),
- * pre: h + (S·v)·Wo^T (file comment). */
-static void attention(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg h_in, txlm_arg a)
+void txlm_ring_put(txlm_rec *rec, txlm_session *s, uint32_t n, const txlm_buf *src, uint32_t src_row, uint32_t qlen)
+{
+    VkDeviceSize row = (VkDeviceSize)2 * s->m->h.n_head * s->m->dev.dh * 4, at = txlm_seg_row(s);
+    VkDeviceSize first = at + qlen <= s->kv_rows ? qlen : s->kv_rows - at;
+    txlm_rec_copy(rec, src->buf, src_row * row, s->kv[n].buf, at * row, first * row);
+    txlm_rec_copy(rec, src->buf, (src_row + first) * row, s->kv[n].buf, 0, (qlen - first) * row);
+}
+
+/* Several streams: every stream's keys and values in one product over
+ * all rows, then copied into each stream's ring after its memory. */
+static void project_kv_streams(const txlm_pass *p, uint32_t n, txlm_arg c)
+{
+    txlm_session *w = p->w;
+    uint32_t hd = w->m->h.n_head * w->m->dev.dh;
+    txlm_op_linear(&w->ops, &(txlm_linear_args){.x = c, .w = w->m->layers[n].qkv, .row0 = hd, .n = 2 * hd,
+                                                .y = rows_of(&w->kv_seg, 0, 2 * hd), .m = p->rows});
+    for (uint32_t i = 0; i < p->n; i++) txlm_ring_put(&w->rec, p->st[i].s, n, &w->kv_seg, p->st[i].row0, p->st[i].qlen);
+    txlm_rec_barrier(&w->rec);
+}
+
+void txlm_copy_rows(txlm_rec *rec, const txlm_buf *src, uint32_t a, const txlm_buf *dst, uint32_t b, uint32_t rows,
+                      uint32_t ld)
+{
+    VkDeviceSize row = (VkDeviceSize)ld * 4;
+    txlm_rec_copy(rec, src->buf, a * row, dst->buf, b * row, rows * row);
+}
+
+/* S = softmax(((q + u)·k + (q + v)·rk[dist]) / sqrt(dh), masked); attn = S·v
+ * for one stream, over its own ring, from its queries in s->q into s->attn. */
+static void stream_attention(txlm_ops *o, txlm_session *s, uint32_t n, uint32_t qlen, int alone)
 {
     const txlm_hparams *h = &s->m->h;
     const txlm_dims *dv = &s->m->dev;
     const txlm_layer *L = &s->m->layers[n];
-    txlm_ops *o = &s->ops;
-    uint32_t d = dv->d, hd = h->n_head * dv->dh, klen = s->mlen + qlen;
-    txlm_arg q = rows_of(&s->q, 0, hd), attn = rows_of(&s->attn, 0, hd), c = h_in;
-    if (h->pre_lnorm) { /* c = LN_attn(h) */
-        c = rows_of(&s->xn, 0, d);
-        txlm_op_layernorm(o, &(txlm_layernorm_args){.x = h_in, .g = L->attn_ln_g, .b = L->attn_ln_b, .y = c, .rows = qlen,
-                                                    .d = h->d_model, .d_out = d, .eps = h->layer_norm_epsilon});
-    }
-    /* q = c · Wq^T; k, v = c · [Wk; Wv]^T after the memory's */
-    txlm_op_linear(o, &(txlm_linear_args){.x = c, .w = L->qkv, .n = hd, .y = q, .m = qlen});
-    project_kv(s, n, c, qlen);
-    /* S = softmax(((q + u)·k + (q + v)·rk[dist]) / sqrt(dh), masked); attn = S·v */
+    uint32_t klen = s->mlen + qlen;
     txlm_attn_shape shape = {
         .qlen = qlen, .mlen = s->mlen, .H = h->n_head, .dh = dv->dh, .dh_real = h->d_head,
         .clamp_max = s->max_dist, .same_length = s->same_length,
         .mem_len = s->mem_len + h->same_length_rule, /* NVIDIA's rule: one key more (hparams.h) */
-        .kv_rows = s->kv_rows, .kv_dyn = 1, /* memory row 0 at kv_base (txlm_replay_write_step) */
+        .kv_rows = s->kv_rows,
+        /* alone: memory row 0 at kv_base through the step buffer (txlm_replay_write_step), so
+         * kept recordings serve wherever the ring has turned; a batch records each pass */
+        .kv_dyn = alone, .kv_row0 = alone ? 0 : s->kv_base,
     };
     txlm_view scores = txlm_view_of(&s->scores);
-    txlm_attention_args at = {.shape = &shape, .q = q.view, .kv = txlm_view_of(&s->kv[n]), .rk = txlm_view_of(&s->rk[n].buf),
-                              .r_w_bias = L->r_w_bias, .r_r_bias = L->r_r_bias, .probs = s->capture ? &scores : NULL,
-                              .scratch = scores, .out = attn.view};
+    txlm_attention_args at = {.shape = &shape, .q = txlm_view_of(&s->q), .kv = txlm_view_of(&s->kv[n]),
+                              .rk = txlm_view_of(&s->rk[n].buf), .r_w_bias = L->r_w_bias, .r_r_bias = L->r_r_bias,
+                              .probs = s->capture ? &scores : NULL, .scratch = scores, .out = txlm_view_of(&s->attn)};
     txlm_op_attention(o, &at);
     if (s->capture) {
-        txlm_rec_copy(&s->rec, s->scores.buf, 0, s->cap_probs[n].buf, 0, (VkDeviceSize)h->n_head * qlen * klen * 4);
-        txlm_rec_barrier(&s->rec);
+        txlm_rec_copy(o->rec, s->scores.buf, 0, s->cap_probs[n].buf, 0, (VkDeviceSize)h->n_head * qlen * klen * 4);
+        txlm_rec_barrier(o->rec);
         at.out = txlm_view_of(&s->cap_terms[n]);
         if (s->capture > 1) txlm_op_attention_terms(o, &at);
     }
+}
+
+/* The attention half of layer n: a = post: LN_attn(h + (S·v)·Wo^T),
+ * pre: h + (S·v)·Wo^T (file comment). Projections over all the pass's
+ * rows; attention per stream, each over its own memory. */
+static void attention(const txlm_pass *p, uint32_t n, txlm_arg h_in, txlm_arg a)
+{
+    txlm_session *w = p->w;
+    const txlm_hparams *h = &w->m->h;
+    const txlm_dims *dv = &w->m->dev;
+    const txlm_layer *L = &w->m->layers[n];
+    txlm_ops *o = &w->ops;
+    uint32_t d = dv->d, hd = h->n_head * dv->dh, rows = p->rows;
+    int alone = p->st[0].s == w;
+    txlm_arg q = rows_of(&w->q, 0, hd), attn = rows_of(&w->attn, 0, hd), c = h_in;
+    if (h->pre_lnorm) { /* c = LN_attn(h) */
+        c = rows_of(&w->xn, 0, d);
+        txlm_op_layernorm(o, &(txlm_layernorm_args){.x = h_in, .g = L->attn_ln_g, .b = L->attn_ln_b, .y = c, .rows = rows,
+                                                    .d = h->d_model, .d_out = d, .eps = h->layer_norm_epsilon});
+    }
+    /* q = c · Wq^T; k, v = c · [Wk; Wv]^T after the memory's */
+    txlm_op_linear(o, &(txlm_linear_args){.x = c, .w = L->qkv, .n = hd, .y = q, .m = rows});
+    if (alone) {
+        project_kv(w, n, c, rows);
+        stream_attention(o, w, n, rows, 1);
+    } else { /* each stream's queries to its session, its heads back */
+        project_kv_streams(p, n, c);
+        for (uint32_t i = 0; i < p->n; i++) txlm_copy_rows(&w->rec, &w->q, p->st[i].row0, &p->st[i].s->q, 0, p->st[i].qlen, hd);
+        txlm_rec_barrier(&w->rec);
+        for (uint32_t i = 0; i < p->n; i++) stream_attention(o, p->st[i].s, n, p->st[i].qlen, 0);
+        for (uint32_t i = 0; i < p->n; i++)
+            txlm_copy_rows(&w->rec, &p->st[i].s->attn, 0, &w->attn, p->st[i].row0, p->st[i].qlen, hd);
+        txlm_rec_barrier(&w->rec);
+    }
     /* a = h + attn · Wo^T, then (post-norm) LN_attn */
     if (h->pre_lnorm)
-        txlm_op_linear(o, &(txlm_linear_args){.x = attn, .w = L->o_net, .n = d, .residual = &h_in, .y = a, .m = qlen});
+        txlm_op_linear(o, &(txlm_linear_args){.x = attn, .w = L->o_net, .n = d, .residual = &h_in, .y = a, .m = rows});
     else
-        txlm_op_linear_ln(o, &(txlm_linear_ln_args){.x = attn, .w = L->o_net, .n = d, .residual = &h_in, .y = a, .m = qlen,
+        txlm_op_linear_ln(o, &(txlm_linear_ln_args){.x = attn, .w = L->o_net, .n = d, .residual = &h_in, .y = a, .m = rows,
                                                     .ln_g = L->attn_ln_g, .ln_b = L->attn_ln_b, .d = h->d_model,
                                                     .eps = h->layer_norm_epsilon});
 }
 
 /* The position-wise feed-forward half: out = post: LN_ff(a + FF(a)),
  * pre: a + FF(LN_ff(a)), FF(x) = relu(x · W1^T + b1) · W2^T + b2. */
-static void feed_forward(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg a, txlm_arg out)
+static void feed_forward(const txlm_pass *p, uint32_t n, txlm_arg a, txlm_arg out)
 {
-    const txlm_hparams *h = &s->m->h;
-    const txlm_dims *dv = &s->m->dev;
-    const txlm_layer *L = &s->m->layers[n];
-    txlm_ops *o = &s->ops;
-    txlm_arg ffh = rows_of(&s->ffh, 0, dv->di), x = a;
+    txlm_session *w = p->w;
+    const txlm_hparams *h = &w->m->h;
+    const txlm_dims *dv = &w->m->dev;
+    const txlm_layer *L = &w->m->layers[n];
+    txlm_ops *o = &w->ops;
+    uint32_t qlen = p->rows;
+    txlm_arg ffh = rows_of(&w->ffh, 0, dv->di), x = a;
     if (h->pre_lnorm) { /* x = LN_ff(a) */
-        x = rows_of(&s->ffin, 0, dv->d);
+        x = rows_of(&w->ffin, 0, dv->d);
         txlm_op_layernorm(o, &(txlm_layernorm_args){.x = a, .g = L->ff_ln_g, .b = L->ff_ln_b, .y = x, .rows = qlen,
                                                     .d = h->d_model, .d_out = dv->d, .eps = h->layer_norm_epsilon});
     }
@@ -168,11 +221,11 @@ static void feed_forward(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg a,
                                                     .d = h->d_model, .eps = h->layer_norm_epsilon});
 }
 
-static void layer(txlm_session *s, uint32_t n, uint32_t qlen, txlm_arg h_in, txlm_arg out)
+static void layer(const txlm_pass *p, uint32_t n, txlm_arg h_in, txlm_arg out)
 {
-    txlm_arg a = rows_of(&s->a, 0, s->m->dev.d);
-    attention(s, n, qlen, h_in, a);
-    feed_forward(s, n, qlen, a, out);
+    txlm_arg a = rows_of(&p->w->a, 0, p->w->m->dev.d);
+    attention(p, n, h_in, a);
+    feed_forward(p, n, a, out);
 }
 
 /* Memory for the next segment: the keys and values of the last mem_len
@@ -192,7 +245,7 @@ static void update_memory(txlm_session *s, uint32_t qlen)
 
 /* What a fed segment leaves behind, recorded or replayed: the shape its
  * attention capture has, the memory for the next one, z's rows. */
-static void segment_fed(txlm_session *s, uint32_t qlen)
+void txlm_segment_fed(txlm_session *s, uint32_t qlen)
 {
     s->segments++;
     s->cap_qlen = qlen;
@@ -206,7 +259,7 @@ static int submit(txlm_session *s, txlm_err *err) { return txlm_session_submit(s
 /* After a failed submission: the device may have run part of the
  * segment, so the memory is forgotten rather than continued from a
  * half-updated one. */
-static void forget_memory(txlm_session *s)
+void txlm_forget_memory(txlm_session *s)
 {
     s->mlen = 0;
     s->kv_base = 0;
@@ -239,7 +292,7 @@ static int collect_output(txlm_session *s, const txlm_out_req *req, uint32_t r0,
         rc = txlm_session_check_finite(s, req->target_lp + at, rows, r0, rows, 0, req->targets + at, err);
     }
     /* Memory that produced NaN or infinity would only produce more. */
-    if (rc == TXLM_ERR_NONFINITE) forget_memory(s);
+    if (rc == TXLM_ERR_NONFINITE) txlm_forget_memory(s);
     return rc;
 }
 
@@ -274,23 +327,26 @@ static int upload_segment(txlm_session *s, const int32_t *tokens, uint32_t qlen,
     return rc ? rc : txlm_replay_write_step(s, err);
 }
 
-/* The segment's commands through the last layer, recorded into the
- * command buffer begun (kept in a slot or not). */
-static void record_segment(txlm_session *s, const int32_t *tokens, uint32_t qlen, uint32_t longest)
+void txlm_record_layers(const txlm_pass *p)
 {
-    uint32_t d = s->m->dev.d, n_layer = s->m->h.n_layer;
+    txlm_session *w = p->w;
+    uint32_t d = w->m->dev.d, n_layer = w->m->h.n_layer;
     /* the counts of finished workgroups (txlm_ops.sync) start at 0: each
      * dispatch leaves them there; this covers a segment cut short. The
      * step values move to device memory, where kernels read them fast. */
-    txlm_rec_fill_zero(&s->rec, s->sync.buf, 0, s->sync.size);
-    txlm_replay_record_step(s);
-    txlm_rec_barrier(&s->rec);
-    grow_position_keys(s, longest + 1);
-    embed(s, tokens, qlen, rows_of(&s->hidden[0], 0, d));
+    txlm_rec_fill_zero(&w->rec, w->sync.buf, 0, w->sync.size);
+    txlm_replay_record_step(w);
+    txlm_rec_barrier(&w->rec);
+    for (uint32_t i = 0; i < p->n; i++) {
+        txlm_session *s = p->st[i].s;
+        uint32_t klen = s->mlen + p->st[i].qlen;
+        grow_position_keys(&w->ops, s, (klen - 1 < s->max_dist ? klen - 1 : s->max_dist) + 1);
+    }
+    embed(p, rows_of(&w->hidden[0], 0, d));
     for (uint32_t n = 0; n < n_layer; n++) {
-        txlm_arg in = rows_of(&s->hidden[n % 2], 0, d);
-        txlm_arg out = n + 1 < n_layer ? rows_of(&s->hidden[(n + 1) % 2], 0, d) : rows_of(&s->z, 0, d);
-        layer(s, n, qlen, in, out);
+        txlm_arg in = rows_of(&w->hidden[n % 2], 0, d);
+        txlm_arg out = n + 1 < n_layer ? rows_of(&w->hidden[(n + 1) % 2], 0, d) : rows_of(&w->z, 0, d);
+        layer(p, n, in, out);
     }
 }
 
@@ -302,7 +358,7 @@ static int submit_and_read_back(txlm_session *s, const txlm_out_req *req, uint32
     uint32_t block = want < s->out_rows ? want : s->out_rows;
     int rc = block ? record_output(s, req, req->first_row, block, err) : 0;
     if (!rc) rc = submit(s, err);
-    if (rc) return forget_memory(s), rc;
+    if (rc) return txlm_forget_memory(s), rc;
     if (block) rc = collect_output(s, req, req->first_row, block, err);
     for (uint32_t done = block; !rc && done < want; done += block) {
         uint32_t r0 = req->first_row + done, rows = want - done < block ? want - done : block;
@@ -328,13 +384,14 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
     int slot = txlm_replay_slot(s, tokens, qlen, want, longest);
     if (slot > 0) {
         rc = txlm_rec_replay(&s->rec, (uint32_t)slot, err);
-        if (rc) return forget_memory(s), rc;
-        segment_fed(s, qlen);
+        if (rc) return txlm_forget_memory(s), rc;
+        txlm_segment_fed(s, qlen);
         return 0;
     }
     rc = slot < 0 ? txlm_rec_begin_kept(&s->rec, (uint32_t)-slot, err) : txlm_rec_begin(&s->rec, err);
     if (rc) return rc;
-    record_segment(s, tokens, qlen, longest);
-    segment_fed(s, qlen);
+    txlm_pass_stream alone = {s, 0, qlen};
+    txlm_record_layers(&(txlm_pass){.w = s, .st = &alone, .n = 1, .rows = qlen, .tokens = tokens});
+    txlm_segment_fed(s, qlen);
     return submit_and_read_back(s, req, want, err);
 }

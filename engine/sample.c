@@ -28,7 +28,7 @@ uint64_t txlm_rng_next(uint64_t *state)
 static double uniform(uint64_t *state) { return (double)(txlm_rng_next(state) >> 11) * (1.0 / 9007199254740992.0); }
 
 /* Index drawn with probability proportional to exp(lp[i] / t) over [0, n). */
-static uint32_t draw(const float *lp, uint32_t n, double t, uint64_t *rng)
+uint32_t txlm_draw(const float *lp, uint32_t n, double t, uint64_t *rng)
 {
     double max = -INFINITY, sum = 0;
     for (uint32_t i = 0; i < n; i++) max = fmax(max, lp[i]);
@@ -63,7 +63,7 @@ static void sort_desc(uint32_t *idx, uint32_t *tmp, uint32_t n, const float *lp)
 }
 
 /* Temperature, then top-k, then top-p (nucleus) on a full distribution. */
-static int draw_filtered(const float *lp, uint32_t n, const txlm_sampling *o, uint64_t *rng, int32_t *token, txlm_err *err)
+int txlm_draw_filtered(const float *lp, uint32_t n, const txlm_sampling *o, uint64_t *rng, int32_t *token, txlm_err *err)
 {
     if (o->temperature <= 0) { /* greedy */
         uint32_t best = 0;
@@ -75,7 +75,7 @@ static int draw_filtered(const float *lp, uint32_t n, const txlm_sampling *o, ui
     double t = o->temperature;
     int filter = o->top_k || (o->top_p > 0 && o->top_p < 1);
     if (!filter) {
-        *token = (int32_t)draw(lp, n, t, rng);
+        *token = (int32_t)txlm_draw(lp, n, t, rng);
         return 0;
     }
     uint32_t *idx = malloc(2 * (size_t)n * sizeof *idx);
@@ -99,7 +99,7 @@ static int draw_filtered(const float *lp, uint32_t n, const txlm_sampling *o, ui
         m = i;
     }
     for (uint32_t i = 0; i < m; i++) keep[i] = lp[idx[i]];
-    *token = (int32_t)idx[draw(keep, m, t, rng)];
+    *token = (int32_t)idx[txlm_draw(keep, m, t, rng)];
     free(idx), free(keep);
     return 0;
 }
@@ -107,15 +107,21 @@ static int draw_filtered(const float *lp, uint32_t n, const txlm_sampling *o, ui
 /* A distribution with NaN or infinity is refused before any draw: a draw
  * from it would be garbage (the last token, or the first). The head holds
  * the shortlist's tokens, then one entry per tail cluster. */
-static int check_head(txlm_session *s, uint32_t row, uint32_t n, txlm_err *err)
+int txlm_check_head(txlm_session *s, const float *lp, uint32_t row, uint32_t n, txlm_err *err)
 {
     uint32_t shortlist = s->m->h.cutoffs[0];
-    uint64_t i = txlm_first_nonfinite(s->host_lp, n);
+    uint64_t i = txlm_first_nonfinite(lp, n);
     if (i == n) return 0;
     char what[48];
     snprintf(what, sizeof what, i < shortlist ? "token %llu" : "tail cluster %llu",
              (unsigned long long)(i < shortlist ? i : i - shortlist + 1));
-    return txlm_session_nonfinite(s, row, what, s->host_lp[i], err);
+    return txlm_session_nonfinite(s, row, what, lp[i], err);
+}
+
+int txlm_sample_exact(const txlm_hparams *h, const txlm_sampling *o, const txlm_repeat_penalty *pen)
+{
+    return h->n_cutoffs && o->temperature == 1.0f && !o->top_k && !(o->top_p > 0 && o->top_p < 1) &&
+           !txlm_sampling_penalized(pen);
 }
 
 int txlm_sample_next(txlm_session *s, const txlm_sampling *o, const txlm_repeat_penalty *pen, int32_t *token,
@@ -127,19 +133,19 @@ int txlm_sample_next(txlm_session *s, const txlm_sampling *o, const txlm_repeat_
     if (s->z_rows == 0) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "nothing to sample from: feed at least one token first");
     uint32_t row = s->z_rows - 1;
     int penalized = txlm_sampling_penalized(pen);
-    int exact_tree = h->n_cutoffs && o->temperature == 1.0f && !o->top_k && !(o->top_p > 0 && o->top_p < 1) && !penalized;
+    int exact_tree = txlm_sample_exact(h, o, pen);
     if (!exact_tree) {
         rc = txlm_next_row(s, err);
         if (!rc && penalized) rc = txlm_apply_penalty(s->host_lp, h->n_token, pen, err);
-        return rc ? rc : draw_filtered(s->host_lp, h->n_token, o, &s->rng, token, err);
+        return rc ? rc : txlm_draw_filtered(s->host_lp, h->n_token, o, &s->rng, token, err);
     }
-    if ((rc = txlm_rec_begin(&s->rec, err))) return rc;
+    if ((rc = txlm_session_need_out(s, err)) || (rc = txlm_rec_begin(&s->rec, err))) return rc;
     uint32_t head_n = h->cutoffs[0] + h->n_cutoffs;
     txlm_out_head(s, row, 1, out_row(s), head_n, NULL);
     if (!(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, head_n, err);
-    if (!rc) rc = check_head(s, row, head_n, err);
+    if (!rc) rc = txlm_check_head(s, s->host_lp, row, head_n, err);
     if (rc) return rc;
-    uint32_t i = draw(s->host_lp, head_n, 1.0, &s->rng);
+    uint32_t i = txlm_draw(s->host_lp, head_n, 1.0, &s->rng);
     if (i < h->cutoffs[0]) {
         *token = (int32_t)i;
         return 0;
@@ -150,6 +156,6 @@ int txlm_sample_next(txlm_session *s, const txlm_sampling *o, const txlm_repeat_
     if (!(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, n, err);
     if (!rc) rc = txlm_session_check_finite(s, s->host_lp, n, row, 1, s->m->out[c].begin, NULL, err);
     if (rc) return rc;
-    *token = (int32_t)(s->m->out[c].begin + draw(s->host_lp, n, 1.0, &s->rng));
+    *token = (int32_t)(s->m->out[c].begin + txlm_draw(s->host_lp, n, 1.0, &s->rng));
     return 0;
 }

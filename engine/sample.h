@@ -5,12 +5,23 @@
 #include <stdint.h>
 
 #include "errmsg.h"
+#include "hparams.h"
 #include "txlm.h"
 
 uint64_t txlm_rng_next(uint64_t *state);
 /* pen may be NULL: no repetition penalty. */
 int txlm_sample_next(txlm_session *s, const txlm_sampling *o, const txlm_repeat_penalty *pen, int32_t *token,
                      txlm_err *err);
+
+/* The draw at temperature 1 with no filter or penalty is hierarchical:
+ * head, then one tail cluster (needs clusters). */
+int txlm_sample_exact(const txlm_hparams *h, const txlm_sampling *o, const txlm_repeat_penalty *pen);
+/* Index drawn with probability proportional to exp(lp[i] / t) over [0, n). */
+uint32_t txlm_draw(const float *lp, uint32_t n, double t, uint64_t *rng);
+/* Temperature, then top-k, then top-p on a full distribution of n. */
+int txlm_draw_filtered(const float *lp, uint32_t n, const txlm_sampling *o, uint64_t *rng, int32_t *token, txlm_err *err);
+/* TXLM_ERR_NONFINITE naming the token or tail cluster where head row lp (n values) is not finite. */
+int txlm_check_head(txlm_session *s, const float *lp, uint32_t row, uint32_t n, txlm_err *err);
 
 /* sample_penalty.c: the options refused before any work (non-finite
  * temperature, top_k above INT32_MAX, top_p outside [0, 1], a bad penalty

@@ -19,6 +19,8 @@ struct txlm_session {
     uint32_t same_length;
     uint32_t max_dist;       /* largest relative distance with its own position row */
     uint32_t zero_memory;    /* HF's start: an empty memory becomes mem_len rows of zero inputs (zero_memory.c) */
+    uint32_t rows_only;      /* a batch's shared rows (batch.c): row buffers only, no memory or scores of its own */
+    int busy;                /* inside a batch call (batch.c) */
 
     /* state */
     uint32_t mlen;           /* rows of memory held now */
@@ -74,6 +76,9 @@ struct txlm_session {
 size_t txlm_session_fixed_bufs(txlm_session *s, txlm_buf **out);
 
 int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_session **out, txlm_err *err);
+/* The row buffers, recorder and ops of a pass over `rows` rows of up to
+ * `streams` streams, with no memory of its own: a batch's work rows. */
+int txlm_session_open_rows(txlm_model *m, uint32_t rows, uint32_t streams, txlm_session **out, txlm_err *err);
 void txlm_session_close(txlm_session *s);
 /* What a segment's caller wants back, for rows [first_row, n): all
  * log-probabilities or those of the targets (not both). */
@@ -84,12 +89,40 @@ typedef struct txlm_out_req {
     float *target_lp;          /* receives log p(target) per row */
 } txlm_out_req;
 
+/* session_layout.c: allocates the output layer's buffers if not yet. */
+int txlm_session_need_out(txlm_session *s, txlm_err *err);
+
 /* zero_memory.c: the memory as mem_len rows of zero layer inputs
  * (keys and values of 0, or of LN(0) = the LayerNorm bias with pre-norm). */
 int txlm_session_zero_fill(txlm_session *s, txlm_err *err);
 
 /* forward.c: one segment through the model; updates the memory. */
 int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t n, const txlm_out_req *req, txlm_err *err);
+
+/* What one recording computes: the rows of one or more streams, each a
+ * session with its own memory, one after another in w's row buffers. */
+typedef struct txlm_pass_stream {
+    txlm_session *s;
+    uint32_t row0, qlen;     /* its rows [row0, row0 + qlen) of the pass */
+} txlm_pass_stream;
+typedef struct txlm_pass {
+    txlm_session *w;         /* row buffers, recorder and ops: the session itself when alone, a batch's shared rows */
+    const txlm_pass_stream *st;
+    uint32_t n, rows;        /* streams, rows of all of them */
+    const int32_t *tokens;   /* [rows], already in w->ids */
+} txlm_pass;
+/* Records the pass's commands through the last layer, into w->z rows [0, rows). */
+void txlm_record_layers(const txlm_pass *p);
+/* Copies qlen keys|values rows from row src_row of src into layer n's ring
+ * of s after its memory (wrapping past the ring's last row). */
+void txlm_ring_put(txlm_rec *rec, txlm_session *s, uint32_t n, const txlm_buf *src, uint32_t src_row, uint32_t qlen);
+/* Records the copy of `rows` rows of `ld` floats from row a of src to row b of dst. */
+void txlm_copy_rows(txlm_rec *rec, const txlm_buf *src, uint32_t a, const txlm_buf *dst, uint32_t b, uint32_t rows,
+                    uint32_t ld);
+/* A segment of qlen tokens recorded: the memory moves on. */
+void txlm_segment_fed(txlm_session *s, uint32_t qlen);
+/* After a failed submission: the memory is forgotten rather than continued half-updated. */
+void txlm_forget_memory(txlm_session *s);
 
 /* Allocates (or frees, mode 0) the capture buffers. */
 int txlm_session_set_capture(txlm_session *s, int mode, txlm_err *err);
@@ -130,6 +163,8 @@ void txlm_out_head(txlm_session *s, uint32_t r0, uint32_t rows, txlm_arg dst, ui
  * log-probability of the cluster when add_head) into dst. */
 void txlm_out_tail(txlm_session *s, uint32_t c, uint32_t r0, uint32_t rows, txlm_arg dst, int add_head,
                    const txlm_arg *pick);
+/* The same for `rows` rows of z given (a batch's gathered rows), within the cluster. */
+void txlm_out_tail_rows(txlm_session *s, uint32_t c, txlm_arg z, uint32_t rows, txlm_arg dst);
 
 /* The ring row of this segment's first key, after the memory's. */
 static inline uint32_t txlm_seg_row(const txlm_session *s) { return (s->kv_base + s->mlen) % s->kv_rows; }

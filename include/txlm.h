@@ -408,6 +408,69 @@ TXLM_API txlm_status txlm_session_score_long(txlm_session *s, const int32_t *tok
                                              float *target_logprobs, txlm_progress_fn progress, void *user,
                                              size_t *done);
 
+/* ---- several streams in one pass ------------------------------------- */
+/* A batch feeds one segment to each of several sessions of one model in
+ * one submission: the embedding, the projections, the feed-forward and the
+ * output layer run once over the rows of all streams (a product over many
+ * rows instead of one per stream), attention per stream over its own
+ * memory. Each session keeps its own memory ring, fill, segment length
+ * (ragged lengths are fine), sampler and last output row, so it can go on
+ * alone or in another batch. Results per stream equal feeding each session
+ * alone to within 1e-5: a product over more rows may use another kernel,
+ * which adds in another order (docs/batching.md); a batch of one is the
+ * single-session pass itself, to the bit. A batch is used by one thread
+ * at a time; its sessions may not be in another call meanwhile. */
+typedef struct txlm_batch txlm_batch;
+
+/* Device memory of a batch of sessions, per stream and shared. */
+typedef struct txlm_batch_sizes {
+    uint64_t stream_ring_bytes;    /* per stream: every layer's ring of memory keys and values, and position keys */
+    uint64_t stream_scratch_bytes; /* per stream: the rest of a session (its own row buffers, attention scores) */
+    uint64_t batch_bytes;          /* the batch's row buffers for all streams' rows together */
+    uint64_t total_bytes;          /* streams x (ring + scratch) + batch */
+    uint64_t available_bytes;      /* free for them now: the context's budget left, else the device heaps less what is allocated */
+} txlm_batch_sizes;
+
+/* What a batch of `streams` sessions created with opts (NULL: the model's
+ * settings) would allocate, computed without allocating anything. */
+TXLM_API txlm_status txlm_batch_plan(const txlm_model *m, uint32_t streams, const txlm_session_options *opts,
+                                     txlm_batch_sizes *out);
+/* A batch for up to max_streams sessions whose max_segment is at most
+ * opts' (NULL: the model's settings). Refused with TXLM_ERR_OUT_OF_MEMORY,
+ * before anything is allocated, when its own buffers do not fit what is
+ * available (txlm_batch_plan tells beforehand whether the sessions fit too). */
+TXLM_API txlm_status txlm_batch_create(txlm_model *m, uint32_t max_streams, const txlm_session_options *opts,
+                                       txlm_batch **out);
+/* NULL is ignored. The sessions stay. */
+TXLM_API void txlm_batch_free(txlm_batch *b);
+/* The batch's own device memory (its sessions' not). */
+TXLM_API txlm_status txlm_batch_memory(const txlm_batch *b, txlm_memory_use *out);
+
+/* One stream's segment in a batch: txlm_session_feed_rows (logprobs) or
+ * txlm_session_score (targets and target_logprobs, rows from first_row),
+ * or neither (no output). */
+typedef struct txlm_stream_feed {
+    txlm_session *session;
+    const int32_t *tokens;
+    uint32_t n;                /* 1..the session's max_segment and the batch's */
+    uint32_t first_row;        /* output for rows [first_row, n) */
+    float *logprobs;           /* (n - first_row) x n_token floats, or NULL */
+    const int32_t *targets;    /* n - first_row tokens to score, or NULL */
+    float *target_logprobs;    /* receives log p(target) per row */
+} txlm_stream_feed;
+
+/* Feeds feeds[0..n) (1..max_streams of them, each a different session of
+ * the batch's model) in one pass. On failure no session's memory moved,
+ * unless the device failed midway: then every session's memory is
+ * forgotten (as txlm_session_reset). */
+TXLM_API txlm_status txlm_batch_feed(txlm_batch *b, const txlm_stream_feed *feeds, uint32_t n);
+/* Draws the next token of each of sessions[0..n) as txlm_session_sample_penalized
+ * does, each with its own sampler, the output layer run once for all of
+ * them. penalties is NULL or n entries (each may be NULL). Tokens are not fed. */
+TXLM_API txlm_status txlm_batch_sample(txlm_batch *b, txlm_session *const *sessions, uint32_t n,
+                                       const txlm_sampling *opts, const txlm_repeat_penalty *const *penalties,
+                                       int32_t *tokens);
+
 /* ---- stop sequences --------------------------------------------------- */
 /* Text filtered through a set of stop strings, for streamed generation:
  * push each piece (a detokenizer's), print what comes out. Text that may

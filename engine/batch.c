@@ -1,0 +1,122 @@
+/* A batch: its shared rows, the plan of what it and its sessions take on
+ * the device, and the checks of a batched call. */
+#include "batch.h"
+
+#include <stdlib.h>
+
+#include "session_layout.h"
+
+/* Device memory free now: the context's budget left, else the heaps (the
+ * device-local ones where there are any) less what is allocated. */
+static uint64_t available(const txlm_vk *vk)
+{
+    uint64_t used = __atomic_load_n(&vk->memory_used, __ATOMIC_RELAXED), local = 0, any = 0;
+    if (vk->memory_budget) return used < vk->memory_budget ? vk->memory_budget - used : 0;
+    for (uint32_t i = 0; i < vk->mem_props.memoryHeapCount; i++) {
+        any += vk->mem_props.memoryHeaps[i].size;
+        if (vk->mem_props.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) local += vk->mem_props.memoryHeaps[i].size;
+    }
+    uint64_t heaps = local ? local : any;
+    return used < heaps ? heaps - used : 0;
+}
+
+/* The shared rows of a batch: streams * max_seg rows, no memory. */
+static int settle_rows(txlm_model *m, uint32_t streams, uint32_t max_seg, txlm_session *w, txlm_err *err)
+{
+    uint64_t rows = (uint64_t)streams * max_seg;
+    if (rows > (1u << 20))
+        return txlm_fail(err, TXLM_ERR_LIMIT, "%u streams of %u-token segments: %llu rows exceed 2^20", streams, max_seg,
+                         (unsigned long long)rows);
+    w->rows_only = 1;
+    return txlm_session_settle(w, m, &(txlm_session_options){.mem_len = 1, .max_segment = (uint32_t)rows, .same_length = -1},
+                               err);
+}
+
+int txlm_batch_plan_sizes(txlm_model *m, uint32_t streams, const txlm_session_options *opts, txlm_batch_sizes *out,
+                          txlm_err *err)
+{
+    if (streams == 0) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "a batch needs at least one stream");
+    txlm_session s = {0}, w = {0};
+    int rc = txlm_session_settle(&s, m, opts, err);
+    if (!rc) rc = settle_rows(m, streams, s.max_seg, &w, err);
+    if (rc) return rc;
+    out->stream_ring_bytes = txlm_session_ring_bytes(&s);
+    out->stream_scratch_bytes = txlm_session_fixed_bytes(&s, 0);
+    out->batch_bytes = txlm_session_fixed_bytes(&w, 1);
+    out->total_bytes = streams * (out->stream_ring_bytes + out->stream_scratch_bytes) + out->batch_bytes;
+    out->available_bytes = available(&m->ctx->vk);
+    return 0;
+}
+
+int txlm_batch_open(txlm_model *m, uint32_t max_streams, const txlm_session_options *opts, txlm_batch **out,
+                    txlm_err *err)
+{
+    *out = NULL;
+    txlm_batch_sizes z;
+    int rc = txlm_batch_plan_sizes(m, max_streams, opts, &z, err);
+    if (rc) return rc;
+    if (z.batch_bytes > z.available_bytes)
+        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY,
+                         "a batch of %u streams needs %llu bytes of device memory for its rows; %llu are free "
+                         "(fewer streams or a shorter max_segment need less)",
+                         max_streams, (unsigned long long)z.batch_bytes, (unsigned long long)z.available_bytes);
+    txlm_batch *b = calloc(1, sizeof *b);
+    if (!b) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    txlm_session s = {0};
+    rc = txlm_session_settle(&s, m, opts, err);
+    *b = (txlm_batch){.m = m, .max_streams = max_streams, .max_seg = s.max_seg};
+    if (!rc) rc = txlm_session_open_rows(m, max_streams * s.max_seg, max_streams, &b->w, err);
+    if (rc) {
+        txlm_batch_close(b);
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
+void txlm_batch_close(txlm_batch *b)
+{
+    if (!b) return;
+    txlm_session_close(b->w);
+    free(b);
+}
+
+static int check_feed(const txlm_batch *b, const txlm_stream_feed *f, uint32_t i, txlm_err *err)
+{
+    const txlm_session *s = f->session;
+    if (!s || (!f->tokens && f->n)) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: NULL session or tokens", i);
+    if (s->m != b->m)
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: its session is of another model than the batch's", i);
+    if (f->n == 0 || f->n > s->max_seg || f->n > b->max_seg)
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: segment of %u tokens: must be 1..%u", i, f->n,
+                         s->max_seg < b->max_seg ? s->max_seg : b->max_seg);
+    if (f->first_row > f->n) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: first_row %u > n %u", i, f->first_row, f->n);
+    if (f->logprobs && f->targets)
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: logprobs and targets both given (one or the other)", i);
+    if (f->targets && !f->target_logprobs)
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: targets without target_logprobs", i);
+    uint32_t V = b->m->h.n_token;
+    for (uint32_t j = 0; j < f->n; j++)
+        if (f->tokens[j] < 0 || (uint32_t)f->tokens[j] >= V)
+            return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: token %d at position %u is outside the vocabulary [0, %u)",
+                             i, f->tokens[j], j, V);
+    for (uint32_t j = f->first_row; f->targets && j < f->n; j++)
+        if (f->targets[j - f->first_row] < 0 || (uint32_t)f->targets[j - f->first_row] >= V)
+            return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: target %d at position %u is outside the vocabulary [0, %u)",
+                             i, f->targets[j - f->first_row], j, V);
+    return 0;
+}
+
+int txlm_batch_check(const txlm_batch *b, const txlm_stream_feed *f, uint32_t n, txlm_err *err)
+{
+    if (n == 0 || n > b->max_streams)
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%u streams: the batch takes 1..%u", n, b->max_streams);
+    for (uint32_t i = 0; i < n; i++) {
+        int rc = check_feed(b, &f[i], i, err);
+        if (rc) return rc;
+        for (uint32_t j = 0; j < i; j++)
+            if (f[j].session == f[i].session)
+                return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "streams %u and %u are the same session", j, i);
+    }
+    return 0;
+}

@@ -1,0 +1,29 @@
+/* Several sessions of one model fed in one pass (include/txlm.h,
+ * "several streams in one pass"; docs/batching.md). */
+#ifndef TXLM_BATCH_H
+#define TXLM_BATCH_H
+
+#include "session.h"
+
+struct txlm_batch {
+    txlm_model *m;
+    uint32_t max_streams;
+    uint32_t max_seg;   /* longest segment of one stream */
+    txlm_session *w;    /* the shared rows: max_streams * max_seg of them, no memory */
+};
+
+int txlm_batch_plan_sizes(txlm_model *m, uint32_t streams, const txlm_session_options *opts, txlm_batch_sizes *out,
+                          txlm_err *err);
+int txlm_batch_open(txlm_model *m, uint32_t max_streams, const txlm_session_options *opts, txlm_batch **out,
+                    txlm_err *err);
+void txlm_batch_close(txlm_batch *b);
+/* Checks every feed (sessions distinct, of b's model, segments and
+ * tokens in range) before any work. */
+int txlm_batch_check(const txlm_batch *b, const txlm_stream_feed *f, uint32_t n, txlm_err *err);
+/* batch_forward.c: one segment of each stream in one submission. */
+int txlm_batch_forward(txlm_batch *b, const txlm_stream_feed *f, uint32_t n, txlm_err *err);
+/* batch_sample.c: the next token of each session. */
+int txlm_batch_sample_next(txlm_batch *b, txlm_session *const *s, uint32_t n, const txlm_sampling *o,
+                           const txlm_repeat_penalty *const *pen, int32_t *tokens, txlm_err *err);
+
+#endif

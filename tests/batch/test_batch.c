@@ -1,0 +1,215 @@
+/* Several streams in one pass (txlm_batch_*) against each session fed
+ * alone, on a packed golden case:
+ *   three streams with ragged segment lengths (8s, single tokens, 5/3/7/2),
+ *   at different memory fills (one full and wrapping its ring, one empty
+ *   that joins late and is reset midway), asking for all rows, later rows
+ *   only, targets, or nothing: every log-probability within 1e-5 of the
+ *   lone session's, and a batch of one stream identical to the bit;
+ *   sampling each stream's next token in one call equals sampling each
+ *   session alone with the same seed (exact tree, tempered top-k, penalty);
+ *   refusals: the same session twice, another model's session, too many
+ *   streams, a capturing session, a bad token (no memory moved);
+ *   the plan against what a batch allocates, and a budget too small
+ *   refused before anything is allocated. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <txlm.h>
+
+#include "golden_model.h"
+#include "text_util.h"
+
+enum { K = 3, SEG = 8, STEPS = 9 };
+
+static uint32_t V;
+static double worst;
+
+static uint32_t lcg(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(*x >> 33);
+}
+
+/* Stream i's segment length at step t (0: not fed this step). */
+static uint32_t seg_len(uint32_t i, uint32_t t)
+{
+    static const uint32_t third[] = {0, 0, 5, 3, 7, 2, 6, 1, 8};
+    return i == 0 ? SEG : i == 1 ? 1 : third[t];
+}
+
+static void compare(const float *a, const float *b, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        double d = fabs((double)a[j] - b[j]);
+        if (!(d <= worst)) worst = d; /* NaN propagates */
+    }
+}
+
+/* One step: each stream's feed in the batch and alone. What is asked
+ * for changes with the step: all rows, the rows from 2, targets, nothing. */
+static void step(txlm_batch *b, txlm_session **bs, txlm_session **ref, uint32_t t, uint64_t *rng)
+{
+    txlm_stream_feed f[K];
+    int32_t tok[K][SEG], tgt[K][SEG];
+    float *lp[K], tlp[K][SEG], rlp[SEG];
+    float *want = malloc((size_t)SEG * V * sizeof *want);
+    uint32_t n = 0, idx[K];
+    for (uint32_t i = 0; i < K; i++) {
+        uint32_t len = seg_len(i, t);
+        lp[i] = NULL;
+        if (!len) continue;
+        for (uint32_t j = 0; j < len; j++) tok[i][j] = (int32_t)(lcg(rng) % V), tgt[i][j] = (int32_t)(lcg(rng) % V);
+        uint32_t mode = (t + i) % 4, first = mode == 1 && len > 2 ? 2 : 0;
+        f[n] = (txlm_stream_feed){.session = bs[i], .tokens = tok[i], .n = len, .first_row = first};
+        if (mode <= 1) f[n].logprobs = lp[i] = malloc((size_t)len * V * sizeof *lp[i]);
+        if (mode == 2) f[n].targets = tgt[i], f[n].target_logprobs = tlp[i];
+        idx[n++] = i;
+    }
+    TCHECK(txlm_batch_feed(b, f, n) == TXLM_OK);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = idx[k], len = f[k].n, first = f[k].first_row;
+        if (f[k].targets) {
+            TCHECK(txlm_session_score(ref[i], tok[i], tgt[i], len, rlp) == TXLM_OK);
+            compare(tlp[i], rlp, len);
+        } else {
+            TCHECK(txlm_session_feed_rows(ref[i], tok[i], len, f[k].logprobs ? first : len, want) == TXLM_OK);
+            if (lp[i]) compare(lp[i], want, (size_t)(len - first) * V);
+        }
+        TCHECK(txlm_session_memory_len(bs[i]) == txlm_session_memory_len(ref[i]));
+        free(lp[i]);
+    }
+    free(want);
+}
+
+/* Next tokens drawn in one call against each session alone, same seeds. */
+static void check_sampling(txlm_batch *b, txlm_session **bs, txlm_session **ref)
+{
+    const int32_t window[3] = {1, 2, 3};
+    txlm_repeat_penalty pen = {.penalty = 1.3f, .tokens = window, .n = 3};
+    const txlm_repeat_penalty *pens[K] = {NULL, &pen, NULL};
+    txlm_sampling how[3] = {{.temperature = 1.0f}, {.temperature = 0.8f, .top_k = 50}, {.temperature = 0.0f}};
+    for (uint32_t h = 0; h < 3; h++)
+        for (uint32_t r = 0; r < 4; r++) {
+            int32_t got[K], alone[K];
+            for (uint32_t i = 0; i < K; i++) txlm_session_set_seed(bs[i], 100 * h + 10 * r + i),
+                                             txlm_session_set_seed(ref[i], 100 * h + 10 * r + i);
+            TCHECK(txlm_batch_sample(b, bs, K, &how[h], r % 2 ? pens : NULL, got) == TXLM_OK);
+            for (uint32_t i = 0; i < K; i++) {
+                TCHECK(txlm_session_sample_penalized(ref[i], &how[h], r % 2 ? pens[i] : NULL, &alone[i]) == TXLM_OK);
+                TCHECK(got[i] == alone[i]);
+            }
+        }
+}
+
+static void check_refusals(txlm_batch *b, txlm_session **bs, txlm_model *other)
+{
+    int32_t tok[2] = {1, 2}, bad[1] = {(int32_t)V};
+    txlm_session *o = NULL;
+    TCHECK(txlm_session_create(other, NULL, &o) == TXLM_OK);
+    uint32_t before = txlm_session_memory_len(bs[0]);
+    txlm_stream_feed twice[2] = {{.session = bs[0], .tokens = tok, .n = 2}, {.session = bs[0], .tokens = tok, .n = 2}};
+    TCHECK(txlm_batch_feed(b, twice, 2) == TXLM_ERR_INVALID_ARGUMENT && strstr(txlm_last_error(), "same session"));
+    txlm_stream_feed mixed[2] = {{.session = bs[0], .tokens = tok, .n = 2}, {.session = o, .tokens = tok, .n = 2}};
+    TCHECK(txlm_batch_feed(b, mixed, 2) == TXLM_ERR_INVALID_ARGUMENT && strstr(txlm_last_error(), "another model"));
+    txlm_stream_feed many[K + 1];
+    for (uint32_t i = 0; i <= K; i++) many[i] = (txlm_stream_feed){.session = bs[i % K], .tokens = tok, .n = 2};
+    TCHECK(txlm_batch_feed(b, many, K + 1) == TXLM_ERR_INVALID_ARGUMENT);
+    txlm_stream_feed badtok[2] = {{.session = bs[0], .tokens = tok, .n = 2}, {.session = bs[1], .tokens = bad, .n = 1}};
+    TCHECK(txlm_batch_feed(b, badtok, 2) == TXLM_ERR_INVALID_ARGUMENT && strstr(txlm_last_error(), "stream 1"));
+    txlm_session *pair[2] = {bs[0], o};
+    int32_t t2[2];
+    TCHECK(txlm_batch_sample(b, pair, 2, NULL, NULL, t2) == TXLM_ERR_INVALID_ARGUMENT);
+    TCHECK(txlm_session_capture_attention(bs[1], TXLM_CAPTURE_PROBS) == TXLM_OK);
+    txlm_stream_feed cap[2] = {{.session = bs[0], .tokens = tok, .n = 2}, {.session = bs[1], .tokens = tok, .n = 2}};
+    TCHECK(txlm_batch_feed(b, cap, 2) == TXLM_ERR_INVALID_ARGUMENT && strstr(txlm_last_error(), "captures"));
+    TCHECK(txlm_session_capture_attention(bs[1], TXLM_CAPTURE_OFF) == TXLM_OK);
+    TCHECK(txlm_session_memory_len(bs[0]) == before);
+    txlm_session_free(o);
+}
+
+/* The plan is what a batch allocates; a budget below it is refused first. */
+static void check_plan(txlm_context *ctx, txlm_model *m, const char *dir, const char *name)
+{
+    txlm_session_options so = {.same_length = -1, .max_segment = SEG};
+    txlm_batch_sizes z;
+    txlm_batch *b = NULL;
+    txlm_memory_use u;
+    txlm_session *s = NULL;
+    TCHECK(txlm_batch_plan(m, 4, &so, &z) == TXLM_OK);
+    TCHECK(txlm_batch_create(m, 4, &so, &b) == TXLM_OK && txlm_batch_memory(b, &u) == TXLM_OK);
+    TCHECK(u.device_bytes == z.batch_bytes);
+    TCHECK(txlm_session_create(m, &so, &s) == TXLM_OK && txlm_session_memory(s, &u) == TXLM_OK);
+    TCHECK(u.device_bytes >= z.stream_ring_bytes + z.stream_scratch_bytes - 4096 &&
+           u.device_bytes <= z.stream_ring_bytes + z.stream_scratch_bytes + 4096);
+    TCHECK(z.total_bytes == 4 * (z.stream_ring_bytes + z.stream_scratch_bytes) + z.batch_bytes && z.available_bytes > 0);
+    txlm_session_free(s);
+    txlm_batch_free(b);
+    (void)ctx;
+    /* a context whose budget holds the model but not a batch's rows */
+    txlm_context *small = NULL;
+    txlm_model *m2 = NULL;
+    txlm_memory_use mu;
+    TCHECK(txlm_model_memory(m, &mu) == TXLM_OK);
+    txlm_context_options co = {.memory_budget = mu.device_bytes + z.batch_bytes / 2};
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s.txlm", dir, name);
+    TCHECK(txlm_context_create(&co, &small) == TXLM_OK && txlm_model_load(small, path, NULL, &m2) == TXLM_OK);
+    if (!m2) return;
+    TCHECK(txlm_batch_plan(m2, 4, &so, &z) == TXLM_OK && z.total_bytes > z.available_bytes);
+    TCHECK(txlm_batch_create(m2, 4, &so, &b) == TXLM_ERR_OUT_OF_MEMORY && b == NULL);
+    TCHECK(strstr(txlm_last_error(), "free") != NULL);
+    txlm_model_free(m2);
+    txlm_context_destroy(small);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: %s TXLM_PACK GOLDEN_DIR CASE\n", argv[0]);
+        return 2;
+    }
+    char *dir = NULL, *dir2 = NULL;
+    txlm_context *ctx = NULL, *ctx2 = NULL;
+    txlm_model *m = NULL, *other = NULL;
+    if (open_golden_model(argv[1], argv[2], argv[3], &dir, &ctx, &m)) return 1;
+    if (open_golden_model(argv[1], argv[2], strcmp(argv[3], "char_preln") ? "char_preln" : "adaptive_word", &dir2, &ctx2,
+                          &other))
+        return 1;
+    V = txlm_vocab_size(m);
+    txlm_session_options so = {.same_length = -1, .max_segment = SEG};
+    txlm_session *bs[K], *ref[K];
+    txlm_batch *b = NULL;
+    for (uint32_t i = 0; i < K; i++)
+        if (txlm_session_create(m, &so, &bs[i]) || txlm_session_create(m, &so, &ref[i])) return 1;
+    if (txlm_batch_create(m, K, &so, &b)) return fprintf(stderr, "batch: %s\n", txlm_last_error()), 1;
+    uint64_t rng = 7;
+    for (uint32_t t = 0; t < STEPS; t++) {
+        if (t == 5) txlm_session_reset(bs[2]), txlm_session_reset(ref[2]); /* empty again beside full ones */
+        step(b, bs, ref, t, &rng);
+    }
+    printf("batched vs alone: max |diff| %.3g\n", worst);
+    TCHECK(worst <= 1e-5);
+    check_sampling(b, bs, ref);
+    /* a batch of one is the lone pass itself */
+    worst = 0;
+    int32_t tok[SEG];
+    for (uint32_t j = 0; j < SEG; j++) tok[j] = (int32_t)(lcg(&rng) % V);
+    float *a = malloc((size_t)SEG * V * 4), *r = malloc((size_t)SEG * V * 4);
+    txlm_stream_feed one = {.session = bs[0], .tokens = tok, .n = SEG, .logprobs = a};
+    TCHECK(txlm_batch_feed(b, &one, 1) == TXLM_OK && txlm_session_feed(ref[0], tok, SEG, r) == TXLM_OK);
+    TCHECK(memcmp(a, r, (size_t)SEG * V * 4) == 0);
+    free(a), free(r);
+    check_refusals(b, bs, other);
+    check_plan(ctx, m, dir, argv[3]);
+    TCHECK(txlm_context_validation_messages(ctx) == 0);
+    txlm_batch_free(b);
+    for (uint32_t i = 0; i < K; i++) txlm_session_free(bs[i]), txlm_session_free(ref[i]);
+    txlm_model_free(m), txlm_model_free(other);
+    txlm_context_destroy(ctx), txlm_context_destroy(ctx2);
+    rm_tree(dir), rm_tree(dir2);
+    free(dir), free(dir2);
+    printf("%d failures\n", text_failures);
+    return text_failures != 0;
+}
