@@ -20,6 +20,9 @@ typedef struct bench_opts {
     uint32_t n_ids;
     int32_t *lens; /* attention lengths of the vanilla comparison */
     uint32_t n_lens;
+    int32_t *batches; /* --batch: batch sizes (tools/bench_batch.c) */
+    uint32_t n_batches;
+    uint64_t memory_budget; /* --memory-budget, bytes (0: none) */
     txlm_model_options mo;
 } bench_opts;
 

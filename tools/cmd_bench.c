@@ -12,6 +12,8 @@
 #include <time.h>
 
 #include "bench.h"
+#include "bench_batch.h"
+#include "cli_batch.h"
 #include "cli.h"
 
 static void usage(void)
@@ -32,7 +34,13 @@ static void usage(void)
            "           vanilla evaluation (for each of V predicted tokens, default 2, a fresh window of A\n"
            "           tokens through an empty session, chunks of <= 512); prints the speedup\n"
            "Tokens come from --ids (little-endian int32) or, by default, a seeded log-uniform draw\n"
-           "(frequent ids small, as in a frequency-sorted vocabulary). Default workloads: load,eval,gen.\n");
+           "(frequent ids small, as in a frequency-sorted vocabulary). Default workloads: load,eval,gen.\n\n"
+           "--batch 1,2,4,8,16,32: instead, per batch size B, B streams (each its own session and memory)\n"
+           "fed together: eval and gen tokens/s of all streams, the ratio to batch 1, the time of one step\n"
+           "(a segment, or a token, of every stream: mean, p50, p90) and the device memory of the batch's plan\n"
+           "(per stream: memory ring and scratch; shared by the batch). A size whose plan does not fit what\n"
+           "the device has free is reported as not fitting, and nothing of it is allocated.\n"
+           "--workloads eval or gen picks one. --memory-budget MIB caps the device memory txlm may use.\n");
 }
 
 static int parse_workloads(const char *v, unsigned *out)
@@ -217,7 +225,8 @@ static int run_vanilla_len(txlm_model *m, const bench_opts *o, uint32_t A, doubl
 }
 
 static const char *const bench_flags[] = {"-m", "--model", "--tgt-len", "--tokens", "--gen-tokens", "--reps", "-r", "-o", "--output",
-                                          "--vanilla-tokens", "--workloads", "--attn-lens", "--ids", "--seed", NULL};
+                                          "--vanilla-tokens", "--workloads", "--attn-lens", "--ids", "--seed", "--batch",
+                                          "--memory-budget", NULL};
 
 static int parse_format(const char *v, int *out)
 {
@@ -227,9 +236,33 @@ static int parse_format(const char *v, int *out)
     return cli_error("-o %s: give text, md, csv or json", v);
 }
 
+/* --batch's sizes: 1..CLI_MAX_STREAMS each, at most MAX_BATCHES of them;
+ * with it the workloads are eval and gen (the default) or one of them. */
+static int parse_batches(const char *v, bench_opts *o, int workloads_given)
+{
+    if (cli_parse_list(v, &o->batches, &o->n_batches, "--batch")) return 1;
+    if (o->n_batches > MAX_BATCHES) return cli_error("--batch: at most %d batch sizes", MAX_BATCHES);
+    for (uint32_t i = 0; i < o->n_batches; i++)
+        if (o->batches[i] == 0 || (uint32_t)o->batches[i] > CLI_MAX_STREAMS)
+            return cli_error("--batch: %d streams, give 1..%u", o->batches[i], CLI_MAX_STREAMS);
+    if (!workloads_given) o->workloads = W_EVAL | W_GEN;
+    if (o->workloads & (W_LOAD | W_VANILLA)) return cli_error("--batch times eval and gen: leave load and vanilla out of --workloads");
+    return 0;
+}
+
+static int parse_budget(const char *v, const char *a, bench_opts *o)
+{
+    uint32_t mib;
+    if (cli_parse_u32(v, a, &mib)) return 1;
+    if (!mib) return cli_error("%s: give a positive number of MiB", a);
+    o->memory_budget = (uint64_t)mib << 20;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, bench_opts *o, const char **ids_path, int *help)
 {
-    const char *lens = "128,320,640,1600";
+    const char *lens = "128,320,640,1600", *batches = NULL;
+    int workloads_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) return *help = 1, 0;
@@ -244,7 +277,9 @@ static int parse_args(int argc, char **argv, bench_opts *o, const char **ids_pat
         else if (!strcmp(a, "--reps") || !strcmp(a, "-r")) { if (cli_parse_u32(v, a, &o->reps)) return 1; }
         else if (!strcmp(a, "-o") || !strcmp(a, "--output")) { if (parse_format(v, &o->format)) return 1; }
         else if (!strcmp(a, "--vanilla-tokens")) { if (cli_parse_u32(v, a, &o->vanilla_tokens)) return 1; }
-        else if (!strcmp(a, "--workloads")) { if (parse_workloads(v, &o->workloads)) return 1; }
+        else if (!strcmp(a, "--workloads")) { if (parse_workloads(v, &o->workloads)) return 1; workloads_given = 1; }
+        else if (!strcmp(a, "--batch")) batches = v;
+        else if (!strcmp(a, "--memory-budget")) { if (parse_budget(v, a, o)) return 1; }
         else if (!strcmp(a, "--attn-lens")) lens = v;
         else if (!strcmp(a, "--ids")) *ids_path = v;
         else if (!strcmp(a, "--seed")) {
@@ -255,6 +290,7 @@ static int parse_args(int argc, char **argv, bench_opts *o, const char **ids_pat
         } else return cli_error("bench: unknown option \"%s\" (see txlm bench --help)", a);
     }
     if (!o->model) return cli_error("bench: -m MODEL is required");
+    if (batches && parse_batches(batches, o, workloads_given)) return 1;
     if (o->reps == 0 || o->reps > MAX_REPS) return cli_error("--reps must be 1..%d", MAX_REPS);
     if (!o->gen_tokens) o->gen_tokens = o->tokens;
     if (o->tokens == 0 || o->vanilla_tokens == 0) return cli_error("--tokens and --vanilla-tokens must be positive");
@@ -265,12 +301,22 @@ static int parse_args(int argc, char **argv, bench_opts *o, const char **ids_pat
     return 0;
 }
 
+/* --batch: the table of batch sizes instead of the workloads (bench_batch.c). */
+static int run_batches(txlm_model *m, const bench_opts *o, const txlm_device_info *dev)
+{
+    batch_result *br = calloc(1, sizeof *br);
+    int rc = br ? bench_batch_run(m, o, br) : cli_error("out of memory");
+    if (!rc) bench_batch_report(o, dev, br);
+    free(br);
+    return rc;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     bench_opts o = {.reps = 3, .tokens = 512, .vanilla_tokens = 2, .workloads = W_LOAD | W_EVAL | W_GEN, .seed = 1};
     const char *ids_path = NULL;
     int help = 0;
-    if (parse_args(argc, argv, &o, &ids_path, &help)) return free(o.lens), 1;
+    if (parse_args(argc, argv, &o, &ids_path, &help)) return free(o.lens), free(o.batches), 1;
     if (help) return usage(), 0;
 
     int rc = 1;
@@ -283,7 +329,8 @@ int cmd_bench(int argc, char **argv)
     /* the files first: a bad one fails before the device starts */
     if (cli_check_input(o.model, "loading the model") || (ids_path && read_ids(ids_path, &o))) goto done;
     double t0 = cli_now();
-    txlm_status st = cli_open_context(&ctx);
+    txlm_context_options co = {.memory_budget = o.memory_budget};
+    txlm_status st = txlm_context_create(&co, &ctx);
     if (st) { rc = cli_lib_error(st, "opening the device"); goto done; }
     r.context_s = cli_now() - t0;
     if ((st = txlm_context_device(ctx, &dev))) { rc = cli_lib_error(st, "querying the device"); goto done; }
@@ -303,6 +350,10 @@ int cmd_bench(int argc, char **argv)
     buf = malloc(((size_t)longest + 1) * sizeof *buf);
     lp = malloc((size_t)(p.n_token > longest ? p.n_token : longest) * sizeof *lp);
     if (!buf || !lp) { rc = cli_error("out of memory"); goto done; }
+    if (o.n_batches) {
+        if (run_batches(m, &o, &dev)) goto done;
+        goto validated;
+    }
     if ((o.workloads & W_EVAL) && run_eval(m, &o, &r, buf, lp)) goto done;
     if ((o.workloads & W_GEN) && run_gen(m, &o, &r, buf)) goto done;
     r.step_bytes = txlm_model_step_bytes(m);
@@ -313,6 +364,7 @@ int cmd_bench(int argc, char **argv)
     for (uint32_t i = 0; (o.workloads & W_VANILLA) && i < o.n_lens; i++)
         if (run_vanilla_len(m, &o, (uint32_t)o.lens[i], &r.xl_ms[i], &r.vanilla_ms[i], buf, lp)) goto done;
     bench_report(&o, &dev, &r);
+validated:
     rc = 0;
     if (txlm_context_validation_messages(ctx))
         rc = cli_error("%llu Vulkan validation messages", (unsigned long long)txlm_context_validation_messages(ctx));
@@ -321,6 +373,7 @@ done:
     free(lp);
     free(o.ids);
     free(o.lens);
+    free(o.batches);
     txlm_model_free(m);
     txlm_context_destroy(ctx);
     return rc;

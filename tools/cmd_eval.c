@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "cli_scoring.h"
+#include "eval_batch.h"
 
 /* Above this share of <unk> targets the perplexity says little about the
  * model: the text is mostly words it cannot represent. */
@@ -26,7 +27,11 @@ static void usage(void)
            "tokens/s. --json prints one JSON object. --per-token writes each target's NLL (nats) as\n"
            "little-endian float32. A progress bar with the running figure goes to stderr on a terminal\n"
            "(--progress: always). Ctrl-C prints the figures over the text scored so far and exits 130.\n"
-           "FILE - reads standard input; any other FILE must be a regular file.\n");
+           "FILE - reads standard input; any other FILE must be a regular file.\n\n"
+           "--batch N: the authors' eval.py with bsz N: the tokens cut into N contiguous parts of\n"
+           "floor(tokens / N) (the last tokens %% N dropped), each part scored with its own memory, all parts'\n"
+           "segments fed together as one batch; the figures are over every part's targets (--per-token: part\n"
+           "after part). --batch 1 gives the figures without it.\n");
 }
 
 typedef struct eval_state {
@@ -39,11 +44,23 @@ typedef struct eval_state {
     float *nlls;        /* --per-token: every target's NLL */
     size_t nlls_cap;
     cli_progress pb;
+    uint32_t batch;     /* --batch N: N streams in one pass (0: the text streamed through one session) */
+    uint64_t dropped;   /* --batch: the tokens past N equal parts */
 } eval_state;
+
+/* --batch N, N of 1..CLI_MAX_STREAMS (the most streams the batch helpers take). */
+static int batch_option(eval_state *e, int argc, char **argv, int *i)
+{
+    const char *v = cli_value(argc, argv, i);
+    if (!v || cli_parse_u32(v, "--batch", &e->batch)) return 1;
+    if (e->batch == 0 || e->batch > 4096) return cli_error("--batch: %u streams, give 1..4096", e->batch);
+    return 0;
+}
 
 static int own_option(void *user, int argc, char **argv, int *i)
 {
     eval_state *e = user;
+    if (!strcmp(argv[*i], "--batch")) return batch_option(e, argc, argv, i);
     return cli_report_option(argc, argv, i, &e->json, &e->per_token);
 }
 
@@ -116,7 +133,9 @@ static void print_json(const eval_state *e, double secs)
     cli_json_number(stdout, (double)e->unk / n, 6);
     printf(", \"seconds\": %.3f, \"tokens_per_second\": ", secs);
     cli_json_number(stdout, n / secs, 2);
-    printf(", \"tgt_len\": %u, \"mem_len\": %u}\n", e->sc.q.seg, e->run.so.mem_len ? e->run.so.mem_len : e->sc.p.mem_len);
+    printf(", \"tgt_len\": %u, \"mem_len\": %u", e->sc.q.seg, e->run.so.mem_len ? e->run.so.mem_len : e->sc.p.mem_len);
+    if (e->batch) printf(", \"batch\": %u, \"dropped_tokens\": %llu", e->batch, (unsigned long long)e->dropped);
+    printf("}\n");
 }
 
 static void print_text(const eval_state *e, double secs)
@@ -141,25 +160,55 @@ static int report(eval_state *e, double secs)
     return e->per_token ? cli_write_file(e->per_token, e->nlls, e->nll.n * sizeof *e->nlls) : 0;
 }
 
+/* The text streamed through one session, segment by segment as it is read. */
+static int run_streamed(eval_state *e, double *secs)
+{
+    int rc = cli_scorer_open(&e->sc, &e->run);
+    e->chars = e->sc.p.tokenizer != TXLM_TOKENIZER_WORD;
+    double t0 = cli_now();
+    if (!rc) {
+        cli_progress_start(&e->pb, e->run.progress);
+        rc = cli_each_line(&e->run, eval_line, e);
+        if (!rc && !cli_interrupted) rc = run_segments(e, 1);
+        show(e, 1);
+        cli_progress_end(&e->pb);
+    }
+    *secs = cli_now() - t0;
+    return rc;
+}
+
+/* --batch N: the parts scored side by side (eval_batch.c); their NLLs
+ * enter the figures part after part, so --batch 1 adds them in the order
+ * the streamed run does. *secs: the time the scoring took. */
+static int run_batched(eval_state *e, double *secs)
+{
+    eval_batch_out b;
+    int rc = eval_batch_score(&e->run, e->batch, &e->sc, &b);
+    e->chars = e->sc.p.tokenizer != TXLM_TOKENIZER_WORD;
+    for (uint64_t i = 0; !rc && i < b.n; i++) {
+        if (e->per_token && keep_nll(e, b.nll[i])) rc = 1;
+        cli_stats_add(&e->nll, b.nll[i]);
+    }
+    e->unk = b.unk, e->dropped = b.dropped, *secs = b.secs;
+    if (!rc && b.dropped)
+        fprintf(stderr, "txlm: --batch %u: %llu tokens in %u parts of %llu; the last %llu not scored\n", e->batch,
+                (unsigned long long)b.tokens, e->batch, (unsigned long long)(b.tokens / e->batch),
+                (unsigned long long)b.dropped);
+    free(b.nll);
+    return rc;
+}
+
 int cmd_eval(int argc, char **argv)
 {
     eval_state e = {0};
     int rc = cli_text_run_parse(&e.run, argc, argv, "eval", 1, usage, own_option, &e);
     if (rc) return rc < 0 ? 0 : rc;
     if (cli_text_run_start(&e.run)) return 1;
-    rc = cli_scorer_open(&e.sc, &e.run);
-    e.chars = e.sc.p.tokenizer != TXLM_TOKENIZER_WORD;
-    double t0 = cli_now();
-    if (!rc) {
-        cli_progress_start(&e.pb, e.run.progress);
-        rc = cli_each_line(&e.run, eval_line, &e);
-        if (!rc && !cli_interrupted) rc = run_segments(&e, 1);
-        show(&e, 1);
-        cli_progress_end(&e.pb);
-    }
+    double secs = 0;
+    rc = e.batch ? run_batched(&e, &secs) : run_streamed(&e, &secs);
     if (!rc && e.nll.n == 0 && !cli_interrupted) rc = cli_error("%s: fewer than two tokens to evaluate", e.run.file);
     else if (!rc && e.nll.n > 0) {
-        rc = report(&e, cli_now() - t0);
+        rc = report(&e, secs);
         if (!rc) rc = cli_validation_status(e.sc.ctx);
     }
     rc = cli_text_run_finish(&e.run, rc);

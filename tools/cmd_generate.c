@@ -9,20 +9,25 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_batch.h"
+#include "gen_batch.h"
 #include "gen_common.h"
 
 static void usage(void)
 {
     printf("usage: txlm generate -m MODEL [-p PROMPT | -f PROMPT_FILE] [-n TOKENS] [--temperature T]\n"
            "                     [--top-k K] [--top-p P] [--repeat-penalty R] [--stop STR]... [--seed S]\n"
-           "                     [--state-in FILE] [--state-out FILE] [--no-display-prompt]\n"
+           "                     [--state-in FILE] [--state-out FILE] [--no-display-prompt] [--streams N]\n"
            "                     [--mem-len M] [--clamp-len C] [--same-length 0|1] [--zero-memory 0|1] [--no-verify]\n\n"
            "Prints the prompt, then streams the continuation (-f - reads the prompt from standard input).\n"
            "Defaults: 200 tokens, temperature 1 (the model's own distribution, drawn exactly and cheaply through\n"
            "the adaptive softmax's clusters), no top-k/top-p, a random seed (told on stderr).\n\n%s"
            "  --state-in FILE     start from a saved session state (memory and sampler; --seed still reseeds)\n"
            "  --state-out FILE    save the session state at the end (after Ctrl-C too): --state-in goes on\n"
-           "  --no-display-prompt print only the continuation\n\n"
+           "  --no-display-prompt print only the continuation\n"
+           "  --streams N         N continuations in one batch, stream i seeded with S + i (the text\n"
+           "                      --seed S+i makes alone); printed one after another once all are done,\n"
+           "                      each under a line \"--- stream i (seed S+i)\" (default 1: streamed live)\n\n"
            "On stderr at the end: load time, prompt and generation speed (tokens/s).\n\n"
            "Cost: at temperature 1 without top-k/top-p/penalty a token costs the head of the softmax plus the one\n"
            "tail cluster drawn. Anything else needs the whole distribution: every tail cluster's logits (the full\n"
@@ -37,13 +42,14 @@ static void usage(void)
 typedef struct gen_args {
     const char *model, *prompt, *prompt_file, *state_in, *state_out;
     int no_display;
+    uint32_t streams;
     gen_opts g;
     txlm_session_options so;
     txlm_model_options mo;
 } gen_args;
 
 static const char *const own_flags[] = {"-m", "--model", "-p", "--prompt", "-f", "--file", "--prompt-file",
-                                        "--state-in", "--state-out", NULL};
+                                        "--state-in", "--state-out", "--streams", NULL};
 
 /* 0 = run, 1 = error, 2 = help shown. */
 static int parse(int argc, char **argv, gen_args *a)
@@ -62,12 +68,17 @@ static int parse(int argc, char **argv, gen_args *a)
         else if (!strcmp(f, "-f") || !strcmp(f, "--file") || !strcmp(f, "--prompt-file")) a->prompt_file = v;
         else if (!strcmp(f, "--state-in")) a->state_in = v;
         else if (!strcmp(f, "--state-out")) a->state_out = v;
+        else if (!strcmp(f, "--streams")) { if (cli_parse_u32(v, f, &a->streams)) return 1; }
         else if ((r = gen_option(f, v, &a->g)) != 0) { if (r < 0) return 1; }
         else if ((r = cli_session_option(f, v, &a->so)) >= 0) { if (r) return 1; }
         else return cli_error("generate: unknown option \"%s\" (see txlm generate --help)", f);
     }
     if (!a->model) return cli_error("generate: -m MODEL is required");
     if (a->prompt && a->prompt_file) return cli_error("generate: give -p or -f, not both");
+    if (a->streams == 0 || a->streams > CLI_MAX_STREAMS)
+        return cli_error("--streams: %u streams, give 1..%u", a->streams, CLI_MAX_STREAMS);
+    if (a->streams > 1 && (a->state_in || a->state_out))
+        return cli_error("generate: --state-in and --state-out hold one stream's state: give them without --streams");
     if (a->state_in && cli_check_input(a->state_in, "--state-in")) return 1;
     return 0;
 }
@@ -131,9 +142,43 @@ static void timings(const gen_run *r, size_t made)
             r->t_gen > 0 ? (double)made / r->t_gen : 0.0);
 }
 
+/* --streams N (N > 1): the prompt's ids, then every stream in one batch (gen_batch.c). */
+static int run_streams(const gen_args *a, const char *prompt, gen_run *r, size_t *made)
+{
+    txlm_model_params p;
+    txlm_model_get_params(r->m, &p);
+    txlm_session_options so = a->so;
+    so.max_segment = p.tgt_len ? p.tgt_len : 128;
+    if (prompt_ids(a, prompt, r, p.eos_id)) return 1;
+    gen_batch_job j = {.m = r->m, .g = &a->g, .so = &so, .prompt = prompt, .ids = r->ids, .n_ids = r->n_ids,
+                       .display_prompt = !a->no_display, .streams = a->streams, .seed = gen_seed(&a->g)};
+    gen_batch_times t;
+    int rc = gen_batch_run(&j, &t);
+    r->t_prompt = t.prompt_s, r->t_gen = t.gen_s, *made = t.made;
+    return rc;
+}
+
+/* One stream, streamed live as it is generated; its state saved with --state-out. */
+static int run_one(const gen_args *a, const char *prompt, gen_run *r, size_t *made)
+{
+    int rc = start(a, prompt, r);
+    if (!rc) {
+        double t0 = cli_now();
+        rc = gen_stream_run(&r->st, r->s, &a->g, &gen_interrupted, made);
+        r->t_gen = cli_now() - t0;
+        fputc('\n', stdout);
+        fflush(stdout);
+        if (!rc && gen_interrupted) rc = 130;
+    }
+    txlm_status e;
+    if (r->s && (rc == 0 || rc == 130) && a->state_out && (e = txlm_session_save_file(r->s, a->state_out)))
+        rc = cli_lib_error(e, "--state-out");
+    return rc;
+}
+
 int cmd_generate(int argc, char **argv)
 {
-    gen_args a = {.so = {.same_length = -1}};
+    gen_args a = {.so = {.same_length = -1}, .streams = 1};
     gen_defaults(&a.g, 200);
     int rc = parse(argc, argv, &a);
     if (rc) return gen_free(&a.g), rc == 2 ? 0 : 1;
@@ -148,18 +193,9 @@ int cmd_generate(int argc, char **argv)
     double t0 = cli_now();
     txlm_status e = cli_open_model(a.model, &a.mo, &r.ctx, &r.m);
     r.t_load = cli_now() - t0;
-    rc = e ? (e == TXLM_ERR_CANCELLED ? 130 : 1) : start(&a, prompt, &r);
-    if (!rc) {
-        t0 = cli_now();
-        rc = gen_stream_run(&r.st, r.s, &a.g, &gen_interrupted, &made);
-        r.t_gen = cli_now() - t0;
-        fputc('\n', stdout);
-        fflush(stdout);
-        if (!rc && gen_interrupted) rc = 130;
-    }
-    if (r.s && (rc == 0 || rc == 130) && a.state_out && (e = txlm_session_save_file(r.s, a.state_out)))
-        rc = cli_lib_error(e, "--state-out");
-    if (r.s && (rc == 0 || rc == 130)) timings(&r, made);
+    if (e) rc = e == TXLM_ERR_CANCELLED ? 130 : 1;
+    else rc = a.streams > 1 ? run_streams(&a, prompt, &r, &made) : run_one(&a, prompt, &r, &made);
+    if ((r.s || a.streams > 1) && (rc == 0 || rc == 130)) timings(&r, made);
     if (!rc && cli_validation_status(r.ctx)) rc = 1;
     fflush(stdout);
     signal(SIGINT, SIG_DFL);

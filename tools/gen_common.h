@@ -56,6 +56,7 @@ typedef struct gen_stream {
     size_t skip;                       /* bytes of the prompt's own text the detokenizer gives back, not printed again */
     int32_t *window;                   /* the last tokens, for the repetition penalty */
     uint32_t n_window, cap_window;
+    FILE *out;                         /* where the text goes (gen_stream_open: stdout) */
 } gen_stream;
 
 /* 0, or 1 after printing why not. */
@@ -67,6 +68,13 @@ void gen_stream_remember(gen_stream *st, const int32_t *ids, size_t n);
  * reply's spacing and punctuation join up; its text is already on the
  * screen and is not printed again. 0, or 1 after printing why not. */
 int gen_stream_prompt(gen_stream *st, txlm_model *m, const int32_t *ids, size_t from, size_t n);
+/* A token drawn and fed: into the penalty window and, through the
+ * detokenizer and the stop strings, out; *stopped once a stop string
+ * completed. 0, or 1 after printing why. */
+int gen_stream_take(gen_stream *st, int32_t tok, int *stopped);
+/* The end of a reply: what the detokenizer and the stop strings held back
+ * goes out, and a new reply may start. 0, or 1 after printing why. */
+int gen_stream_finish(gen_stream *st);
 /* Draws, feeds and prints up to g->n_gen tokens (-1: no limit) until a
  * stop string completes or *interrupted is set; then prints what the
  * detokenizer and the stop strings held back and starts a new stream.

@@ -2,8 +2,8 @@
  * fed, and its text goes through the streaming detokenizer (final text
  * only: word models re-attach punctuation, wt103 models join "1 @,@ 000"),
  * then through the stop strings (text that may begin one is held until
- * it is certain), then to stdout, at a cost per token that does not grow
- * with the reply. */
+ * it is certain), then out (standard output, or a stream's own buffer),
+ * at a cost per token that does not grow with the reply. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +20,7 @@ int gen_stream_open(gen_stream *st, txlm_model *m, const gen_opts *g)
         if (!(st->window = calloc(g->repeat_last_n, sizeof *st->window))) return cli_error("out of memory");
         st->cap_window = g->repeat_last_n;
     }
+    st->out = stdout;
     return 0;
 }
 
@@ -59,7 +60,7 @@ int gen_stream_prompt(gen_stream *st, txlm_model *m, const int32_t *ids, size_t 
 }
 
 /* Detokenized text in: what the prompt gave back is skipped, the rest goes
- * through the stop strings to stdout. */
+ * through the stop strings to st->out. */
 static int emit(gen_stream *st, const char *piece, size_t len, int *stopped)
 {
     size_t drop = len < st->skip ? len : st->skip;
@@ -68,12 +69,11 @@ static int emit(gen_stream *st, const char *piece, size_t len, int *stopped)
     size_t n;
     txlm_status s = txlm_stopper_push(st->stop, piece + drop, len - drop, &out, &n, stopped);
     if (s) return cli_lib_error(s, "stop strings");
-    fwrite(out, 1, n, stdout);
+    fwrite(out, 1, n, st->out);
     return 0;
 }
 
-/* The end of a reply: what the detokenizer and the stop strings held. */
-static int finish(gen_stream *st)
+int gen_stream_finish(gen_stream *st)
 {
     const char *piece, *out;
     size_t len, n;
@@ -82,10 +82,20 @@ static int finish(gen_stream *st)
     if (!s && emit(st, piece, len, &stopped)) return 1;
     if (!s) s = txlm_stopper_flush(st->stop, &out, &n);
     if (s) return cli_lib_error(s, "finishing the output");
-    fwrite(out, 1, n, stdout);
-    fflush(stdout);
+    fwrite(out, 1, n, st->out);
+    fflush(st->out);
     st->skip = 0;
     return 0;
+}
+
+int gen_stream_take(gen_stream *st, int32_t tok, int *stopped)
+{
+    gen_stream_remember(st, &tok, 1);
+    const char *piece;
+    size_t len;
+    txlm_status e = txlm_detokenizer_push(st->d, tok, &piece, &len);
+    if (e) return gen_stream_finish(st), cli_lib_error(e, "detokenizing");
+    return emit(st, piece, len, stopped);
 }
 
 int gen_stream_run(gen_stream *st, txlm_session *s, const gen_opts *g, volatile sig_atomic_t *interrupted, size_t *made)
@@ -97,15 +107,11 @@ int gen_stream_run(gen_stream *st, txlm_session *s, const gen_opts *g, volatile 
         int32_t tok;
         pen.tokens = st->window, pen.n = st->n_window;
         txlm_status e = txlm_session_sample_penalized(s, &g->samp, &pen, &tok);
-        if (e) return finish(st), cli_lib_error(e, "sampling");
-        if ((e = txlm_session_feed_rows(s, &tok, 1, 1, NULL))) return finish(st), cli_lib_error(e, "running the model");
+        if (e) return gen_stream_finish(st), cli_lib_error(e, "sampling");
+        if ((e = txlm_session_feed_rows(s, &tok, 1, 1, NULL))) return gen_stream_finish(st), cli_lib_error(e, "running the model");
         ++*made;
-        gen_stream_remember(st, &tok, 1);
-        const char *piece;
-        size_t len;
-        if ((e = txlm_detokenizer_push(st->d, tok, &piece, &len))) return finish(st), cli_lib_error(e, "detokenizing");
-        if (emit(st, piece, len, &stopped)) return 1;
-        fflush(stdout);
+        if (gen_stream_take(st, tok, &stopped)) return 1;
+        fflush(st->out);
     }
-    return finish(st);
+    return gen_stream_finish(st);
 }

@@ -2,7 +2,8 @@
 # The documentation's commands give what the documentation shows:
 #   README's demo (scripts/demo.sh) prints the text the README quotes;
 #   README's eval of the shipped held-out excerpt prints the bits per
-#   character the README and models/README.md give;
+#   character the README and models/README.md give, and docs/research.md's
+#   eval --batch 4 of it the figures and the remainder quoted there;
 #   every `build/tools/txlm attention` line of README.md and
 #   docs/attention.md runs as written and draws the picture beside it
 #   (docs/img/*.png, compared pixel by pixel: png_diff).
@@ -34,6 +35,16 @@ if [ -z "$bpc" ] || [ "$bpc" != "$quoted" ] || ! grep -q "and $short on the 2.8 
     echo "FAIL: eval gives $bpc bits per character; README quotes $quoted"; fails=$((fails + 1))
 else
     echo "ok: eval on the excerpt gives $bpc bits per character, as quoted"
+fi
+
+# docs/research.md's eval --batch example: the figures and the remainder it quotes
+quoted=$(grep -A1 -m1 '^\$ build/tools/txlm eval -m models/demo.txlm models/demo_heldout.txt --batch 4$' docs/research.md | sed -n 2p)
+got=$("$txlm" eval -m models/demo.txlm models/demo_heldout.txt --batch 4 2> "$tmp/batch.err")
+figs() { printf '%s\n' "$1" | sed 's/, [0-9.]* tokens\/s$//'; }
+if [ -z "$quoted" ] || [ "$(figs "$quoted")" != "$(figs "$got")" ] || ! grep -qF "\`$(cat "$tmp/batch.err")\`" docs/research.md; then
+    echo "FAIL: eval --batch 4 prints \"$got\" and \"$(cat "$tmp/batch.err")\"; docs/research.md quotes \"$quoted\""; fails=$((fails + 1))
+else
+    echo "ok: eval --batch 4 on the excerpt gives the figures docs/research.md quotes"
 fi
 
 # every attention command of the docs, as written, against its picture

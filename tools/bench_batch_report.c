@@ -1,0 +1,157 @@
+/* txlm bench --batch's table (bench_batch.h), after NVIDIA's
+ * Transformer-XL inference tables: per batch size the throughput of all
+ * streams together, its ratio to batch 1, the latency of one step (a
+ * segment of every stream, or a token of every stream) as mean, median
+ * and 90th percentile, and the device memory the plan gives it. */
+#include <stdio.h>
+
+#include "bench_batch.h"
+
+/* The batch-1 row's rate, or 0 when it is not in the list (no ratio then). */
+static double base_rate(const batch_result *r, int gen)
+{
+    for (uint32_t i = 0; i < r->n; i++)
+        if (r->rows[i].streams == 1 && r->rows[i].fits) return gen ? r->rows[i].gen_tps : r->rows[i].eval_tps;
+    return 0;
+}
+
+static double ratio(double rate, double base) { return base > 0 ? rate / base : 0; }
+
+static void human(char *out, size_t n, uint64_t bytes)
+{
+    if (bytes >= 1048576) snprintf(out, n, "%.1f MiB", (double)bytes / 1048576.0);
+    else snprintf(out, n, "%.1f KiB", (double)bytes / 1024.0);
+}
+
+/* One workload's columns: tokens/s, x batch 1, ms avg / p50 / p90. */
+static void text_cols(const bench_opts *o, unsigned w, double tps, double base, const double *ms)
+{
+    if (!(o->workloads & w)) return;
+    printf(" %11.1f %6.2f %9.2f %8.2f %8.2f", tps, ratio(tps, base), ms[0], ms[1], ms[2]);
+}
+
+static void text_header(const bench_opts *o, const char *name, unsigned w, const char *step)
+{
+    if (o->workloads & w) printf(" %11s %6s %9s %8s %8s", name, "x b1", step, "p50", "p90");
+}
+
+static void print_text(const bench_opts *o, const batch_result *r)
+{
+    double be = base_rate(r, 0), bg = base_rate(r, 1);
+    printf("%5s", "batch");
+    text_header(o, "eval tok/s", W_EVAL, "seg ms");
+    text_header(o, "gen tok/s", W_GEN, "step ms");
+    printf(" %12s %14s %12s\n", "ring/stream", "scratch/stream", "shared");
+    for (uint32_t i = 0; i < r->n; i++) {
+        const batch_row *w = &r->rows[i];
+        char ring[32], scratch[32], shared[32];
+        human(ring, sizeof ring, w->z.stream_ring_bytes);
+        human(scratch, sizeof scratch, w->z.stream_scratch_bytes);
+        human(shared, sizeof shared, w->z.batch_bytes);
+        printf("%5u", w->streams);
+        if (!w->fits) {
+            printf("  %s\n", w->why);
+            continue;
+        }
+        text_cols(o, W_EVAL, w->eval_tps, be, w->eval_ms);
+        text_cols(o, W_GEN, w->gen_tps, bg, w->gen_ms);
+        printf(" %12s %14s %12s\n", ring, scratch, shared);
+    }
+}
+
+static void md_cols(const bench_opts *o, unsigned w, double tps, double base, const double *ms)
+{
+    if (o->workloads & w) printf(" %.1f | %.2f | %.2f | %.2f | %.2f |", tps, ratio(tps, base), ms[0], ms[1], ms[2]);
+}
+
+static void print_md(const bench_opts *o, const batch_result *r)
+{
+    double be = base_rate(r, 0), bg = base_rate(r, 1);
+    printf("| batch |");
+    if (o->workloads & W_EVAL) printf(" eval tokens/s | x batch 1 | segment ms avg | p50 | p90 |");
+    if (o->workloads & W_GEN) printf(" gen tokens/s | x batch 1 | step ms avg | p50 | p90 |");
+    printf(" ring bytes/stream | scratch bytes/stream | shared bytes |\n|---:|");
+    for (int k = 0; k < ((o->workloads & W_EVAL) ? 5 : 0) + ((o->workloads & W_GEN) ? 5 : 0) + 3; k++) printf("---:|");
+    printf("\n");
+    for (uint32_t i = 0; i < r->n; i++) {
+        const batch_row *w = &r->rows[i];
+        printf("| %u |", w->streams);
+        if (!w->fits) {
+            printf(" %s |\n", w->why);
+            continue;
+        }
+        md_cols(o, W_EVAL, w->eval_tps, be, w->eval_ms);
+        md_cols(o, W_GEN, w->gen_tps, bg, w->gen_ms);
+        printf(" %llu | %llu | %llu |\n", (unsigned long long)w->z.stream_ring_bytes,
+               (unsigned long long)w->z.stream_scratch_bytes, (unsigned long long)w->z.batch_bytes);
+    }
+}
+
+static void print_csv(const batch_result *r)
+{
+    printf("batch,fits,eval_tokens_per_s,eval_x_batch1,eval_segment_ms_mean,eval_segment_ms_p50,eval_segment_ms_p90,"
+           "gen_tokens_per_s,gen_x_batch1,gen_step_ms_mean,gen_step_ms_p50,gen_step_ms_p90,"
+           "stream_ring_bytes,stream_scratch_bytes,batch_bytes,total_bytes,available_bytes\n");
+    double be = base_rate(r, 0), bg = base_rate(r, 1);
+    for (uint32_t i = 0; i < r->n; i++) {
+        const batch_row *w = &r->rows[i];
+        printf("%u,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%llu,%llu,%llu,%llu,%llu\n", w->streams, w->fits,
+               w->eval_tps, ratio(w->eval_tps, be), w->eval_ms[0], w->eval_ms[1], w->eval_ms[2], w->gen_tps,
+               ratio(w->gen_tps, bg), w->gen_ms[0], w->gen_ms[1], w->gen_ms[2],
+               (unsigned long long)w->z.stream_ring_bytes, (unsigned long long)w->z.stream_scratch_bytes,
+               (unsigned long long)w->z.batch_bytes, (unsigned long long)w->z.total_bytes,
+               (unsigned long long)w->z.available_bytes);
+    }
+}
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (const char *p = s; *p; p++)
+        if (*p == '"' || *p == '\\') printf("\\%c", *p);
+        else if ((unsigned char)*p >= 0x20) putchar(*p);
+    putchar('"');
+}
+
+static void json_row(const batch_row *w, double be, double bg, int last)
+{
+    printf("    {\"batch\": %u, \"fits\": %s, \"stream_ring_bytes\": %llu, \"stream_scratch_bytes\": %llu, "
+           "\"batch_bytes\": %llu, \"total_bytes\": %llu, \"available_bytes\": %llu",
+           w->streams, w->fits ? "true" : "false", (unsigned long long)w->z.stream_ring_bytes,
+           (unsigned long long)w->z.stream_scratch_bytes, (unsigned long long)w->z.batch_bytes,
+           (unsigned long long)w->z.total_bytes, (unsigned long long)w->z.available_bytes);
+    if (w->fits)
+        printf(", \"eval_tokens_per_s\": %.6g, \"eval_x_batch1\": %.6g, \"eval_segment_ms\": [%.6g, %.6g, %.6g], "
+               "\"gen_tokens_per_s\": %.6g, \"gen_x_batch1\": %.6g, \"gen_step_ms\": [%.6g, %.6g, %.6g]",
+               w->eval_tps, ratio(w->eval_tps, be), w->eval_ms[0], w->eval_ms[1], w->eval_ms[2], w->gen_tps,
+               ratio(w->gen_tps, bg), w->gen_ms[0], w->gen_ms[1], w->gen_ms[2]);
+    else
+        printf(", \"why\": "), json_str(w->why);
+    printf("}%s\n", last ? "" : ",");
+}
+
+static void print_json(const bench_opts *o, const txlm_device_info *dev, const batch_result *r)
+{
+    printf("{\n  \"model\": ");
+    json_str(o->model);
+    printf(",\n  \"device\": \"%s\",\n  \"mem_len\": %u,\n  \"tgt_len\": %u,\n  \"tokens\": %u,\n  \"gen_tokens\": %u,\n"
+           "  \"reps\": %u,\n  \"latency_stats\": [\"mean\", \"p50\", \"p90\"],\n  \"batches\": [\n",
+           dev->name, o->mem_len, o->tgt_len, o->tokens, o->gen_tokens, o->reps);
+    double be = base_rate(r, 0), bg = base_rate(r, 1);
+    for (uint32_t i = 0; i < r->n; i++) json_row(&r->rows[i], be, bg, i + 1 == r->n);
+    printf("  ]\n}\n");
+}
+
+void bench_batch_report(const bench_opts *o, const txlm_device_info *dev, const batch_result *r)
+{
+    if (o->format == BENCH_JSON) return print_json(o, dev, r);
+    if (o->format == BENCH_CSV) return print_csv(r);
+    if (o->format == BENCH_MD)
+        printf("model `%s` on %s: tgt %u, mem %u, %u tokens and %u generated per stream, %u reps\n\n", o->model, dev->name,
+               o->tgt_len, o->mem_len, o->tokens, o->gen_tokens, o->reps);
+    else
+        printf("model %s on %s: tgt %u, mem %u, %u tokens and %u generated per stream, %u reps\n", o->model, dev->name,
+               o->tgt_len, o->mem_len, o->tokens, o->gen_tokens, o->reps);
+    if (o->format == BENCH_MD) print_md(o, r);
+    else print_text(o, r);
+}
