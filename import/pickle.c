@@ -158,6 +158,16 @@ static uint64_t rd_le(const uint8_t *p, int n)
     return v;
 }
 
+/* An opcode's little-endian argument of n bytes. */
+static int arg(vm *m, int n, uint64_t *a)
+{
+    int rc = need(m, (uint64_t)n);
+    if (rc) return rc;
+    *a = rd_le(m->data + m->pos, n);
+    m->pos += (uint64_t)n;
+    return 0;
+}
+
 int txlm_pkvm_append(vm *m, txlm_pk_value *seq, txlm_pk_value *v)
 {
     if (seq->n == UINT32_MAX) return txlm_pkvm_fail(m, TXLM_ERR_LIMIT, "container too large");
@@ -169,19 +179,30 @@ int txlm_pkvm_append(vm *m, txlm_pk_value *seq, txlm_pk_value *v)
     return 0;
 }
 
-/* A new container holding stack[from .. sp), which is then dropped. */
-static int collect(vm *m, uint32_t kind, uint64_t from)
+/* stack[from .. sp) appended to container c and dropped from the stack; a
+ * dict takes them as key, value pairs, so their number must be even. */
+static int move_items(vm *m, txlm_pk_value *c, uint64_t from, const char *op)
 {
-    txlm_pk_value *c = txlm_pkvm_new(m, kind);
-    if (!c) return m->err->code;
-    if (kind == TXLM_PK_DICT && (m->sp - from) % 2)
-        return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "DICT with an odd number of keys and values");
+    if (c->kind == TXLM_PK_DICT && (m->sp - from) % 2) {
+        char what[96];
+        snprintf(what, sizeof what, "%s with an odd number of keys and values", op);
+        return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, what);
+    }
     for (uint64_t i = from; i < m->sp; i++) {
         int rc = txlm_pkvm_append(m, c, m->stack[i]);
         if (rc) return rc;
     }
     m->sp = from;
-    return txlm_pkvm_push(m, c);
+    return 0;
+}
+
+/* A new container holding stack[from .. sp), which is then dropped. */
+static int collect(vm *m, uint32_t kind, uint64_t from)
+{
+    txlm_pk_value *c = txlm_pkvm_new(m, kind);
+    if (!c) return m->err->code;
+    int rc = move_items(m, c, from, "DICT");
+    return rc ? rc : txlm_pkvm_push(m, c);
 }
 
 static int add_items(vm *m, txlm_pk_value *target, uint32_t kind, uint64_t from, const char *op)
@@ -191,14 +212,7 @@ static int add_items(vm *m, txlm_pk_value *target, uint32_t kind, uint64_t from,
         snprintf(what, sizeof what, "%s on a %s", op, txlm_pk_kind_name(target->kind));
         return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, what);
     }
-    if (kind == TXLM_PK_DICT && (m->sp - from) % 2)
-        return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "SETITEMS with an odd number of keys and values");
-    for (uint64_t i = from; i < m->sp; i++) {
-        int rc = txlm_pkvm_append(m, target, m->stack[i]);
-        if (rc) return rc;
-    }
-    m->sp = from;
-    return 0;
+    return move_items(m, target, from, op);
 }
 
 static int push_int(vm *m, int64_t i)
@@ -302,23 +316,21 @@ static int tuple_n(vm *m, uint64_t n)
 
 static int step(vm *m, uint8_t op, int *stop)
 {
-    uint64_t mark = 0;
+    uint64_t mark = 0, a = 0;
     int rc;
     txlm_pk_value *v, *k, *t;
     switch (op) {
     case 0x80: /* PROTO */
-        if ((rc = need(m, 1))) return rc;
-        if (m->data[m->pos] < 2 || m->data[m->pos] > 5) {
+        if ((rc = arg(m, 1, &a))) return rc;
+        if (a < 2 || a > 5) {
             char what[64];
-            snprintf(what, sizeof what, "protocol %u (only 2 to 5 are read)", m->data[m->pos]);
+            snprintf(what, sizeof what, "protocol %u (only 2 to 5 are read)", (unsigned)a);
             return txlm_pkvm_fail(m, TXLM_ERR_UNSUPPORTED, what);
         }
-        m->pos++;
         return 0;
     case 0x95: /* FRAME: only a read-ahead hint */
-        if ((rc = need(m, 8))) return rc;
-        if (rd_le(m->data + m->pos, 8) > m->len - m->pos - 8) return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "FRAME longer than the data");
-        m->pos += 8;
+        if ((rc = arg(m, 8, &a))) return rc;
+        if (a > m->len - m->pos) return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "FRAME longer than the data");
         return 0;
     case '.':
         if (m->sp != 1 || m->nm) return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "STOP with other than one value on the stack");
@@ -340,25 +352,14 @@ static int step(vm *m, uint8_t op, int *stop)
     case 0x89:
         if ((v = txlm_pkvm_new(m, TXLM_PK_BOOL))) v->u.i = op == 0x88;
         return txlm_pkvm_push(m, v);
-    case 'J':
-        if ((rc = need(m, 4))) return rc;
-        m->pos += 4;
-        return push_int(m, (int32_t)(uint32_t)rd_le(m->data + m->pos - 4, 4));
-    case 'K':
-        if ((rc = need(m, 1))) return rc;
-        return push_int(m, m->data[m->pos++]);
-    case 'M':
-        if ((rc = need(m, 2))) return rc;
-        m->pos += 2;
-        return push_int(m, (int64_t)rd_le(m->data + m->pos - 2, 2));
-    case 0x8a:
-        if ((rc = need(m, 1))) return rc;
-        return push_long(m, m->data[m->pos++]);
+    case 'J': return (rc = arg(m, 4, &a)) ? rc : push_int(m, (int32_t)(uint32_t)a);
+    case 'K': return (rc = arg(m, 1, &a)) ? rc : push_int(m, (int64_t)a);
+    case 'M': return (rc = arg(m, 2, &a)) ? rc : push_int(m, (int64_t)a);
+    case 0x8a: return (rc = arg(m, 1, &a)) ? rc : push_long(m, a);
     case 0x8b:
-        if ((rc = need(m, 4))) return rc;
-        m->pos += 4;
-        if (m->data[m->pos - 1] & 0x80) return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "LONG4 with a negative length");
-        return push_long(m, rd_le(m->data + m->pos - 4, 4));
+        if ((rc = arg(m, 4, &a))) return rc;
+        if (a & 0x80000000u) return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, "LONG4 with a negative length");
+        return push_long(m, a);
     case 'G': {
         if ((rc = need(m, 8))) return rc;
         uint64_t u = 0;
@@ -397,21 +398,11 @@ static int step(vm *m, uint8_t op, int *stop)
         if ((rc = pop_mark(m, op_name(op), &mark))) return rc;
         if (mark == floor_of(m) || mark == 0) return txlm_pkvm_fail(m, TXLM_ERR_FORMAT, op == 'e' ? "APPENDS without a list" : "SETITEMS without a dict");
         return add_items(m, m->stack[mark - 1], op == 'e' ? TXLM_PK_LIST : TXLM_PK_DICT, mark, op_name(op));
-    case 'q':
-        if ((rc = need(m, 1))) return rc;
-        return memo_put(m, m->data[m->pos++]);
-    case 'r':
-        if ((rc = need(m, 4))) return rc;
-        m->pos += 4;
-        return memo_put(m, rd_le(m->data + m->pos - 4, 4));
+    case 'q': return (rc = arg(m, 1, &a)) ? rc : memo_put(m, a);
+    case 'r': return (rc = arg(m, 4, &a)) ? rc : memo_put(m, a);
     case 0x94: return memo_put(m, m->memo_count); /* numbered as the unpickler counts: len(memo) */
-    case 'h':
-        if ((rc = need(m, 1))) return rc;
-        return memo_get(m, m->data[m->pos++]);
-    case 'j':
-        if ((rc = need(m, 4))) return rc;
-        m->pos += 4;
-        return memo_get(m, rd_le(m->data + m->pos - 4, 4));
+    case 'h': return (rc = arg(m, 1, &a)) ? rc : memo_get(m, a);
+    case 'j': return (rc = arg(m, 4, &a)) ? rc : memo_get(m, a);
     case 'c': return op_global(m);
     case 0x93: return op_stack_global(m);
     case 'R': return txlm_pkvm_reduce(m);

@@ -80,71 +80,119 @@ static void gather(const txlm_pk_tensor *t, const uint8_t *base, uint32_t esize,
     }
 }
 
-int txlm_torch_add(txlm_torch_obj *o, const char *name, const txlm_pk_value *val, txlm_err *err)
+/* Only float storages become checkpoint tensors: anything else is refused
+ * by its name, before the storage is read. */
+static int check_float_tensor(const txlm_torch_obj *o, const char *name, const txlm_pk_value *val, txlm_err *err)
 {
-    const char *where = o->path;
     if (val->kind != TXLM_PK_TENSOR) {
         char d[240];
-        return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "%s: '%s' is %s, not a tensor", where, name,
+        return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "%s: '%s' is %s, not a tensor", o->path, name,
                          txlm_pk_describe(val, d, sizeof d));
     }
-    const txlm_pk_tensor *t = &val->u.tensor;
-    const txlm_pk_storage *s = &t->storage->u.storage;
+    const txlm_pk_storage *s = &val->u.tensor.storage->u.storage;
     if (s->dtype == TXLM_PK_DT_OTHER)
         return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "%s: tensor '%s' is held in a '%s': only float32, float16 and bfloat16 "
-                         "tensors are read", where, name, s->type_name);
-    if (o->ck->n_tensors == o->cap) {
-        if (o->cap >= TENSOR_CAP) return txlm_fail(err, TXLM_ERR_LIMIT, "%s: more than %u tensors", where, TENSOR_CAP);
-        uint32_t cap = o->cap ? 2 * o->cap : 64;
-        txlm_src_tensor *n = realloc(o->ck->tensors, cap * sizeof *n);
-        if (!n) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory for %" PRIu32 " tensors", where, cap);
-        o->ck->tensors = n;
-        o->cap = cap;
-    }
-    txlm_src_tensor *out = &o->ck->tensors[o->ck->n_tensors];
-    memset(out, 0, sizeof *out);
-    const uint8_t *base = NULL;
-    int rc = o->fn(o->ctx, s, &base, err);
-    if (rc) return txlm_fail_prefix(err, "tensor '%s': ", name);
-    uint64_t avail = s->numel;
+                         "tensors are read", o->path, name, s->type_name);
+    return 0;
+}
+
+/* Room for one more tensor in o->ck, doubling up to TENSOR_CAP. */
+static int grow_tensors(txlm_torch_obj *o, txlm_err *err)
+{
+    if (o->ck->n_tensors < o->cap) return 0;
+    if (o->cap >= TENSOR_CAP) return txlm_fail(err, TXLM_ERR_LIMIT, "%s: more than %u tensors", o->path, TENSOR_CAP);
+    uint32_t cap = o->cap ? 2 * o->cap : 64;
+    txlm_src_tensor *n = realloc(o->ck->tensors, cap * sizeof *n);
+    if (!n) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory for %" PRIu32 " tensors", o->path, cap);
+    o->ck->tensors = n;
+    o->cap = cap;
+    return 0;
+}
+
+/* The elements a tensor may address: its storage's, or for a storage that
+ * is itself a view (legacy torch.save), only the view's part of it. */
+static int storage_elems(txlm_torch_obj *o, const char *name, const txlm_pk_storage *s, const uint8_t **base,
+                         uint64_t *avail, txlm_err *err)
+{
+    *base = NULL;
+    if (o->fn(o->ctx, s, base, err)) return txlm_fail_prefix(err, "tensor '%s': ", name);
+    *avail = s->numel;
     if (s->is_view) {
-        base += s->view_offset * s->elem_size;
-        avail = s->view_numel;
+        *base += s->view_offset * s->elem_size;
+        *avail = s->view_numel;
     }
-    uint64_t n = 1;
+    return 0;
+}
+
+/* The tensor's element count (*n), once every element it addresses is
+ * known to lie inside the avail elements of its storage. */
+static int check_extent(const char *where, const char *name, const txlm_pk_value *val, uint64_t avail, uint64_t *n,
+                        txlm_err *err)
+{
+    const txlm_pk_tensor *t = &val->u.tensor;
+    *n = 1;
     for (uint32_t i = 0; i < t->rank; i++)
-        if (__builtin_mul_overflow(n, t->dims[i], &n))
+        if (__builtin_mul_overflow(*n, t->dims[i], n))
             return txlm_fail(err, TXLM_ERR_FORMAT, "%s: tensor '%s': element count overflows", where, name);
     uint64_t last = 0;
-    if (n && extent(t, &last))
+    if (*n && extent(t, &last))
         return txlm_fail(err, TXLM_ERR_FORMAT, "%s: tensor '%s' (byte %" PRIu64 "): its strides overflow", where, name,
                          val->at);
-    if (n && last >= avail)
+    if (*n && last >= avail)
         return txlm_fail(err, TXLM_ERR_FORMAT,
                          "%s: tensor '%s' (byte %" PRIu64 "): view at offset %" PRIu64
                          " reaches element %" PRIu64 " of a storage of %" PRIu64 " elements",
                          where, name, val->at, t->offset, last, avail);
-    out->name = strdup(name);
-    if (!out->name) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory", where);
-    out->dtype = s->dtype;
-    out->rank = t->rank;
-    memcpy(out->dims, t->dims, t->rank * sizeof t->dims[0]);
-    out->n_elems = n;
-    out->nbytes = n * s->elem_size;
+    return 0;
+}
+
+/* out->data: a pointer into the mapped file when the view is contiguous,
+ * else a row-major copy that o->impl keeps (and frees with the mapping). */
+static int point_or_gather(txlm_torch_obj *o, txlm_src_tensor *out, const txlm_pk_tensor *t, const uint8_t *base,
+                           txlm_err *err)
+{
+    const txlm_pk_storage *s = &t->storage->u.storage;
+    uint64_t n = out->n_elems;
     if (!n || contiguous(t)) {
         out->data = base + (n ? t->offset * s->elem_size : 0);
-        o->ck->n_tensors++;
         return 0;
     }
     uint8_t *copy = malloc(out->nbytes);
     if (!copy || keep_copy(o->impl, copy)) {
         free(copy);
-        free(out->name);
-        out->name = NULL;
-        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: tensor '%s': out of memory copying a strided view", where, name);
+        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: tensor '%s': out of memory copying a strided view", o->path,
+                         out->name);
     }
     gather(t, base, s->elem_size, copy, n);
     out->data = copy;
+    return 0;
+}
+
+int txlm_torch_add(txlm_torch_obj *o, const char *name, const txlm_pk_value *val, txlm_err *err)
+{
+    int rc = check_float_tensor(o, name, val, err);
+    if (!rc) rc = grow_tensors(o, err);
+    if (rc) return rc;
+    const txlm_pk_tensor *t = &val->u.tensor;
+    const txlm_pk_storage *s = &t->storage->u.storage;
+    txlm_src_tensor *out = &o->ck->tensors[o->ck->n_tensors];
+    memset(out, 0, sizeof *out);
+    const uint8_t *base = NULL;
+    uint64_t avail = 0, n = 0;
+    if ((rc = storage_elems(o, name, s, &base, &avail, err))) return rc;
+    if ((rc = check_extent(o->path, name, val, avail, &n, err))) return rc;
+    out->name = strdup(name);
+    if (!out->name) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory", o->path);
+    out->dtype = s->dtype;
+    out->rank = t->rank;
+    memcpy(out->dims, t->dims, t->rank * sizeof t->dims[0]);
+    out->n_elems = n;
+    out->nbytes = n * s->elem_size;
+    if ((rc = point_or_gather(o, out, t, base, err))) {
+        free(out->name);
+        out->name = NULL;
+        return rc;
+    }
     o->ck->n_tensors++;
     return 0;
 }

@@ -81,6 +81,29 @@ static int find_eocd(const char *where, const uint8_t *d, uint64_t len, uint64_t
                      len - lo);
 }
 
+/* Where the end record and its zip64 twin keep the same four things: the
+ * two disk numbers (side by side, disk_w bytes each), the entry count and
+ * the directory's size and offset (the last two num_w bytes each). */
+typedef struct end_fields {
+    uint8_t disk, disk_w, n, n_w, size, offset, num_w;
+} end_fields;
+
+static const end_fields EOCD_FIELDS = {.disk = 4, .disk_w = 2, .n = 10, .n_w = 2, .size = 12, .offset = 16, .num_w = 4};
+static const end_fields EOCD64_FIELDS = {.disk = 16, .disk_w = 4, .n = 32, .n_w = 8, .size = 40, .offset = 48, .num_w = 8};
+
+/* The directory an end record at byte `at` describes. */
+static int read_end(const char *where, const uint8_t *d, uint64_t at, const end_fields *f, dir_info *di, txlm_err *err)
+{
+    const uint8_t *p = d + at;
+    if (rd(p + f->disk, f->disk_w) != 0 || rd(p + f->disk + f->disk_w, f->disk_w) != 0)
+        return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "%s: multi-disk zip files are not supported", where);
+    di->n = rd(p + f->n, f->n_w);
+    di->size = rd(p + f->size, f->num_w);
+    di->offset = rd(p + f->offset, f->num_w);
+    di->end = at;
+    return 0;
+}
+
 static int read_eocd64(const char *where, const uint8_t *d, uint64_t eocd, dir_info *di, txlm_err *err)
 {
     uint64_t loc = eocd - LOC64_SIZE;
@@ -91,26 +114,15 @@ static int read_eocd64(const char *where, const uint8_t *d, uint64_t eocd, dir_i
         return txlm_fail(err, TXLM_ERR_FORMAT, "%s: zip64 end-of-central-directory locator points to byte %" PRIu64
                                                ", where there is no zip64 record",
                          where, at);
-    if (rd(d + at + 16, 4) != 0 || rd(d + at + 20, 4) != 0)
-        return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "%s: multi-disk zip files are not supported", where);
-    di->n = rd(d + at + 32, 8);
-    di->size = rd(d + at + 40, 8);
-    di->offset = rd(d + at + 48, 8);
-    di->end = at;
-    return 0;
+    return read_end(where, d, at, &EOCD64_FIELDS, di, err);
 }
 
 static int read_dir_info(const char *where, const uint8_t *d, uint64_t len, dir_info *di, txlm_err *err)
 {
     uint64_t eocd = 0;
     int rc = find_eocd(where, d, len, &eocd, err);
+    if (!rc) rc = read_end(where, d, eocd, &EOCD_FIELDS, di, err);
     if (rc) return rc;
-    if (rd(d + eocd + 4, 2) != 0 || rd(d + eocd + 6, 2) != 0)
-        return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "%s: multi-disk zip files are not supported", where);
-    di->n = rd(d + eocd + 10, 2);
-    di->size = rd(d + eocd + 12, 4);
-    di->offset = rd(d + eocd + 16, 4);
-    di->end = eocd;
     if (eocd >= LOC64_SIZE && rd(d + eocd - LOC64_SIZE, 4) == SIG_LOC64) {
         rc = read_eocd64(where, d, eocd, di, err);
         if (rc) return rc;

@@ -5,6 +5,7 @@
  * over the line that behaves as Python's re.sub does: leftmost matches, no
  * overlaps, scanning on after what a match consumed. docs/tokenizers.md
  * lists the rules. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -171,37 +172,41 @@ static int digit_gap(line *L, const char *gap, cls next, const char *with)
     return run(L, WROTE);
 }
 
-/* ") [.!:?;,]" -> ")\1" and '"([,.]+)' -> '\1"'. */
-static int close_paren(line *L)
+/* A rule that rewrites a match starting at byte i into o and returns the
+ * bytes it consumed, 0 where none starts (the byte is then copied as it
+ * is), or -1 when out of memory. */
+typedef ptrdiff_t (*byte_rule)(const wt_buf *s, size_t i, wt_buf *o);
+
+/* One pass of rule over the line; a line without the byte every match
+ * starts with is left as it is without one. */
+static int byte_pass(line *L, char first, byte_rule rule)
 {
-    if (!memchr(L->a.p, ')', L->a.n)) return run(L, SAME);
+    if (!memchr(L->a.p, first, L->a.n)) return run(L, SAME);
     wt_buf *o = &L->b;
     o->n = 0;
     const wt_buf *s = &L->a;
-    for (size_t i = 0; i < s->n; i++) {
-        if (s->p[i] == ')' && i + 2 < s->n && s->p[i + 1] == ' ' && strchr(".!:?;,", s->p[i + 2]) && s->p[i + 2]) {
-            if (wt_buf_putc(o, ')') || wt_buf_putc(o, s->p[i + 2])) return run(L, NOMEM);
-            i += 2;
-        } else if (wt_buf_putc(o, s->p[i])) return run(L, NOMEM);
+    for (size_t i = 0; i < s->n;) {
+        ptrdiff_t used = rule(s, i, o);
+        if (used < 0 || (used == 0 && wt_buf_putc(o, s->p[i]))) return run(L, NOMEM);
+        i += used ? (size_t)used : 1;
     }
     return run(L, WROTE);
 }
 
-static int quote_commas(line *L)
+/* ") [.!:?;,]" -> ")\1" */
+static ptrdiff_t close_paren(const wt_buf *s, size_t i, wt_buf *o)
 {
-    if (!memchr(L->a.p, '"', L->a.n)) return run(L, SAME);
-    wt_buf *o = &L->b;
-    o->n = 0;
-    const wt_buf *s = &L->a;
-    for (size_t i = 0; i < s->n; i++) {
-        size_t j = i + 1;
-        while (s->p[i] == '"' && j < s->n && (s->p[j] == ',' || s->p[j] == '.')) j++;
-        if (j > i + 1) {
-            if (wt_buf_put(o, s->p + i + 1, j - i - 1) || wt_buf_putc(o, '"')) return run(L, NOMEM);
-            i = j - 1;
-        } else if (wt_buf_putc(o, s->p[i])) return run(L, NOMEM);
-    }
-    return run(L, WROTE);
+    if (!(s->p[i] == ')' && i + 2 < s->n && s->p[i + 1] == ' ' && strchr(".!:?;,", s->p[i + 2]) && s->p[i + 2])) return 0;
+    return wt_buf_putc(o, ')') || wt_buf_putc(o, s->p[i + 2]) ? -1 : 3;
+}
+
+/* '"([,.]+)' -> '\1"' */
+static ptrdiff_t quote_commas(const wt_buf *s, size_t i, wt_buf *o)
+{
+    size_t j = i + 1;
+    while (s->p[i] == '"' && j < s->n && (s->p[j] == ',' || s->p[j] == '.')) j++;
+    if (j == i + 1) return 0;
+    return wt_buf_put(o, s->p + i + 1, j - i - 1) || wt_buf_putc(o, '"') ? -1 : (ptrdiff_t)(j - i);
 }
 
 static int normalise(line *L)
@@ -210,7 +215,7 @@ static int normalise(line *L)
         {"\r", ""}, {"(", " ("}, {")", ") "}, {NULL, NULL}, {"( ", "("}, {" )", ")"},
     };
     for (size_t i = 0; i < sizeof reps / sizeof *reps; i++) {
-        int rc = reps[i][0] ? lit(L, reps[i][0], reps[i][1]) : squeeze(L) || close_paren(L);
+        int rc = reps[i][0] ? lit(L, reps[i][0], reps[i][1]) : squeeze(L) || byte_pass(L, ')', close_paren);
         if (rc) return -1;
     }
     if (digit_gap(L, " %", NULL, "%")) return -1;
@@ -253,7 +258,7 @@ static int normalise(line *L)
     };
     for (size_t i = 0; i < sizeof more / sizeof *more; i++)
         if (more[i][0] ? lit(L, more[i][0], more[i][1]) : squeeze(L)) return -1;
-    if (quote_commas(L) || digit_gap(L, NBSP, wt_is_digit, ".")) return -1;
+    if (byte_pass(L, '"', quote_commas) || digit_gap(L, NBSP, wt_is_digit, ".")) return -1;
     strip(&L->a);
     return 0;
 }

@@ -61,6 +61,13 @@ int cli_text_run_parse(cli_text_run *r, int argc, char **argv, const char *cmd, 
     return 0;
 }
 
+int cli_report_option(int argc, char **argv, int *i, int *json, const char **per_token)
+{
+    if (!strcmp(argv[*i], "--json")) return *json = 1, 0;
+    if (strcmp(argv[*i], "--per-token")) return -1;
+    return !(*per_token = cli_value(argc, argv, i));
+}
+
 int cli_text_run_start(cli_text_run *r)
 {
     if (!(r->in = cli_open_input(r->file))) return 1;

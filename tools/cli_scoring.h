@@ -37,6 +37,9 @@ typedef int (*cli_arg_fn)(void *user, int argc, char **argv, int *i);
  * after printing what is wrong. r is initialised first. */
 int cli_text_run_parse(cli_text_run *r, int argc, char **argv, const char *cmd, int models, void (*usage)(void),
                        cli_arg_fn own, void *user);
+/* --json (1 in *json) and --per-token FILE (*per_token), which eval and
+ * compare both take, at argv[*i]: answers as a cli_arg_fn does. */
+int cli_report_option(int argc, char **argv, int *i, int *json, const char **per_token);
 /* After parsing: opens the text (before the device: a bad file fails
  * fast) and catches Ctrl-C, which also cancels loading a model. 0 or 1
  * after printing why. */

@@ -311,6 +311,33 @@ static int run_batches(txlm_model *m, const bench_opts *o, const txlm_device_inf
     return rc;
 }
 
+/* The model's own segment and memory lengths where none were given, and
+ * the token ids (made, or read with --ids) checked against its vocabulary. */
+static int fit_to_model(bench_opts *o, const txlm_model_params *p)
+{
+    if (!o->tgt_len) o->tgt_len = p->tgt_len ? p->tgt_len : 128;
+    if (!o->mem_len) o->mem_len = p->mem_len;
+    if (!o->ids && make_ids(o, p->n_token)) return 1;
+    for (uint32_t i = 0; i < o->n_ids; i++)
+        if (o->ids[i] < 0 || (uint32_t)o->ids[i] >= p->n_token)
+            return cli_error("--ids: id %d at %u is outside the vocabulary [0, %u)", o->ids[i], i, p->n_token);
+    return 0;
+}
+
+/* The workloads asked for, each one's figures into r. */
+static int run_workloads(txlm_context *ctx, txlm_model *m, const bench_opts *o, bench_result *r, int32_t *buf, float *lp)
+{
+    if ((o->workloads & W_EVAL) && run_eval(m, o, r, buf, lp)) return 1;
+    if ((o->workloads & W_GEN) && run_gen(m, o, r, buf)) return 1;
+    r->step_bytes = txlm_model_step_bytes(m);
+    txlm_status st;
+    if ((o->workloads & W_GEN) && (st = txlm_context_copy_rate(ctx, &r->copy_rate)))
+        return cli_lib_error(st, "measuring the device's copy rate");
+    for (uint32_t i = 0; (o->workloads & W_VANILLA) && i < o->n_lens; i++)
+        if (run_vanilla_len(m, o, (uint32_t)o->lens[i], &r->xl_ms[i], &r->vanilla_ms[i], buf, lp)) return 1;
+    return 0;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     bench_opts o = {.reps = 3, .tokens = 512, .vanilla_tokens = 2, .workloads = W_LOAD | W_EVAL | W_GEN, .seed = 1};
@@ -338,33 +365,17 @@ int cmd_bench(int argc, char **argv)
     if ((st = txlm_model_load(ctx, o.model, &o.mo, &m))) { rc = cli_lib_error(st, "loading the model"); goto done; }
     txlm_model_params p;
     txlm_model_get_params(m, &p);
-    if (!o.tgt_len) o.tgt_len = p.tgt_len ? p.tgt_len : 128;
-    if (!o.mem_len) o.mem_len = p.mem_len;
-    if (!o.ids && make_ids(&o, p.n_token)) goto done;
-    for (uint32_t i = 0; i < o.n_ids; i++)
-        if (o.ids[i] < 0 || (uint32_t)o.ids[i] >= p.n_token) {
-            rc = cli_error("--ids: id %d at %u is outside the vocabulary [0, %u)", o.ids[i], i, p.n_token);
-            goto done;
-        }
+    if (fit_to_model(&o, &p)) goto done;
     uint32_t longest = o.tgt_len > 512 ? o.tgt_len : 512;
     buf = malloc(((size_t)longest + 1) * sizeof *buf);
     lp = malloc((size_t)(p.n_token > longest ? p.n_token : longest) * sizeof *lp);
     if (!buf || !lp) { rc = cli_error("out of memory"); goto done; }
     if (o.n_batches) {
         if (run_batches(m, &o, &dev)) goto done;
-        goto validated;
+    } else {
+        if (run_workloads(ctx, m, &o, &r, buf, lp)) goto done;
+        bench_report(&o, &dev, &r);
     }
-    if ((o.workloads & W_EVAL) && run_eval(m, &o, &r, buf, lp)) goto done;
-    if ((o.workloads & W_GEN) && run_gen(m, &o, &r, buf)) goto done;
-    r.step_bytes = txlm_model_step_bytes(m);
-    if ((o.workloads & W_GEN) && (st = txlm_context_copy_rate(ctx, &r.copy_rate))) {
-        rc = cli_lib_error(st, "measuring the device's copy rate");
-        goto done;
-    }
-    for (uint32_t i = 0; (o.workloads & W_VANILLA) && i < o.n_lens; i++)
-        if (run_vanilla_len(m, &o, (uint32_t)o.lens[i], &r.xl_ms[i], &r.vanilla_ms[i], buf, lp)) goto done;
-    bench_report(&o, &dev, &r);
-validated:
     rc = 0;
     if (txlm_context_validation_messages(ctx))
         rc = cli_error("%llu Vulkan validation messages", (unsigned long long)txlm_context_validation_messages(ctx));

@@ -43,9 +43,7 @@ typedef struct compare_state {
 static int own_option(void *user, int argc, char **argv, int *i)
 {
     compare_state *c = user;
-    if (!strcmp(argv[*i], "--json")) return c->json = 1, 0;
-    if (strcmp(argv[*i], "--per-token")) return -1;
-    return !(c->per_token = cli_value(argc, argv, i));
+    return cli_report_option(argc, argv, i, &c->json, &c->per_token);
 }
 
 /* The same vocabulary, symbol for symbol: else the ids mean different things. */

@@ -60,10 +60,8 @@ static int batch_option(eval_state *e, int argc, char **argv, int *i)
 static int own_option(void *user, int argc, char **argv, int *i)
 {
     eval_state *e = user;
-    if (!strcmp(argv[*i], "--json")) return e->json = 1, 0;
     if (!strcmp(argv[*i], "--batch")) return batch_option(e, argc, argv, i);
-    if (strcmp(argv[*i], "--per-token")) return -1;
-    return !(e->per_token = cli_value(argc, argv, i));
+    return cli_report_option(argc, argv, i, &e->json, &e->per_token);
 }
 
 /* Perplexity of a mean NLL, or bits per character. */

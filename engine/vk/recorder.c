@@ -148,6 +148,89 @@ static VkBufferView texel_view(txlm_rec *r, txlm_view v)
     return view;
 }
 
+/* What would make the device refuse a dispatch or overrun this recording's
+ * descriptor pool, checked before any of the pool is spent on it. */
+static int dispatch_fits(txlm_rec *r, const txlm_kernel *k, uint32_t gx, uint32_t gy, uint32_t gz)
+{
+    const VkPhysicalDeviceLimits *lim = &r->vk->props.limits;
+    if (gx > lim->maxComputeWorkGroupCount[0] || gy > lim->maxComputeWorkGroupCount[1] ||
+        gz > lim->maxComputeWorkGroupCount[2]) {
+        latch(r, TXLM_ERR_LIMIT, "a dispatch exceeds the device's workgroup-count limits (sequence too long for this device)");
+        return 0;
+    }
+    if (k->step && !r->step.buf) {
+        latch(r, TXLM_ERR_INVALID_ARGUMENT, "internal: a kernel with a step binding on a recorder without one");
+        return 0;
+    }
+    if (r->cur->sets_used >= r->max_sets) {
+        latch(r, TXLM_ERR_LIMIT, "too many dispatches in one command buffer (descriptor pool exhausted)");
+        return 0;
+    }
+    return 1;
+}
+
+/* Binding i read as texels: a view of v made (or found) for this recording. */
+static int write_texel(txlm_rec *r, VkDescriptorSet set, uint32_t i, txlm_view v, VkBufferView *tv,
+                       VkWriteDescriptorSet *w)
+{
+    if (!txlm_rec_texel_fits(r, v)) {
+        latch(r, TXLM_ERR_LIMIT, "internal: a texel buffer view is misaligned or exceeds maxTexelBufferElements");
+        return -1;
+    }
+    if (!(*tv = texel_view(r, v))) {
+        latch(r, TXLM_ERR_VULKAN, "vkCreateBufferView failed");
+        return -1;
+    }
+    *w = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = i,
+                                .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
+                                .pTexelBufferView = tv};
+    return 0;
+}
+
+/* A storage binding: the range must fit the device's limits as it is,
+ * since the kernel indexes from the start of the binding. */
+static int write_storage(txlm_rec *r, VkDescriptorSet set, uint32_t binding, const txlm_view *v,
+                         VkDescriptorBufferInfo *bi, VkWriteDescriptorSet *w)
+{
+    if (v->size > r->vk->max_storage_range || v->off % r->vk->storage_align) {
+        latch(r, TXLM_ERR_LIMIT, "internal: a buffer view exceeds maxStorageBufferRange or is misaligned");
+        return -1;
+    }
+    *bi = (VkDescriptorBufferInfo){v->buf, v->off, v->size};
+    *w = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = binding,
+                                .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                .pBufferInfo = bi};
+    return 0;
+}
+
+/* A descriptor set from the recording's pool holding the kernel's views,
+ * then the step binding when the kernel has one; VK_NULL_HANDLE after
+ * latching the error. */
+static VkDescriptorSet bind_views(txlm_rec *r, const txlm_kernel *k, const txlm_view *views)
+{
+    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, .descriptorPool = r->cur->dpool,
+                                      .descriptorSetCount = 1, .pSetLayouts = &k->dsl};
+    VkDescriptorSet set;
+    if (vkAllocateDescriptorSets(r->vk->device, &ai, &set) != VK_SUCCESS) {
+        latch(r, TXLM_ERR_VULKAN, "vkAllocateDescriptorSets failed");
+        return VK_NULL_HANDLE;
+    }
+    r->cur->sets_used++;
+    VkDescriptorBufferInfo bi[TXLM_MAX_BINDINGS];
+    VkBufferView tv[TXLM_MAX_BINDINGS];
+    VkWriteDescriptorSet w[TXLM_MAX_BINDINGS];
+    uint32_t n_writes = k->n_bindings + (k->step != 0);
+    for (uint32_t i = 0; i < n_writes; i++) {
+        const txlm_view *v = i < k->n_bindings ? &views[i] : &r->step;
+        int rc = k->texel_mask >> i & 1
+                     ? write_texel(r, set, i, *v, &tv[i], &w[i])
+                     : write_storage(r, set, i < k->n_bindings ? i : TXLM_STEP_BINDING, v, &bi[i], &w[i]);
+        if (rc) return VK_NULL_HANDLE;
+    }
+    vkUpdateDescriptorSets(r->vk->device, n_writes, w, 0, NULL);
+    return set;
+}
+
 void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, const void *push, uint32_t push_size,
                        uint32_t gx, uint32_t gy, uint32_t gz)
 {
@@ -158,59 +241,11 @@ void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, c
         latch(r, kerr.code, kerr.msg);
         return;
     }
-    const VkPhysicalDeviceLimits *lim = &r->vk->props.limits;
-    if (gx > lim->maxComputeWorkGroupCount[0] || gy > lim->maxComputeWorkGroupCount[1] ||
-        gz > lim->maxComputeWorkGroupCount[2]) {
-        latch(r, TXLM_ERR_LIMIT, "a dispatch exceeds the device's workgroup-count limits (sequence too long for this device)");
-        return;
-    }
-    if (k->step && !r->step.buf) {
-        latch(r, TXLM_ERR_INVALID_ARGUMENT, "internal: a kernel with a step binding on a recorder without one");
-        return;
-    }
-    if (r->cur->sets_used >= r->max_sets) {
-        latch(r, TXLM_ERR_LIMIT, "too many dispatches in one command buffer (descriptor pool exhausted)");
-        return;
-    }
-    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, .descriptorPool = r->cur->dpool,
-                                      .descriptorSetCount = 1, .pSetLayouts = &k->dsl};
-    VkDescriptorSet set;
-    if (vkAllocateDescriptorSets(r->vk->device, &ai, &set) != VK_SUCCESS) {
-        latch(r, TXLM_ERR_VULKAN, "vkAllocateDescriptorSets failed");
-        return;
-    }
-    r->cur->sets_used++;
-    VkDescriptorBufferInfo bi[TXLM_MAX_BINDINGS];
-    VkBufferView tv[TXLM_MAX_BINDINGS];
-    VkWriteDescriptorSet w[TXLM_MAX_BINDINGS];
-    uint32_t n_writes = k->n_bindings + (k->step != 0);
-    for (uint32_t i = 0; i < n_writes; i++) {
-        const txlm_view *v = i < k->n_bindings ? &views[i] : &r->step;
-        if (k->texel_mask >> i & 1) {
-            if (!txlm_rec_texel_fits(r, *v)) {
-                latch(r, TXLM_ERR_LIMIT, "internal: a texel buffer view is misaligned or exceeds maxTexelBufferElements");
-                return;
-            }
-            if (!(tv[i] = texel_view(r, *v))) {
-                latch(r, TXLM_ERR_VULKAN, "vkCreateBufferView failed");
-                return;
-            }
-            w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = i,
-                                          .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
-                                          .pTexelBufferView = &tv[i]};
-            continue;
-        }
-        if (v->size > r->vk->max_storage_range || v->off % r->vk->storage_align) {
-            latch(r, TXLM_ERR_LIMIT, "internal: a buffer view exceeds maxStorageBufferRange or is misaligned");
-            return;
-        }
-        bi[i] = (VkDescriptorBufferInfo){v->buf, v->off, v->size};
-        w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set,
-                                      .dstBinding = i < k->n_bindings ? i : TXLM_STEP_BINDING,
-                                      .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                      .pBufferInfo = &bi[i]};
-    }
-    vkUpdateDescriptorSets(r->vk->device, n_writes, w, 0, NULL);
+    if (!dispatch_fits(r, k, gx, gy, gz)) return;
+    VkDescriptorSet set = bind_views(r, k, views);
+    if (!set) return;
+    /* Every kernel's layout declares the full push-constant block: a
+     * shorter argument struct is padded with zeros. */
     uint8_t pc[TXLM_PUSH_BYTES] = {0};
     memcpy(pc, push, push_size < TXLM_PUSH_BYTES ? push_size : TXLM_PUSH_BYTES);
     vkCmdBindPipeline(r->cur->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);

@@ -61,15 +61,10 @@ static void advise_huge_pages(const txlm_vk *vk, void *map, VkDeviceSize size)
 #endif
 }
 
-int txlm_buf_create(txlm_vk *vk, VkDeviceSize size, txlm_buf_kind kind, txlm_buf *out, txlm_err *err)
+/* The buffer object, charged to the budget at what the driver takes for
+ * it: it may round the allocation up past size (req: its requirements). */
+static int create_buffer(txlm_vk *vk, VkDeviceSize size, txlm_buf *out, VkMemoryRequirements *req, txlm_err *err)
 {
-    memset(out, 0, sizeof *out);
-    if (size == 0) size = 16;
-    /* Checked before rounding up, which would wrap for sizes near 2^64. */
-    if (size > vk->max_alloc)
-        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "buffer of %llu bytes exceeds the device's largest allocation (%llu)",
-                         (unsigned long long)size, (unsigned long long)vk->max_alloc);
-    size = (size + 15) & ~(VkDeviceSize)15;
     int rc = reserve(vk, size, err);
     if (rc) return rc;
     VkBufferCreateInfo bci = {
@@ -83,40 +78,51 @@ int txlm_buf_create(txlm_vk *vk, VkDeviceSize size, txlm_buf_kind kind, txlm_buf
         release(vk, size);
         return txlm_vk_fail(err, r, "vkCreateBuffer");
     }
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(vk->device, out->buf, &req);
-    /* The driver may round the allocation up: the budget counts what it takes. */
-    if (req.size > size && (rc = reserve(vk, req.size - size, err))) {
+    vkGetBufferMemoryRequirements(vk->device, out->buf, req);
+    if (req->size > size && (rc = reserve(vk, req->size - size, err))) {
         release(vk, size);
         vkDestroyBuffer(vk->device, out->buf, NULL);
         out->buf = VK_NULL_HANDLE;
         return rc;
     }
-    out->charged = req.size > size ? req.size : size;
+    out->charged = req->size > size ? req->size : size;
+    return 0;
+}
 
-    r = VK_ERROR_OUT_OF_DEVICE_MEMORY;
-    int type = -1;
+/* The buffer's memory from the first of the kind's preferred types that
+ * exists and can be allocated (prefs); *type is the one that served. On
+ * failure the buffer and its charge are given back. */
+static int alloc_memory(txlm_vk *vk, txlm_buf_kind kind, const VkMemoryRequirements *req, VkDeviceSize size,
+                        txlm_buf *out, int *type, txlm_err *err)
+{
+    VkResult r = VK_ERROR_OUT_OF_DEVICE_MEMORY;
+    *type = -1;
     /* Fault injection: this buffer's memory fails with every memory type. */
     int inject = __atomic_add_fetch(&vk->faults.allocs, 1, __ATOMIC_RELAXED) == vk->env.fault_alloc_fail;
     for (int p = 0; p < 3 && r != VK_SUCCESS; p++) {
         VkMemoryPropertyFlags avoid = 0;
-        type = find_memory_type(vk, req.memoryTypeBits, prefs[kind][p], avoid);
-        if (type < 0) continue;
+        *type = find_memory_type(vk, req->memoryTypeBits, prefs[kind][p], avoid);
+        if (*type < 0) continue;
         VkMemoryAllocateInfo mai = {
             .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-            .allocationSize = req.size,
-            .memoryTypeIndex = (uint32_t)type,
+            .allocationSize = req->size,
+            .memoryTypeIndex = (uint32_t)*type,
         };
         r = inject ? VK_ERROR_OUT_OF_DEVICE_MEMORY : vkAllocateMemory(vk->device, &mai, NULL, &out->mem);
     }
-    if (r != VK_SUCCESS) {
-        release(vk, out->charged);
-        vkDestroyBuffer(vk->device, out->buf, NULL);
-        memset(out, 0, sizeof *out);
-        if (type < 0) return txlm_fail(err, TXLM_ERR_VULKAN, "no suitable memory type for a %llu-byte buffer", (unsigned long long)size);
-        return txlm_vk_fail(err, r, "vkAllocateMemory");
-    }
-    r = vkBindBufferMemory(vk->device, out->buf, out->mem, 0);
+    if (r == VK_SUCCESS) return 0;
+    release(vk, out->charged);
+    vkDestroyBuffer(vk->device, out->buf, NULL);
+    memset(out, 0, sizeof *out);
+    if (*type < 0) return txlm_fail(err, TXLM_ERR_VULKAN, "no suitable memory type for a %llu-byte buffer", (unsigned long long)size);
+    return txlm_vk_fail(err, r, "vkAllocateMemory");
+}
+
+/* Host-visible memory stays mapped for the buffer's life: uploads and
+ * read-backs then need no map call of their own. */
+static int bind_and_map(txlm_vk *vk, txlm_buf *out, int type, VkDeviceSize size, txlm_err *err)
+{
+    VkResult r = vkBindBufferMemory(vk->device, out->buf, out->mem, 0);
     out->size = size;
     VkMemoryPropertyFlags f = vk->mem_props.memoryTypes[type].propertyFlags;
     out->coherent = (f & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
@@ -128,6 +134,24 @@ int txlm_buf_create(txlm_vk *vk, VkDeviceSize size, txlm_buf_kind kind, txlm_buf
     }
     if (out->map) advise_huge_pages(vk, out->map, size);
     return 0;
+}
+
+int txlm_buf_create(txlm_vk *vk, VkDeviceSize size, txlm_buf_kind kind, txlm_buf *out, txlm_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (size == 0) size = 16;
+    /* Checked before rounding up, which would wrap for sizes near 2^64. */
+    if (size > vk->max_alloc)
+        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "buffer of %llu bytes exceeds the device's largest allocation (%llu)",
+                         (unsigned long long)size, (unsigned long long)vk->max_alloc);
+    /* Whole 16-byte texels: texel views round their range up to them. */
+    size = (size + 15) & ~(VkDeviceSize)15;
+    VkMemoryRequirements req;
+    int type = -1;
+    int rc = create_buffer(vk, size, out, &req, err);
+    if (!rc) rc = alloc_memory(vk, kind, &req, size, out, &type, err);
+    if (!rc) rc = bind_and_map(vk, out, type, size, err);
+    return rc;
 }
 
 void txlm_buf_destroy(txlm_vk *vk, txlm_buf *b)

@@ -93,28 +93,52 @@ static int load_vulkan(txlm_err *err)
     return 0;
 }
 
-static int create_instance(txlm_vk *vk, int validation, txlm_err *err)
-{
+/* The layers, extensions and flags an instance is created with. */
+typedef struct instance_wants {
     const char *exts[3];
-    uint32_t n_ext = 0;
+    uint32_t n_ext;
     const char *layers[1];
-    uint32_t n_layers = 0;
-    VkInstanceCreateFlags flags = 0;
+    uint32_t n_layers;
+    VkInstanceCreateFlags flags;
+} instance_wants;
 
+static int pick_instance_wants(instance_wants *w, int validation, txlm_err *err)
+{
+    memset(w, 0, sizeof *w);
     if (validation) {
         if (!has_instance_layer(VALIDATION_LAYER))
             return txlm_fail(err, TXLM_ERR_UNSUPPORTED,
                              "validation requested but %s is not installed (Debian: vulkan-validationlayers)",
                              VALIDATION_LAYER);
-        layers[n_layers++] = VALIDATION_LAYER;
-        exts[n_ext++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+        w->layers[w->n_layers++] = VALIDATION_LAYER;
+        w->exts[w->n_ext++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
     }
     /* MoltenVK exposes its devices only to instances that opt in. */
     if (has_instance_ext(NULL, VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) {
-        exts[n_ext++] = VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME;
-        flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
+        w->exts[w->n_ext++] = VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME;
+        w->flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
     }
+    return 0;
+}
 
+/* Validation messages of warning level and above, to the log. */
+static VkDebugUtilsMessengerCreateInfoEXT messenger_info(txlm_vk *vk)
+{
+    return (VkDebugUtilsMessengerCreateInfoEXT){
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+        .pfnUserCallback = on_validation_message,
+        .pUserData = vk,
+    };
+}
+
+static int create_instance(txlm_vk *vk, int validation, txlm_err *err)
+{
+    instance_wants w;
+    int rc = pick_instance_wants(&w, validation, err);
+    if (rc) return rc;
     VkApplicationInfo app = {
         .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
         .pApplicationName = "txlm",
@@ -129,32 +153,25 @@ static int create_instance(txlm_vk *vk, int validation, txlm_err *err)
         .enabledValidationFeatureCount = 1,
         .pEnabledValidationFeatures = enables,
     };
-    VkDebugUtilsMessengerCreateInfoEXT dbg = {
-        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
-        .pfnUserCallback = on_validation_message,
-        .pUserData = vk,
-    };
-    if (validation) {
-        dbg.pNext = &features;
-    }
+    /* Chained to the instance too, so that creating and destroying the
+     * instance itself is reported. */
+    VkDebugUtilsMessengerCreateInfoEXT dbg = messenger_info(vk);
+    if (validation) dbg.pNext = &features;
     VkInstanceCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
         .pNext = validation ? &dbg : NULL,
-        .flags = flags,
+        .flags = w.flags,
         .pApplicationInfo = &app,
-        .enabledLayerCount = n_layers,
-        .ppEnabledLayerNames = layers,
-        .enabledExtensionCount = n_ext,
-        .ppEnabledExtensionNames = exts,
+        .enabledLayerCount = w.n_layers,
+        .ppEnabledLayerNames = w.layers,
+        .enabledExtensionCount = w.n_ext,
+        .ppEnabledExtensionNames = w.exts,
     };
     VkResult r = vkCreateInstance(&ci, NULL, &vk->instance);
     if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateInstance");
     volkLoadInstanceOnly(vk->instance);
     if (validation) {
-        dbg.pNext = NULL;
+        dbg = messenger_info(vk);
         r = vkCreateDebugUtilsMessengerEXT(vk->instance, &dbg, NULL, &vk->messenger);
         if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateDebugUtilsMessengerEXT");
     }
@@ -341,34 +358,33 @@ static int create_device(txlm_vk *vk, txlm_err *err)
     return 0;
 }
 
-int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
+/* The device chosen (opts->device, else TXLM_DEVICE, else the best ranked)
+ * and its compute queue family. */
+static int pick_device(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
 {
-    memset(vk, 0, sizeof *vk);
-    txlm_env_read(&vk->env);
-    int validation = (opts && opts->validation) || vk->env.validation;
-    int rc = load_vulkan(err);
-    if (rc) return rc;
-    rc = create_instance(vk, validation, err);
-    if (rc) goto fail;
     VkPhysicalDevice *pds = NULL;
     uint32_t n = 0;
-    rc = enumerate(vk->instance, &pds, &n, err);
-    if (rc) goto fail;
+    int rc = enumerate(vk->instance, &pds, &n, err);
+    if (rc) return rc;
     const char *want = opts && opts->device ? opts->device : vk->env.device;
     int pick = choose_device(pds, n, want, err);
     if (pick < 0) {
         free(pds);
-        rc = err ? err->code : TXLM_ERR_NO_DEVICE;
-        goto fail;
+        return err ? err->code : TXLM_ERR_NO_DEVICE;
     }
     vk->phys = pds[pick];
     free(pds);
     compute_queue_family(vk->phys, &vk->queue_family, &vk->timestamp_bits);
+    return 0;
+}
 
+/* What the kernels may use: subgroup operations, binding ranges and
+ * alignments, texel buffers; m3 receives the largest allocation. */
+static void read_capabilities(txlm_vk *vk, VkPhysicalDeviceMaintenance3Properties *m3)
+{
     VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
     VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sub};
-    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
-    sub.pNext = &m3;
+    sub.pNext = m3;
     vkGetPhysicalDeviceProperties2(vk->phys, &p2);
     vk->props = p2.properties;
     vkGetPhysicalDeviceMemoryProperties(vk->phys, &vk->mem_props);
@@ -379,9 +395,6 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
                            (sub.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
     vk->subgroup_shuffle8 = vk->subgroup_shuffle && sub.subgroupSize == 8;
     vk->max_storage_range = vk->props.limits.maxStorageBufferRange;
-    vk->split_bytes = vk->max_storage_range;
-    uint64_t split = vk->env.max_binding_bytes;
-    if (split >= 256 && split < vk->split_bytes) vk->split_bytes = split;
     vk->storage_align = vk->props.limits.minStorageBufferOffsetAlignment;
     if (vk->storage_align < 4) vk->storage_align = 4;
     vk->texel_align = vk->props.limits.minTexelBufferOffsetAlignment;
@@ -390,26 +403,53 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
     VkFormatProperties fp;
     vkGetPhysicalDeviceFormatProperties(vk->phys, VK_FORMAT_R32G32B32A32_UINT, &fp);
     vk->texel_ok = (fp.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
+}
+
+/* The choices made from the capabilities, each with its TXLM_* override. */
+static void choose_paths(txlm_vk *vk, const txlm_context_options *opts, const VkPhysicalDeviceMaintenance3Properties *m3)
+{
+    vk->split_bytes = vk->max_storage_range;
+    uint64_t split = vk->env.max_binding_bytes;
+    if (split >= 256 && split < vk->split_bytes) vk->split_bytes = split;
     vk->texel = vk->texel_ok && vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     if (vk->env.texel >= 0) vk->texel = vk->texel_ok && vk->env.texel; /* comparisons on GPUs */
     /* CPU drivers run a workgroup's invocations in turns: big workgroups
      * and tiles staged in workgroup memory only add loads and barriers there */
     vk->gpu_kernels = vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
     if (vk->env.gpu_kernels >= 0) vk->gpu_kernels = vk->env.gpu_kernels; /* comparisons, tests */
-    vk->max_alloc = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : (VkDeviceSize)1 << 30;
+    vk->max_alloc = m3->maxMemoryAllocationSize ? m3->maxMemoryAllocationSize : (VkDeviceSize)1 << 30;
     vk->memory_budget = opts ? opts->memory_budget : 0;
+}
 
-    /* fp_flush.h: the worker threads of a CPU device start in vkCreateDevice */
+/* fp_flush.h: the worker threads of a CPU device start in vkCreateDevice,
+ * with the floating-point environment of the thread that creates it. */
+static int create_device_flushing(txlm_vk *vk, txlm_err *err)
+{
     txlm_fp_env fpenv = {0};
     /* TXLM_KEEP_SUBNORMALS=1 leaves them (comparisons, tests) */
     if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !vk->env.keep_subnormals)
         vk->flush_subnormals = txlm_fp_flush_begin(&fpenv);
-    rc = create_device(vk, err);
+    int rc = create_device(vk, err);
     txlm_fp_flush_end(&fpenv);
-    if (rc) goto fail;
-    return 0;
-fail:
-    txlm_vk_close(vk);
+    return rc;
+}
+
+int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
+{
+    memset(vk, 0, sizeof *vk);
+    txlm_env_read(&vk->env);
+    int validation = (opts && opts->validation) || vk->env.validation;
+    int rc = load_vulkan(err);
+    if (rc) return rc;
+    rc = create_instance(vk, validation, err);
+    if (!rc) rc = pick_device(vk, opts, err);
+    if (!rc) {
+        VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+        read_capabilities(vk, &m3);
+        choose_paths(vk, opts, &m3);
+        rc = create_device_flushing(vk, err);
+    }
+    if (rc) txlm_vk_close(vk);
     return rc;
 }
 

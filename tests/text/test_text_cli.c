@@ -65,8 +65,8 @@ static void test_generate(const char *model)
     free(a), free(b);
 
     /* the other sampling paths run and give the asked number of tokens */
-    const char *k[] = {"-p", "w5", "-n", "10", "--top-k", "5", "--temperature", "0.8", NULL};
-    const char *p[] = {"-p", "w5", "-n", "10", "--top-p", "0.9", NULL};
+    const char *k[] = {"-p", "w5", "-n", "10", "--top-k", "5", "--temperature", "0.8", "--seed", "1", NULL};
+    const char *p[] = {"-p", "w5", "-n", "10", "--top-p", "0.9", "--seed", "2", NULL};
     const char *kp[] = {"-p", "w5", "-n", "10", "--top-k", "50", "--top-p", "0.5", "--seed", "3", NULL};
     const char *const *paths[] = {k, p, kp};
     for (int i = 0; i < 3; i++) {
