@@ -27,9 +27,9 @@ static int settle_rows(txlm_model *m, uint32_t streams, uint32_t max_seg, txlm_s
     if (rows > (1u << 20))
         return txlm_fail(err, TXLM_ERR_LIMIT, "%u streams of %u-token segments: %llu rows exceed 2^20", streams, max_seg,
                          (unsigned long long)rows);
+    txlm_session_options o = txlm_rows_options((uint32_t)rows);
     w->rows_only = 1;
-    return txlm_session_settle(w, m, &(txlm_session_options){.mem_len = 1, .max_segment = (uint32_t)rows, .same_length = -1},
-                               err);
+    return txlm_session_settle(w, m, &o, err);
 }
 
 int txlm_batch_plan_sizes(txlm_model *m, uint32_t streams, const txlm_session_options *opts, txlm_batch_sizes *out,

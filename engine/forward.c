@@ -151,17 +151,27 @@ static void stream_attention(txlm_ops *o, txlm_session *s, uint32_t n, uint32_t 
     }
 }
 
+/* Layer n of a pass: what both of its halves read. */
+typedef struct layer_at {
+    const txlm_pass *p;
+    uint32_t n;
+    const txlm_hparams *h;
+    const txlm_dims *dv;
+    const txlm_layer *L;
+} layer_at;
+
 /* The attention half of layer n: a = post: LN_attn(h + (S·v)·Wo^T),
  * pre: h + (S·v)·Wo^T (file comment). Projections over all the pass's
  * rows; attention per stream, each over its own memory. */
-static void attention(const txlm_pass *p, uint32_t n, txlm_arg h_in, txlm_arg a)
+static void attention(const layer_at *t, txlm_arg h_in, txlm_arg a)
 {
+    const txlm_pass *p = t->p;
     txlm_session *w = p->w;
-    const txlm_hparams *h = &w->m->h;
-    const txlm_dims *dv = &w->m->dev;
-    const txlm_layer *L = &w->m->layers[n];
+    const txlm_hparams *h = t->h;
+    const txlm_dims *dv = t->dv;
+    const txlm_layer *L = t->L;
     txlm_ops *o = &w->ops;
-    uint32_t d = dv->d, hd = h->n_head * dv->dh, rows = p->rows;
+    uint32_t n = t->n, d = dv->d, hd = h->n_head * dv->dh, rows = p->rows;
     int alone = p->st[0].s == w;
     txlm_arg q = rows_of(&w->q, 0, hd), attn = rows_of(&w->attn, 0, hd), c = h_in;
     if (h->pre_lnorm) { /* c = LN_attn(h) */
@@ -194,14 +204,14 @@ static void attention(const txlm_pass *p, uint32_t n, txlm_arg h_in, txlm_arg a)
 
 /* The position-wise feed-forward half: out = post: LN_ff(a + FF(a)),
  * pre: a + FF(LN_ff(a)), FF(x) = relu(x · W1^T + b1) · W2^T + b2. */
-static void feed_forward(const txlm_pass *p, uint32_t n, txlm_arg a, txlm_arg out)
+static void feed_forward(const layer_at *t, txlm_arg a, txlm_arg out)
 {
-    txlm_session *w = p->w;
-    const txlm_hparams *h = &w->m->h;
-    const txlm_dims *dv = &w->m->dev;
-    const txlm_layer *L = &w->m->layers[n];
+    txlm_session *w = t->p->w;
+    const txlm_hparams *h = t->h;
+    const txlm_dims *dv = t->dv;
+    const txlm_layer *L = t->L;
     txlm_ops *o = &w->ops;
-    uint32_t qlen = p->rows;
+    uint32_t qlen = t->p->rows;
     txlm_arg ffh = rows_of(&w->ffh, 0, dv->di), x = a;
     if (h->pre_lnorm) { /* x = LN_ff(a) */
         x = rows_of(&w->ffin, 0, dv->d);
@@ -223,9 +233,11 @@ static void feed_forward(const txlm_pass *p, uint32_t n, txlm_arg a, txlm_arg ou
 
 static void layer(const txlm_pass *p, uint32_t n, txlm_arg h_in, txlm_arg out)
 {
-    txlm_arg a = rows_of(&p->w->a, 0, p->w->m->dev.d);
-    attention(p, n, h_in, a);
-    feed_forward(p, n, a, out);
+    const txlm_model *m = p->w->m;
+    layer_at t = {.p = p, .n = n, .h = &m->h, .dv = &m->dev, .L = &m->layers[n]};
+    txlm_arg a = rows_of(&p->w->a, 0, m->dev.d);
+    attention(&t, h_in, a);
+    feed_forward(&t, a, out);
 }
 
 /* Memory for the next segment: the keys and values of the last mem_len

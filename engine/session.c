@@ -28,13 +28,16 @@ static int open_settled(txlm_session *s, uint32_t streams, txlm_err *err)
     return 0;
 }
 
-int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_session **out, txlm_err *err)
+/* A session settled from opts, with a recorder for `streams` streams. */
+static int open_session(txlm_model *m, const txlm_session_options *opts, int rows_only, uint32_t streams,
+                        txlm_session **out, txlm_err *err)
 {
     *out = NULL;
     txlm_session *s = calloc(1, sizeof *s);
     if (!s) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    s->rows_only = (uint32_t)rows_only;
     int rc = txlm_session_settle(s, m, opts, err);
-    if (!rc) rc = open_settled(s, 1, err);
+    if (!rc) rc = open_settled(s, streams, err);
     if (rc) {
         txlm_session_close(s);
         return rc;
@@ -43,20 +46,15 @@ int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_sess
     return 0;
 }
 
+int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_session **out, txlm_err *err)
+{
+    return open_session(m, opts, 0, 1, out, err);
+}
+
 int txlm_session_open_rows(txlm_model *m, uint32_t rows, uint32_t streams, txlm_session **out, txlm_err *err)
 {
-    *out = NULL;
-    txlm_session *s = calloc(1, sizeof *s);
-    if (!s) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
-    s->rows_only = 1;
-    int rc = txlm_session_settle(s, m, &(txlm_session_options){.mem_len = 1, .max_segment = rows, .same_length = -1}, err);
-    if (!rc) rc = open_settled(s, streams, err);
-    if (rc) {
-        txlm_session_close(s);
-        return rc;
-    }
-    *out = s;
-    return 0;
+    txlm_session_options o = txlm_rows_options(rows);
+    return open_session(m, &o, 1, streams, out, err);
 }
 
 size_t txlm_session_fixed_bufs(txlm_session *s, txlm_buf **out)

@@ -12,6 +12,12 @@ typedef struct txlm_buf_spec {
     int output;         /* the output layer's: a session allocates them when it first computes output itself */
 } txlm_buf_spec;
 
+/* The settings of a batch's shared rows: `rows` of them, no memory. */
+static inline txlm_session_options txlm_rows_options(uint32_t rows)
+{
+    return (txlm_session_options){.mem_len = 1, .max_segment = rows, .same_length = -1};
+}
+
 /* Fills the settings of s (calloc'd or zeroed, s->rows_only set as
  * wanted) from the options and the model; allocates nothing. */
 int txlm_session_settle(txlm_session *s, txlm_model *m, const txlm_session_options *opts, txlm_err *err);

@@ -23,11 +23,30 @@ static void human(char *out, size_t n, uint64_t bytes)
     else snprintf(out, n, "%.1f KiB", (double)bytes / 1024.0);
 }
 
-/* One workload's columns: tokens/s, x batch 1, ms avg / p50 / p90. */
-static void text_cols(const bench_opts *o, unsigned w, double tps, double base, const double *ms)
+/* How one table writes its parts. */
+typedef struct table_fmt {
+    const char *streams, *why;     /* a row's first cell; a size that does not fit */
+    const char *cols;              /* tokens/s, x batch 1, ms avg / p50 / p90 */
+    void (*bytes)(const batch_row *w);
+} table_fmt;
+
+/* The rows of the table: one per batch size. */
+static void print_rows(const bench_opts *o, const batch_result *r, const table_fmt *f)
 {
-    if (!(o->workloads & w)) return;
-    printf(" %11.1f %6.2f %9.2f %8.2f %8.2f", tps, ratio(tps, base), ms[0], ms[1], ms[2]);
+    double be = base_rate(r, 0), bg = base_rate(r, 1);
+    for (uint32_t i = 0; i < r->n; i++) {
+        const batch_row *w = &r->rows[i];
+        printf(f->streams, w->streams);
+        if (!w->fits) {
+            printf(f->why, w->why);
+            continue;
+        }
+        if (o->workloads & W_EVAL)
+            printf(f->cols, w->eval_tps, ratio(w->eval_tps, be), w->eval_ms[0], w->eval_ms[1], w->eval_ms[2]);
+        if (o->workloads & W_GEN)
+            printf(f->cols, w->gen_tps, ratio(w->gen_tps, bg), w->gen_ms[0], w->gen_ms[1], w->gen_ms[2]);
+        f->bytes(w);
+    }
 }
 
 static void text_header(const bench_opts *o, const char *name, unsigned w, const char *step)
@@ -35,56 +54,39 @@ static void text_header(const bench_opts *o, const char *name, unsigned w, const
     if (o->workloads & w) printf(" %11s %6s %9s %8s %8s", name, "x b1", step, "p50", "p90");
 }
 
+static void text_bytes(const batch_row *w)
+{
+    char ring[32], scratch[32], shared[32];
+    human(ring, sizeof ring, w->z.stream_ring_bytes);
+    human(scratch, sizeof scratch, w->z.stream_scratch_bytes);
+    human(shared, sizeof shared, w->z.batch_bytes);
+    printf(" %12s %14s %12s\n", ring, scratch, shared);
+}
+
 static void print_text(const bench_opts *o, const batch_result *r)
 {
-    double be = base_rate(r, 0), bg = base_rate(r, 1);
     printf("%5s", "batch");
     text_header(o, "eval tok/s", W_EVAL, "seg ms");
     text_header(o, "gen tok/s", W_GEN, "step ms");
     printf(" %12s %14s %12s\n", "ring/stream", "scratch/stream", "shared");
-    for (uint32_t i = 0; i < r->n; i++) {
-        const batch_row *w = &r->rows[i];
-        char ring[32], scratch[32], shared[32];
-        human(ring, sizeof ring, w->z.stream_ring_bytes);
-        human(scratch, sizeof scratch, w->z.stream_scratch_bytes);
-        human(shared, sizeof shared, w->z.batch_bytes);
-        printf("%5u", w->streams);
-        if (!w->fits) {
-            printf("  %s\n", w->why);
-            continue;
-        }
-        text_cols(o, W_EVAL, w->eval_tps, be, w->eval_ms);
-        text_cols(o, W_GEN, w->gen_tps, bg, w->gen_ms);
-        printf(" %12s %14s %12s\n", ring, scratch, shared);
-    }
+    print_rows(o, r, &(table_fmt){"%5u", "  %s\n", " %11.1f %6.2f %9.2f %8.2f %8.2f", text_bytes});
 }
 
-static void md_cols(const bench_opts *o, unsigned w, double tps, double base, const double *ms)
+static void md_bytes(const batch_row *w)
 {
-    if (o->workloads & w) printf(" %.1f | %.2f | %.2f | %.2f | %.2f |", tps, ratio(tps, base), ms[0], ms[1], ms[2]);
+    printf(" %llu | %llu | %llu |\n", (unsigned long long)w->z.stream_ring_bytes,
+           (unsigned long long)w->z.stream_scratch_bytes, (unsigned long long)w->z.batch_bytes);
 }
 
 static void print_md(const bench_opts *o, const batch_result *r)
 {
-    double be = base_rate(r, 0), bg = base_rate(r, 1);
     printf("| batch |");
     if (o->workloads & W_EVAL) printf(" eval tokens/s | x batch 1 | segment ms avg | p50 | p90 |");
     if (o->workloads & W_GEN) printf(" gen tokens/s | x batch 1 | step ms avg | p50 | p90 |");
     printf(" ring bytes/stream | scratch bytes/stream | shared bytes |\n|---:|");
     for (int k = 0; k < ((o->workloads & W_EVAL) ? 5 : 0) + ((o->workloads & W_GEN) ? 5 : 0) + 3; k++) printf("---:|");
     printf("\n");
-    for (uint32_t i = 0; i < r->n; i++) {
-        const batch_row *w = &r->rows[i];
-        printf("| %u |", w->streams);
-        if (!w->fits) {
-            printf(" %s |\n", w->why);
-            continue;
-        }
-        md_cols(o, W_EVAL, w->eval_tps, be, w->eval_ms);
-        md_cols(o, W_GEN, w->gen_tps, bg, w->gen_ms);
-        printf(" %llu | %llu | %llu |\n", (unsigned long long)w->z.stream_ring_bytes,
-               (unsigned long long)w->z.stream_scratch_bytes, (unsigned long long)w->z.batch_bytes);
-    }
+    print_rows(o, r, &(table_fmt){"| %u |", " %s |\n", " %.1f | %.2f | %.2f | %.2f | %.2f |", md_bytes});
 }
 
 static void print_csv(const batch_result *r)

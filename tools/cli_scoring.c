@@ -58,7 +58,7 @@ int cli_text_run_parse(cli_text_run *r, int argc, char **argv, const char *cmd, 
     }
     if (r->n_models != models || !r->file)
         return cli_error("%s: %s and FILE are required", cmd, models == 1 ? "-m MODEL" : "two -m MODEL");
-    return 0;
+    return cli_text_run_start(r);
 }
 
 int cli_report_option(int argc, char **argv, int *i, int *json, const char **per_token)

@@ -33,8 +33,9 @@ typedef struct cli_text_run {
  * taken, 1 after printing an error, -1 when it is not one. */
 typedef int (*cli_arg_fn)(void *user, int argc, char **argv, int *i);
 /* All of argv: --help (prints usage, returns -1), the options above and
- * the command's own (own); then exactly `models` -m and a FILE. 0, or 1
- * after printing what is wrong. r is initialised first. */
+ * the command's own (own); then exactly `models` -m and a FILE, and
+ * cli_text_run_start. 0, or 1 after printing what is wrong. r is
+ * initialised first. */
 int cli_text_run_parse(cli_text_run *r, int argc, char **argv, const char *cmd, int models, void (*usage)(void),
                        cli_arg_fn own, void *user);
 /* --json (1 in *json) and --per-token FILE (*per_token), which eval and

@@ -229,7 +229,6 @@ int cmd_compare(int argc, char **argv)
     compare_state c = {0};
     int rc = cli_text_run_parse(&c.run, argc, argv, "compare", 2, usage, own_option, &c);
     if (rc) return rc < 0 ? 0 : rc;
-    if (cli_text_run_start(&c.run)) return 1;
     txlm_context *ctx = NULL;
     rc = open_models(&c, &ctx) || compare_run(&c);
     if (!rc && c.kl.n == 0 && !cli_interrupted) rc = cli_error("%s: fewer than two tokens to compare", c.run.file);

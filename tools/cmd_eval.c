@@ -203,7 +203,6 @@ int cmd_eval(int argc, char **argv)
     eval_state e = {0};
     int rc = cli_text_run_parse(&e.run, argc, argv, "eval", 1, usage, own_option, &e);
     if (rc) return rc < 0 ? 0 : rc;
-    if (cli_text_run_start(&e.run)) return 1;
     double secs = 0;
     rc = e.batch ? run_batched(&e, &secs) : run_streamed(&e, &secs);
     if (!rc && e.nll.n == 0 && !cli_interrupted) rc = cli_error("%s: fewer than two tokens to evaluate", e.run.file);

@@ -239,7 +239,6 @@ int cmd_score(int argc, char **argv)
     score_opts o = {0};
     int rc = cli_text_run_parse(&o.run, argc, argv, "score", 1, usage, own_option, &o);
     if (rc) return rc < 0 ? 0 : rc;
-    if (cli_text_run_start(&o.run)) return 1;
     score_state e = {.o = &o};
     cli_progress pb;
     rc = cli_scorer_open(&e.sc, &o.run);
