@@ -91,6 +91,9 @@ static int check_feed(const txlm_batch *b, const txlm_stream_feed *f, uint32_t i
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: segment of %u tokens: must be 1..%u", i, f->n,
                          s->max_seg < b->max_seg ? s->max_seg : b->max_seg);
     if (f->first_row > f->n) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: first_row %u > n %u", i, f->first_row, f->n);
+    if (s->capture)
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT,
+                         "stream %u: its session captures attention; feed it alone (txlm_session_feed)", i);
     if (f->logprobs && f->targets)
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: logprobs and targets both given (one or the other)", i);
     if (f->targets && !f->target_logprobs)

@@ -10,6 +10,7 @@ struct txlm_batch {
     uint32_t max_streams;
     uint32_t max_seg;   /* longest segment of one stream */
     txlm_session *w;    /* the shared rows: max_streams * max_seg of them, no memory */
+    const uint32_t *names; /* batch_sample.c: the caller's index of each stream of the group drawn */
 };
 
 int txlm_batch_plan_sizes(txlm_model *m, uint32_t streams, const txlm_session_options *opts, txlm_batch_sizes *out,

@@ -91,7 +91,14 @@ static int collect(txlm_batch *b, const txlm_stream_feed *f, uint32_t n, const p
 {
     uint32_t V = b->m->h.n_token;
     int rc = txlm_buf_invalidate(&b->m->ctx->vk, &b->w->out, err);
-    for (uint32_t i = 0; i < n && !rc; i++) {
+    /* a stream's non-finite values fail the call, naming it; the other
+     * streams' outputs are still written (their memory has moved on) */
+    if (rc) return rc;
+    int first = 0;
+    txlm_err later;
+    for (uint32_t i = 0; i < n; i++) {
+        txlm_err *e = first ? &later : err;
+        rc = 0;
         uint32_t lo = r0 > p->out0[i] ? r0 : p->out0[i], hi = p->out0[i] + p->want[i];
         if (hi > r0 + rows) hi = r0 + rows;
         if (lo >= hi) continue;
@@ -100,15 +107,19 @@ static int collect(txlm_batch *b, const txlm_stream_feed *f, uint32_t n, const p
         if (f[i].logprobs) {
             float *dst = f[i].logprobs + (size_t)at * V;
             memcpy(dst, src, (size_t)k * V * sizeof *dst);
-            rc = txlm_session_check_finite(f[i].session, dst, (uint64_t)k * V, pos, k, 0, NULL, err);
+            rc = txlm_session_check_finite(f[i].session, dst, (uint64_t)k * V, pos, k, 0, NULL, e);
         } else if (f[i].targets) {
             for (uint32_t j = 0; j < k; j++) f[i].target_logprobs[at + j] = src[(size_t)j * V + (uint32_t)f[i].targets[at + j]];
-            rc = txlm_session_check_finite(f[i].session, f[i].target_logprobs + at, k, pos, k, 0, f[i].targets + at, err);
+            rc = txlm_session_check_finite(f[i].session, f[i].target_logprobs + at, k, pos, k, 0, f[i].targets + at, e);
         }
         /* memory that produced NaN or infinity would only produce more */
         if (rc == TXLM_ERR_NONFINITE) txlm_forget_memory(f[i].session);
+        if (rc && !first) {
+            txlm_fail_prefix(err, "stream %u: ", i);
+            first = rc;
+        }
     }
-    return rc;
+    return first;
 }
 
 /* The output rows in blocks that fit one binding: the first block rides
@@ -123,28 +134,32 @@ static int submit_and_read_back(txlm_batch *b, const txlm_stream_feed *f, uint32
         for (uint32_t i = 0; i < n; i++) txlm_forget_memory(f[i].session);
         return rc;
     }
-    if (block) rc = collect(b, f, n, p, 0, block, err);
-    for (uint32_t done = block; !rc && done < p->out; done += block) {
+    /* after a stream's non-finite values (its error kept in err) the
+     * other streams' blocks are still read back */
+    int bad = 0;
+    txlm_err later, *e = err;
+    for (uint32_t done = 0; !rc && done < p->out; done += block) {
         uint32_t rows = p->out - done < block ? p->out - done : block;
-        rc = txlm_rec_begin(&w->rec, err);
-        if (!rc) rc = record_out(b, p, done, rows, err);
-        if (!rc) rc = txlm_session_submit(w, err);
-        if (!rc) rc = collect(b, f, n, p, done, rows, err);
+        if (done) rc = txlm_rec_begin(&w->rec, e);
+        if (done && !rc) rc = record_out(b, p, done, rows, e);
+        if (done && !rc) rc = txlm_session_submit(w, e);
+        if (!rc) rc = collect(b, f, n, p, done, rows, e);
+        if (rc == TXLM_ERR_NONFINITE) bad = bad ? bad : rc, rc = 0, e = &later;
     }
-    return rc;
+    if (rc && bad) *err = later; /* the device failed after all: that is the error */
+    return rc ? rc : bad;
 }
 
 int txlm_batch_forward(txlm_batch *b, const txlm_stream_feed *f, uint32_t n, txlm_err *err)
 {
-    if (n == 1) { /* the single-session pass itself, kept recordings and all */
+    /* one stream: the lone pass itself (kept recordings and all), unless
+     * it would allocate the session's own output buffers, which a session
+     * fed through batches does not hold (the batch's rows give the same bits) */
+    if (n == 1 && (f->session->out.buf || !(f->logprobs || f->targets))) {
         txlm_out_req req = {.first_row = f->first_row, .logprobs = f->logprobs, .targets = f->targets,
                             .target_lp = f->target_logprobs};
         return txlm_forward(f->session, f->tokens, f->n, &req, err);
     }
-    for (uint32_t i = 0; i < n; i++)
-        if (f[i].session->capture)
-            return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT,
-                             "stream %u: its session captures attention; feed it alone (txlm_session_feed)", i);
     plan p;
     int rc = make_plan(f, n, &p, err);
     if (rc) return rc;

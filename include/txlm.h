@@ -419,8 +419,8 @@ TXLM_API txlm_status txlm_session_score_long(txlm_session *s, const int32_t *tok
  * (ragged lengths are fine), sampler and last output row, so it can go on
  * alone or in another batch. Results per stream equal feeding each session
  * alone to within 1e-5: a product over more rows may use another kernel,
- * which adds in another order (docs/batching.md); a batch of one is the
- * single-session pass itself, to the bit. A batch is used by one thread
+ * which adds in another order (docs/batching.md); a batch of one gives
+ * the single-session results to the bit. A batch is used by one thread
  * at a time; its sessions may not be in another call meanwhile. */
 typedef struct txlm_batch txlm_batch;
 
@@ -462,13 +462,18 @@ typedef struct txlm_stream_feed {
 } txlm_stream_feed;
 
 /* Feeds feeds[0..n) (1..max_streams of them, each a different session of
- * the batch's model) in one pass. On failure no session's memory moved,
- * unless the device failed midway: then every session's memory is
- * forgotten (as txlm_session_reset). */
+ * the batch's model) in one pass. Arguments are checked first: a refused
+ * call changes no session. If the device fails midway every session's
+ * memory is forgotten (as txlm_session_reset). If a stream's output is
+ * NaN or infinite, the call fails with TXLM_ERR_NONFINITE naming the
+ * first such stream ("stream i: ..."): that stream's memory is forgotten
+ * (as alone), the others' memory moved on and their outputs are written. */
 TXLM_API txlm_status txlm_batch_feed(txlm_batch *b, const txlm_stream_feed *feeds, uint32_t n);
 /* Draws the next token of each of sessions[0..n) as txlm_session_sample_penalized
  * does, each with its own sampler, the output layer run once for all of
- * them. penalties is NULL or n entries (each may be NULL). Tokens are not fed. */
+ * them. penalties is NULL or n entries (each may be NULL). Tokens are not
+ * fed. A stream whose distribution is not finite gets token -1 and the
+ * call fails naming the first such stream; the others are drawn. */
 TXLM_API txlm_status txlm_batch_sample(txlm_batch *b, txlm_session *const *sessions, uint32_t n,
                                        const txlm_sampling *opts, const txlm_repeat_penalty *const *penalties,
                                        int32_t *tokens);

@@ -148,8 +148,11 @@ static int run_streams(const gen_args *a, const char *prompt, gen_run *r, size_t
     txlm_model_params p;
     txlm_model_get_params(r->m, &p);
     txlm_session_options so = a->so;
-    so.max_segment = p.tgt_len ? p.tgt_len : 128;
     if (prompt_ids(a, prompt, r, p.eos_id)) return 1;
+    /* the prompt goes in segments of tgt_len, every later step is one token:
+     * a shorter prompt needs no longer rows (the batch holds streams x max_segment) */
+    uint32_t tgt = p.tgt_len ? p.tgt_len : 128;
+    so.max_segment = r->n_ids < tgt ? (uint32_t)(r->n_ids ? r->n_ids : 1) : tgt;
     gen_batch_job j = {.m = r->m, .g = &a->g, .so = &so, .prompt = prompt, .ids = r->ids, .n_ids = r->n_ids,
                        .display_prompt = !a->no_display, .streams = a->streams, .seed = gen_seed(&a->g)};
     gen_batch_times t;

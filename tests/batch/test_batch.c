@@ -4,7 +4,8 @@
  *   at different memory fills (one full and wrapping its ring, one empty
  *   that joins late and is reset midway), asking for all rows, later rows
  *   only, targets, or nothing: every log-probability within 1e-5 of the
- *   lone session's, and a batch of one stream identical to the bit;
+ *   lone session's, and a batch of one stream identical to the bit
+ *   (allocating nothing for the session);
  *   sampling each stream's next token in one call equals sampling each
  *   session alone with the same seed (exact tree, tempered top-k, penalty);
  *   refusals: the same session twice, another model's session, too many
@@ -238,8 +239,12 @@ int main(int argc, char **argv)
     for (uint32_t j = 0; j < SEG; j++) tok[j] = (int32_t)(lcg(&rng) % V);
     float *a = malloc((size_t)SEG * V * 4), *r = malloc((size_t)SEG * V * 4);
     txlm_stream_feed one = {.session = bs[0], .tokens = tok, .n = SEG, .logprobs = a};
+    txlm_memory_use before, after;
+    TCHECK(txlm_session_memory(bs[0], &before) == TXLM_OK);
     TCHECK(txlm_batch_feed(b, &one, 1) == TXLM_OK && txlm_session_feed(ref[0], tok, SEG, r) == TXLM_OK);
     TCHECK(memcmp(a, r, (size_t)SEG * V * 4) == 0);
+    /* and, fed only through batches, the session holds no output buffers of its own */
+    TCHECK(txlm_session_memory(bs[0], &after) == TXLM_OK && after.device_bytes == before.device_bytes);
     free(a), free(r);
     check_refusals(b, bs, other);
     check_busy(b, bs);

@@ -286,6 +286,44 @@ static void nan_in_tail(txlm_context *ctx, const char *path)
     txlm_model_free(m);
 }
 
+/* The same model in a batch of three: only stream 1's targets fall in the
+ * NaN cluster. The call fails naming stream 1; streams 0 and 2 get their
+ * log-probabilities and keep their memory, stream 1's is forgotten. A
+ * greedy batch draw needs every row's whole distribution, NaN in that
+ * cluster for all: it fails naming the first stream, no token drawn. */
+static void nan_in_batch(txlm_context *ctx, const char *path)
+{
+    txlm_model *m;
+    txlm_session *s[3];
+    if (open_model(ctx, path, &m, &s[0])) return;
+    txlm_batch *b = NULL;
+    int ok = !txlm_session_create(m, NULL, &s[1]) && !txlm_session_create(m, NULL, &s[2]) &&
+             !txlm_batch_create(m, 3, NULL, &b);
+    CHECK(ok, "batch: %s", txlm_last_error());
+    if (!ok) return;
+    int32_t toks[5] = {2, 3, 4, 5, 6}, bad[4] = {3, 612, 4, 5};
+    float lp[3][4] = {{0}};
+    txlm_stream_feed f[3];
+    for (int i = 0; i < 3; i++)
+        f[i] = (txlm_stream_feed){.session = s[i], .tokens = toks, .n = 4, .targets = i == 1 ? bad : toks + 1,
+                                  .target_logprobs = lp[i]};
+    txlm_status st = txlm_batch_feed(b, f, 3);
+    CHECK_STATUS(st, TXLM_ERR_NONFINITE, "stream 1: segment 0, position 1: the log-probability of token 612 is nan");
+    CHECK(txlm_session_memory_len(s[0]) == 4 && txlm_session_memory_len(s[1]) == 0 && txlm_session_memory_len(s[2]) == 4,
+          "memory after the failed batch: %u %u %u", txlm_session_memory_len(s[0]), txlm_session_memory_len(s[1]),
+          txlm_session_memory_len(s[2]));
+    CHECK(isfinite(lp[2][3]) && lp[2][3] < 0 && isfinite(lp[0][0]), "the other streams' log-probabilities");
+    txlm_sampling greedy = {0.0f, 0, 0};
+    int32_t t[3] = {-2, -2, -2};
+    CHECK(txlm_session_feed(s[1], toks, 4, NULL) == TXLM_OK, "feed: %s", txlm_last_error());
+    st = txlm_batch_sample(b, s, 3, &greedy, NULL, t);
+    CHECK_STATUS(st, TXLM_ERR_NONFINITE, "stream 0: segment 0, position 3: the log-probability of token 500 is nan");
+    CHECK(t[0] == -1 && t[1] == -1 && t[2] == -1, "tokens %d %d %d", t[0], t[1], t[2]);
+    txlm_batch_free(b);
+    for (int i = 0; i < 3; i++) txlm_session_free(s[i]);
+    txlm_model_free(m);
+}
+
 /* Each command costs a device start-up (seconds on lavapipe): one case each;
  * the API cases above cover the sampling settings. */
 static void commands(const char *nan_model, const char *tail)
@@ -339,6 +377,7 @@ int main(int argc, char **argv)
     }
     nan_everywhere(ctx, nan_model);
     nan_in_tail(ctx, tail);
+    nan_in_batch(ctx, tail);
     CHECK(txlm_context_validation_messages(ctx) == 0, "validation messages");
     txlm_context_destroy(ctx);
     commands(nan_model, tail);
