@@ -17,6 +17,17 @@ static double base_rate(const batch_result *r, int gen)
 
 static double ratio(double rate, double base) { return base > 0 ? rate / base : 0; }
 
+/* The ratio to batch 1 as printed in a table: "-" without a batch-1 row. */
+typedef struct ratio_text {
+    char s[16];
+} ratio_text;
+static ratio_text x_b1(double rate, double base)
+{
+    ratio_text t = {"-"};
+    if (base > 0) snprintf(t.s, sizeof t.s, "%.2f", rate / base);
+    return t;
+}
+
 static void human(char *out, size_t n, uint64_t bytes)
 {
     if (bytes >= 1048576) snprintf(out, n, "%.1f MiB", (double)bytes / 1048576.0);
@@ -41,10 +52,8 @@ static void print_rows(const bench_opts *o, const batch_result *r, const table_f
             printf(f->why, w->why);
             continue;
         }
-        if (o->workloads & W_EVAL)
-            printf(f->cols, w->eval_tps, ratio(w->eval_tps, be), w->eval_ms[0], w->eval_ms[1], w->eval_ms[2]);
-        if (o->workloads & W_GEN)
-            printf(f->cols, w->gen_tps, ratio(w->gen_tps, bg), w->gen_ms[0], w->gen_ms[1], w->gen_ms[2]);
+        if (o->workloads & W_EVAL) printf(f->cols, w->eval_tps, x_b1(w->eval_tps, be).s, w->eval_ms[0], w->eval_ms[1], w->eval_ms[2]);
+        if (o->workloads & W_GEN) printf(f->cols, w->gen_tps, x_b1(w->gen_tps, bg).s, w->gen_ms[0], w->gen_ms[1], w->gen_ms[2]);
         f->bytes(w);
     }
 }
@@ -69,7 +78,7 @@ static void print_text(const bench_opts *o, const batch_result *r)
     text_header(o, "eval tok/s", W_EVAL, "seg ms");
     text_header(o, "gen tok/s", W_GEN, "step ms");
     printf(" %12s %14s %12s\n", "ring/stream", "scratch/stream", "shared");
-    print_rows(o, r, &(table_fmt){"%5u", "  %s\n", " %11.1f %6.2f %9.2f %8.2f %8.2f", text_bytes});
+    print_rows(o, r, &(table_fmt){"%5u", "  %s\n", " %11.1f %6s %9.2f %8.2f %8.2f", text_bytes});
 }
 
 static void md_bytes(const batch_row *w)
@@ -86,7 +95,7 @@ static void print_md(const bench_opts *o, const batch_result *r)
     printf(" ring bytes/stream | scratch bytes/stream | shared bytes |\n|---:|");
     for (int k = 0; k < ((o->workloads & W_EVAL) ? 5 : 0) + ((o->workloads & W_GEN) ? 5 : 0) + 3; k++) printf("---:|");
     printf("\n");
-    print_rows(o, r, &(table_fmt){"| %u |", " %s |\n", " %.1f | %.2f | %.2f | %.2f | %.2f |", md_bytes});
+    print_rows(o, r, &(table_fmt){"| %u |", " %s |\n", " %.1f | %s | %.2f | %.2f | %.2f |", md_bytes});
 }
 
 static void print_csv(const batch_result *r)
@@ -115,20 +124,32 @@ static void json_str(const char *s)
     putchar('"');
 }
 
-static void json_row(const batch_row *w, double be, double bg, int last)
+/* One workload's figures, null where not measured (or, for the ratio, with no batch-1 row). */
+static void json_workload(const char *name, const char *step, int measured, double tps, double base, const double *ms)
+{
+    if (!measured) {
+        printf(", \"%s_tokens_per_s\": null, \"%s_x_batch1\": null, \"%s_%s_ms\": null", name, name, name, step);
+        return;
+    }
+    printf(", \"%s_tokens_per_s\": %.6g, \"%s_x_batch1\": ", name, tps, name);
+    if (base > 0) printf("%.6g", tps / base);
+    else printf("null");
+    printf(", \"%s_%s_ms\": [%.6g, %.6g, %.6g]", name, step, ms[0], ms[1], ms[2]);
+}
+
+static void json_row(const bench_opts *o, const batch_row *w, double be, double bg, int last)
 {
     printf("    {\"batch\": %u, \"fits\": %s, \"stream_ring_bytes\": %llu, \"stream_scratch_bytes\": %llu, "
            "\"batch_bytes\": %llu, \"total_bytes\": %llu, \"available_bytes\": %llu",
            w->streams, w->fits ? "true" : "false", (unsigned long long)w->z.stream_ring_bytes,
            (unsigned long long)w->z.stream_scratch_bytes, (unsigned long long)w->z.batch_bytes,
            (unsigned long long)w->z.total_bytes, (unsigned long long)w->z.available_bytes);
-    if (w->fits)
-        printf(", \"eval_tokens_per_s\": %.6g, \"eval_x_batch1\": %.6g, \"eval_segment_ms\": [%.6g, %.6g, %.6g], "
-               "\"gen_tokens_per_s\": %.6g, \"gen_x_batch1\": %.6g, \"gen_step_ms\": [%.6g, %.6g, %.6g]",
-               w->eval_tps, ratio(w->eval_tps, be), w->eval_ms[0], w->eval_ms[1], w->eval_ms[2], w->gen_tps,
-               ratio(w->gen_tps, bg), w->gen_ms[0], w->gen_ms[1], w->gen_ms[2]);
-    else
+    if (w->fits) {
+        json_workload("eval", "segment", (o->workloads & W_EVAL) != 0, w->eval_tps, be, w->eval_ms);
+        json_workload("gen", "step", (o->workloads & W_GEN) != 0, w->gen_tps, bg, w->gen_ms);
+    } else {
         printf(", \"why\": "), json_str(w->why);
+    }
     printf("}%s\n", last ? "" : ",");
 }
 
@@ -140,7 +161,7 @@ static void print_json(const bench_opts *o, const txlm_device_info *dev, const b
            "  \"reps\": %u,\n  \"latency_stats\": [\"mean\", \"p50\", \"p90\"],\n  \"batches\": [\n",
            dev->name, o->mem_len, o->tgt_len, o->tokens, o->gen_tokens, o->reps);
     double be = base_rate(r, 0), bg = base_rate(r, 1);
-    for (uint32_t i = 0; i < r->n; i++) json_row(&r->rows[i], be, bg, i + 1 == r->n);
+    for (uint32_t i = 0; i < r->n; i++) json_row(o, &r->rows[i], be, bg, i + 1 == r->n);
     printf("  ]\n}\n");
 }
 

@@ -18,8 +18,8 @@ void cli_groups_free(int32_t **lists, uint32_t *lens, uint32_t n)
 static int parse_group(const char *p, size_t len, const char *what, uint32_t k, int32_t **list, uint32_t *n)
 {
     char name[96];
-    snprintf(name, sizeof name, "%s (stream %u)", what, k + 1);
-    if (len == 0) return cli_error("%s: stream %u is empty", what, k + 1);
+    snprintf(name, sizeof name, "%s (stream %u)", what, k);
+    if (len == 0) return cli_error("%s: stream %u is empty", what, k);
     char *g = malloc(len + 1);
     if (!g) return cli_error("out of memory");
     memcpy(g, p, len);

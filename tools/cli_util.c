@@ -37,7 +37,7 @@ int cli_parse_list(const char *s, int32_t **out, uint32_t *n, const char *what)
         char *end;
         errno = 0;
         long x = strtol(p, &end, 10);
-        if (end == p || errno || x < 0 || x > INT32_MAX || (*end && *end != ',')) {
+        if (end == p || errno || x < 0 || x > INT32_MAX || (*end && *end != ',') || (*end && !end[1])) {
             free(v);
             return cli_error("%s: bad number at \"%.20s\" (expected comma-separated non-negative integers)", what, p);
         }

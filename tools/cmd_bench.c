@@ -20,7 +20,7 @@ static void usage(void)
 {
     printf("usage: txlm bench -m MODEL [--mem-len M] [--tgt-len L] [--tokens N] [--gen-tokens G] [-r R]\n"
            "                  [-o text|md|csv|json] [--workloads load,eval,gen,vanilla] [--attn-lens 128,320,640,1600]\n"
-           "                  [--vanilla-tokens V] [--ids FILE] [--seed S] [--no-verify]\n\n"
+           "                  [--vanilla-tokens V] [--ids FILE] [--seed S] [--no-verify] [--batch 1,2,4,... [--memory-budget MIB]]\n\n"
            "Times, on the device txlm uses (-r R repetitions, also --reps R, default 3: the median and the mean\n"
            "+/- standard deviation of each; -o picks a table (text, default), a Markdown table (md), CSV rows\n"
            "(csv) or JSON (json, also --json)):\n"
@@ -245,6 +245,9 @@ static int parse_batches(const char *v, bench_opts *o, int workloads_given)
     for (uint32_t i = 0; i < o->n_batches; i++)
         if (o->batches[i] == 0 || (uint32_t)o->batches[i] > CLI_MAX_STREAMS)
             return cli_error("--batch: %d streams, give 1..%u", o->batches[i], CLI_MAX_STREAMS);
+    for (uint32_t i = 0; i < o->n_batches; i++) /* a second row of one size would be timed against itself */
+        for (uint32_t j = 0; j < i; j++)
+            if (o->batches[i] == o->batches[j]) return cli_error("--batch: %d given twice", o->batches[i]);
     if (!workloads_given) o->workloads = W_EVAL | W_GEN;
     if (o->workloads & (W_LOAD | W_VANILLA)) return cli_error("--batch times eval and gen: leave load and vanilla out of --workloads");
     return 0;

@@ -19,7 +19,7 @@
 static void usage(void)
 {
     printf("usage: txlm eval -m MODEL (FILE | -f FILE | -) [--tgt-len L] [--mem-len M] [--clamp-len C] [--same-length 0|1]\n"
-           "                 [--zero-memory 0|1] [--json] [--per-token OUT.f32] [--progress] [--no-verify]\n\n"
+           "                 [--zero-memory 0|1] [--json] [--per-token OUT.f32] [--progress] [--no-verify] [--batch N]\n\n"
            "Scores every token of FILE given the ones before it: segments of L tokens (default: the model's\n"
            "tgt_len), memory of M (default: the model's mem_len). Prints perplexity (word models) or bits per\n"
            "character (character models) with its standard error (PPL = x +/- y: the mean NLL's standard\n"

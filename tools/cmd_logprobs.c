@@ -9,7 +9,7 @@
 
 static void usage(void)
 {
-    printf("usage: txlm logprobs -m MODEL (--tokens 3,17,5,... | -f FILE) [--segments 8,8,...] -o OUT.f32\n"
+    printf("usage: txlm logprobs -m MODEL (--tokens 3,17,5,...[;4,9,...] | -f FILE) [--segments 8,8,...[;...]] -o OUT.f32\n"
            "                     [--mem-len M] [--clamp-len C] [--same-length 0|1] [--zero-memory 0|1] [--no-verify]\n\n"
            "-f FILE (also --file, --text) tokenizes FILE with the model's tokenizer (its ids are then the tokens).\n"
            "Feeds the tokens through ONE session in segments of the given lengths (default: the model's\n"
@@ -36,7 +36,7 @@ static int check_segments(const int32_t *segs, uint32_t n_segs, uint32_t k, uint
     }
     if (sum == n_tokens) return 0;
     if (n_streams == 1) return cli_error("--segments add up to %llu but %u tokens were given", (unsigned long long)sum, n_tokens);
-    return cli_error("--segments add up to %llu but stream %u has %u tokens", (unsigned long long)sum, k + 1, n_tokens);
+    return cli_error("--segments add up to %llu but stream %u has %u tokens", (unsigned long long)sum, k, n_tokens);
 }
 
 /* The tokens through one session in segments (segs, or seg_len each), their log-probabilities into lp. */
@@ -117,7 +117,7 @@ static int check_ids(const lp_streams *x, uint32_t n_token)
         for (uint32_t i = 0; i < x->lens[k]; i++)
             if ((uint32_t)x->tokens[k][i] >= n_token) {
                 if (x->n == 1) return cli_error("--tokens: id %d at %u is outside the vocabulary [0, %u)", x->tokens[k][i], i, n_token);
-                return cli_error("--tokens: id %d at %u of stream %u is outside the vocabulary [0, %u)", x->tokens[k][i], i, k + 1,
+                return cli_error("--tokens: id %d at %u of stream %u is outside the vocabulary [0, %u)", x->tokens[k][i], i, k,
                                  n_token);
             }
     return 0;

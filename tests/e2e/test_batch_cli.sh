@@ -143,6 +143,17 @@ PY
 "$txlm" bench -m m.txlm --batch 1,2 --tokens 8 --gen-tokens 2 --reps 1 --tgt-len 8 --mem-len 16 > bench.txt || fail "bench --batch text"
 grep -Eq '^batch +eval tok/s +x b1 +seg ms +p50 +p90 +gen tok/s +x b1 +step ms +p50 +p90 +ring/stream +scratch/stream +shared$' bench.txt &&
     grep -Eq '^ +1 +[0-9.]+ +1\.00 ' bench.txt && grep -Eq '^ +2 +[0-9.]+ +[0-9.]+ ' bench.txt || fail "bench --batch table: $(cat bench.txt)"
+# without a batch-1 row there is no ratio ("-", JSON null); a workload left out is null
+"$txlm" bench -m m.txlm --batch 2 --workloads gen --tokens 8 --gen-tokens 2 --reps 1 --tgt-len 8 --mem-len 16 --json > b2.json &&
+    "$txlm" bench -m m.txlm --batch 2 --workloads gen --tokens 8 --gen-tokens 2 --reps 1 --tgt-len 8 --mem-len 16 > b2.txt ||
+    fail "bench --batch 2"
+python3 - b2.json <<'PY' || fail "bench --batch 2 JSON: $(cat b2.json)"
+import json, sys
+row = json.load(open(sys.argv[1]))["batches"][0]
+assert row["eval_tokens_per_s"] is None and row["eval_x_batch1"] is None and row["eval_segment_ms"] is None, row
+assert row["gen_tokens_per_s"] > 0 and row["gen_x_batch1"] is None and len(row["gen_step_ms"]) == 3, row
+PY
+grep -Eq '^ +2 +[0-9.]+ +- ' b2.txt || fail "bench --batch 2 text: $(cat b2.txt)"
 echo "ok: bench --batch"
 
 # ---- refused: one line, status 1 -----------------------------------------
@@ -155,15 +166,17 @@ expect() {
         fail "$* -> status $got, stderr: $(cat err.txt) (want \"$text\")"
     fi
 }
-expect 'stream 2 is empty' "$txlm" logprobs -m m.txlm --tokens "3,4;;5" -o x.f32
-expect 'stream 1 is empty' "$txlm" logprobs -m m.txlm --tokens ";5" -o x.f32
+expect 'stream 1 is empty' "$txlm" logprobs -m m.txlm --tokens "3,4;;5" -o x.f32
+expect 'stream 0 is empty' "$txlm" logprobs -m m.txlm --tokens ";5" -o x.f32
 expect 'bad number' "$txlm" logprobs -m m.txlm --tokens "3,4;5,x" -o x.f32
-expect 'of stream 2 is outside the vocabulary' "$txlm" logprobs -m m.txlm --tokens "3,4;5,1000" -o x.f32
+expect 'of stream 1 is outside the vocabulary' "$txlm" logprobs -m m.txlm --tokens "3,4;5,1000" -o x.f32
 expect '3 lists for 2 streams' "$txlm" logprobs -m m.txlm --tokens "3,4;5" --segments "1,1;1;1" -o x.f32
 expect 'one per stream' "$txlm" logprobs -m m.txlm --tokens "3,4;5;6" --segments "1,1;1" -o x.f32
-expect 'but stream 2 has 1 tokens' "$txlm" logprobs -m m.txlm --tokens "3,4;5" --segments "1,1" -o x.f32
+expect 'but stream 1 has 1 tokens' "$txlm" logprobs -m m.txlm --tokens "3,4;5" --segments "1,1" -o x.f32
 expect 'at most 4096' "$txlm" logprobs -m m.txlm --tokens "$(python3 -c 'print(";".join(["3"] * 4097))')" -o x.f32
 expect '--batch: 0 streams' "$txlm" eval -m m.txlm text.txt --batch 0
+expect '--batch: 2 given twice' "$txlm" bench -m m.txlm --batch 1,2,2
+expect 'bad number' "$txlm" bench -m m.txlm --batch 1,2,
 expect 'each part needs at least two tokens' "$txlm" eval -m m.txlm text.txt --batch 4000
 expect '--streams: 0 streams' "$txlm" generate -m m.txlm -p w5 --streams 0
 expect '--streams: 5000 streams' "$txlm" generate -m m.txlm -p w5 --streams 5000
