@@ -245,6 +245,15 @@ int main(int argc, char **argv)
     TCHECK(memcmp(a, r, (size_t)SEG * V * 4) == 0);
     /* and, fed only through batches, the session holds no output buffers of its own */
     TCHECK(txlm_session_memory(bs[0], &after) == TXLM_OK && after.device_bytes == before.device_bytes);
+    /* one stream's draw through the batch's rows: the lone session's token, nothing allocated */
+    for (uint32_t r0 = 0; r0 < 3; r0++) {
+        int32_t got = -1, alone = -2;
+        txlm_sampling how = {.temperature = r0 == 2 ? 0.7f : 1.0f, .top_k = r0 == 2 ? 20 : 0};
+        txlm_session_set_seed(bs[0], 40 + r0), txlm_session_set_seed(ref[0], 40 + r0);
+        TCHECK(txlm_batch_sample(b, bs, 1, &how, NULL, &got) == TXLM_OK);
+        TCHECK(txlm_session_sample(ref[0], &how, &alone) == TXLM_OK && got == alone);
+    }
+    TCHECK(txlm_session_memory(bs[0], &after) == TXLM_OK && after.device_bytes == before.device_bytes);
     free(a), free(r);
     check_refusals(b, bs, other);
     check_busy(b, bs);
