@@ -268,12 +268,7 @@ static int check_fits(txlm_model *m, const txlm_file *f, txlm_err *err)
         }
         need += (bytes + 15) & ~(uint64_t)15;
     }
-    uint64_t local = 0, any = 0;
-    for (uint32_t i = 0; i < vk->mem_props.memoryHeapCount; i++) {
-        any += vk->mem_props.memoryHeaps[i].size;
-        if (vk->mem_props.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) local += vk->mem_props.memoryHeaps[i].size;
-    }
-    uint64_t heaps = local ? local : any;
+    uint64_t heaps = txlm_vk_heap_bytes(vk);
     if (need > heaps)
         return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "the weights need %llu bytes of device memory; the device's heaps hold %llu",
                          (unsigned long long)need, (unsigned long long)heaps);

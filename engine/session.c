@@ -59,10 +59,10 @@ int txlm_session_open_rows(txlm_model *m, uint32_t rows, uint32_t streams, txlm_
 
 size_t txlm_session_fixed_bufs(txlm_session *s, txlm_buf **out)
 {
-    txlm_buf *bufs[TXLM_SESSION_FIXED_BUFS] = {&s->ids, &s->replay.step_host, &s->replay.step, &s->targets, &s->rowmap, &s->kv_seg, &s->sync, &s->hidden[0], &s->hidden[1], &s->z, &s->xn, &s->q, &s->scores, &s->attn, &s->a, &s->ffin,
-                        &s->ffh, &s->emb_tmp, &s->zsel, &s->zp, &s->head, &s->head_lp, &s->tail, &s->out};
-    memcpy(out, bufs, sizeof bufs);
-    return TXLM_SESSION_FIXED_BUFS;
+    txlm_buf_spec t[TXLM_SESSION_FIXED_BUFS];
+    size_t n = txlm_session_bufs(s, t);
+    for (size_t i = 0; i < n; i++) out[i] = t[i].buf;
+    return n;
 }
 
 void txlm_session_close(txlm_session *s)

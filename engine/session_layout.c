@@ -9,6 +9,16 @@
 
 #include "inv_freq.h"
 
+static void widest_cluster(const txlm_hparams *h, uint32_t *max_dim, uint32_t *max_cluster)
+{
+    *max_dim = *max_cluster = 0;
+    for (uint32_t c = 0; c < txlm_n_clusters(h); c++) {
+        uint32_t dim = txlm_cluster_dim(h, c), n = txlm_cluster_end(h, c) - txlm_cluster_begin(h, c);
+        if (dim > *max_dim) *max_dim = dim;
+        if (n > *max_cluster) *max_cluster = n;
+    }
+}
+
 int txlm_session_settle(txlm_session *s, txlm_model *m, const txlm_session_options *opts, txlm_err *err)
 {
     const txlm_hparams *h = &m->h;
@@ -25,11 +35,8 @@ int txlm_session_settle(txlm_session *s, txlm_model *m, const txlm_session_optio
     s->kv_rows = s->mem_len + s->max_seg;
 
     /* Output rows per block: everything of the adaptive softmax must fit one binding. */
-    uint32_t max_cluster = 0;
-    for (uint32_t c = 0; c < txlm_n_clusters(h); c++) {
-        uint32_t n = txlm_cluster_end(h, c) - txlm_cluster_begin(h, c);
-        if (n > max_cluster) max_cluster = n;
-    }
+    uint32_t max_dim, max_cluster;
+    widest_cluster(h, &max_dim, &max_cluster);
     uint64_t widest = h->n_token > txlm_logit_ld(max_cluster) ? h->n_token : txlm_logit_ld(max_cluster);
     uint64_t fit = m->ctx->vk.split_bytes / (widest * 4);
     s->out_rows = (uint32_t)(fit < s->max_seg ? fit : s->max_seg);
@@ -37,16 +44,6 @@ int txlm_session_settle(txlm_session *s, txlm_model *m, const txlm_session_optio
         return txlm_fail(err, TXLM_ERR_LIMIT, "one row of %llu log-probabilities exceeds the device's binding range",
                          (unsigned long long)widest);
     return 0;
-}
-
-static void widest_cluster(const txlm_hparams *h, uint32_t *max_dim, uint32_t *max_cluster)
-{
-    *max_dim = *max_cluster = 0;
-    for (uint32_t c = 0; c < txlm_n_clusters(h); c++) {
-        uint32_t dim = txlm_cluster_dim(h, c), n = txlm_cluster_end(h, c) - txlm_cluster_begin(h, c);
-        if (dim > *max_dim) *max_dim = dim;
-        if (n > *max_cluster) *max_cluster = n;
-    }
 }
 
 size_t txlm_session_bufs(txlm_session *s, txlm_buf_spec *out)

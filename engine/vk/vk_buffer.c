@@ -43,6 +43,16 @@ static int reserve(txlm_vk *vk, VkDeviceSize n, txlm_err *err)
 
 static void release(txlm_vk *vk, VkDeviceSize n) { __atomic_fetch_sub(&vk->memory_used, n, __ATOMIC_RELAXED); }
 
+uint64_t txlm_vk_heap_bytes(const txlm_vk *vk)
+{
+    uint64_t local = 0, any = 0;
+    for (uint32_t i = 0; i < vk->mem_props.memoryHeapCount; i++) {
+        any += vk->mem_props.memoryHeaps[i].size;
+        if (vk->mem_props.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) local += vk->mem_props.memoryHeaps[i].size;
+    }
+    return local ? local : any;
+}
+
 /* On a CPU device (lavapipe) device memory is host memory, mapped before
  * anything touches it: asking for transparent huge pages there makes the
  * first touch of a model's weights fault 2 MiB at a time instead of 4 KiB

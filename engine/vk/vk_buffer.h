@@ -21,6 +21,9 @@ typedef struct txlm_buf {
 } txlm_buf;
 
 int txlm_buf_create(txlm_vk *vk, VkDeviceSize size, txlm_buf_kind kind, txlm_buf *out, txlm_err *err);
+/* Bytes of the device's heaps: the device-local ones where there are any
+ * (a GPU's own memory), else all of them (a CPU device's). */
+uint64_t txlm_vk_heap_bytes(const txlm_vk *vk);
 void txlm_buf_destroy(txlm_vk *vk, txlm_buf *b);
 /* Copies host bytes into the buffer: memcpy when mapped, otherwise
  * through a staging buffer and a one-off transfer. */
