@@ -38,11 +38,12 @@ txlm_status txlm_batch_feed(txlm_batch *b, const txlm_stream_feed *feeds, uint32
 {
     if (!b || (!feeds && n)) return txlm_api_bad_arg("txlm_batch_feed: NULL argument");
     txlm_err e = {0};
-    if (txlm_batch_check(b, feeds, n, &e)) return txlm_api_fail(&e);
-    txlm_session **s = malloc(n * sizeof *s);
+    uint32_t k = n <= b->max_streams ? n : 0; /* more streams are refused below, before they are read */
+    txlm_session **s = malloc((k ? k : 1) * sizeof *s);
     if (!s) return txlm_api_fail(&(txlm_err){TXLM_ERR_OUT_OF_MEMORY, "out of host memory"});
-    for (uint32_t i = 0; i < n; i++) s[i] = feeds[i].session;
-    int rc = txlm_sessions_claim(s, n, &e);
+    for (uint32_t i = 0; i < k; i++) s[i] = feeds[i].session;
+    int rc = txlm_batch_check_sessions(b, s, n, &e) || txlm_batch_check(b, feeds, n, &e) ? e.code : 0;
+    if (!rc) rc = txlm_sessions_claim(s, n, &e);
     if (!rc) {
         rc = txlm_batch_forward(b, feeds, n, &e);
         txlm_sessions_release(s, n);
@@ -55,16 +56,10 @@ txlm_status txlm_batch_sample(txlm_batch *b, txlm_session *const *sessions, uint
                               const txlm_repeat_penalty *const *penalties, int32_t *tokens)
 {
     if (!b || !sessions || !tokens) return txlm_api_bad_arg("txlm_batch_sample: NULL argument");
-    if (n == 0 || n > b->max_streams) return txlm_api_bad_arg("txlm_batch_sample: n must be 1..the batch's max_streams");
-    for (uint32_t i = 0; i < n; i++) {
-        if (!sessions[i]) return txlm_api_bad_arg("txlm_batch_sample: NULL session");
-        if (sessions[i]->m != b->m) return txlm_api_bad_arg("txlm_batch_sample: a session of another model than the batch's");
-        for (uint32_t j = 0; j < i; j++)
-            if (sessions[j] == sessions[i]) return txlm_api_bad_arg("txlm_batch_sample: the same session twice");
-    }
     txlm_sampling def = {.temperature = 1.0f};
     txlm_err e = {0};
-    int rc = txlm_sessions_claim(sessions, n, &e);
+    int rc = txlm_batch_check_sessions(b, sessions, n, &e);
+    if (!rc) rc = txlm_sessions_claim(sessions, n, &e);
     if (!rc) {
         rc = txlm_batch_sample_next(b, sessions, n, opts ? opts : &def, penalties, tokens, &e);
         txlm_sessions_release(sessions, n);

@@ -6,18 +6,12 @@
 
 #include "session_layout.h"
 
-/* Device memory free now: the context's budget left, else the heaps (the
- * device-local ones where there are any) less what is allocated. */
+/* Device memory free now: the context's budget left, else the heaps less what is allocated. */
 static uint64_t available(const txlm_vk *vk)
 {
-    uint64_t used = __atomic_load_n(&vk->memory_used, __ATOMIC_RELAXED), local = 0, any = 0;
-    if (vk->memory_budget) return used < vk->memory_budget ? vk->memory_budget - used : 0;
-    for (uint32_t i = 0; i < vk->mem_props.memoryHeapCount; i++) {
-        any += vk->mem_props.memoryHeaps[i].size;
-        if (vk->mem_props.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) local += vk->mem_props.memoryHeaps[i].size;
-    }
-    uint64_t heaps = local ? local : any;
-    return used < heaps ? heaps - used : 0;
+    uint64_t used = __atomic_load_n(&vk->memory_used, __ATOMIC_RELAXED);
+    uint64_t cap = vk->memory_budget ? vk->memory_budget : txlm_vk_heap_bytes(vk);
+    return used < cap ? cap - used : 0;
 }
 
 /* The shared rows of a batch: streams * max_seg rows, no memory. */
@@ -32,14 +26,16 @@ static int settle_rows(txlm_model *m, uint32_t streams, uint32_t max_seg, txlm_s
     return txlm_session_settle(w, m, &o, err);
 }
 
-int txlm_batch_plan_sizes(txlm_model *m, uint32_t streams, const txlm_session_options *opts, txlm_batch_sizes *out,
-                          txlm_err *err)
+/* The plan, and the longest segment of one stream (*max_seg) it is for. */
+static int plan(txlm_model *m, uint32_t streams, const txlm_session_options *opts, txlm_batch_sizes *out,
+                uint32_t *max_seg, txlm_err *err)
 {
     if (streams == 0) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "a batch needs at least one stream");
     txlm_session s = {0}, w = {0};
     int rc = txlm_session_settle(&s, m, opts, err);
     if (!rc) rc = settle_rows(m, streams, s.max_seg, &w, err);
     if (rc) return rc;
+    *max_seg = s.max_seg;
     out->stream_ring_bytes = txlm_session_ring_bytes(&s);
     out->stream_scratch_bytes = txlm_session_fixed_bytes(&s, 0);
     out->batch_bytes = txlm_session_fixed_bytes(&w, 1);
@@ -48,12 +44,20 @@ int txlm_batch_plan_sizes(txlm_model *m, uint32_t streams, const txlm_session_op
     return 0;
 }
 
+int txlm_batch_plan_sizes(txlm_model *m, uint32_t streams, const txlm_session_options *opts, txlm_batch_sizes *out,
+                          txlm_err *err)
+{
+    uint32_t max_seg;
+    return plan(m, streams, opts, out, &max_seg, err);
+}
+
 int txlm_batch_open(txlm_model *m, uint32_t max_streams, const txlm_session_options *opts, txlm_batch **out,
                     txlm_err *err)
 {
     *out = NULL;
     txlm_batch_sizes z;
-    int rc = txlm_batch_plan_sizes(m, max_streams, opts, &z, err);
+    uint32_t max_seg;
+    int rc = plan(m, max_streams, opts, &z, &max_seg, err);
     if (rc) return rc;
     if (z.batch_bytes > z.available_bytes)
         return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY,
@@ -62,10 +66,8 @@ int txlm_batch_open(txlm_model *m, uint32_t max_streams, const txlm_session_opti
                          max_streams, (unsigned long long)z.batch_bytes, (unsigned long long)z.available_bytes);
     txlm_batch *b = calloc(1, sizeof *b);
     if (!b) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
-    txlm_session s = {0};
-    rc = txlm_session_settle(&s, m, opts, err);
-    *b = (txlm_batch){.m = m, .max_streams = max_streams, .max_seg = s.max_seg};
-    if (!rc) rc = txlm_session_open_rows(m, max_streams * s.max_seg, max_streams, &b->w, err);
+    *b = (txlm_batch){.m = m, .max_streams = max_streams, .max_seg = max_seg};
+    rc = txlm_session_open_rows(m, max_streams * max_seg, max_streams, &b->w, err);
     if (rc) {
         txlm_batch_close(b);
         return rc;
@@ -84,9 +86,7 @@ void txlm_batch_close(txlm_batch *b)
 static int check_feed(const txlm_batch *b, const txlm_stream_feed *f, uint32_t i, txlm_err *err)
 {
     const txlm_session *s = f->session;
-    if (!s || (!f->tokens && f->n)) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: NULL session or tokens", i);
-    if (s->m != b->m)
-        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: its session is of another model than the batch's", i);
+    if (!f->tokens && f->n) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: NULL tokens", i);
     if (f->n == 0 || f->n > s->max_seg || f->n > b->max_seg)
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: segment of %u tokens: must be 1..%u", i, f->n,
                          s->max_seg < b->max_seg ? s->max_seg : b->max_seg);
@@ -98,28 +98,31 @@ static int check_feed(const txlm_batch *b, const txlm_stream_feed *f, uint32_t i
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: logprobs and targets both given (one or the other)", i);
     if (f->targets && !f->target_logprobs)
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: targets without target_logprobs", i);
-    uint32_t V = b->m->h.n_token;
-    for (uint32_t j = 0; j < f->n; j++)
-        if (f->tokens[j] < 0 || (uint32_t)f->tokens[j] >= V)
-            return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: token %d at position %u is outside the vocabulary [0, %u)",
-                             i, f->tokens[j], j, V);
-    for (uint32_t j = f->first_row; f->targets && j < f->n; j++)
-        if (f->targets[j - f->first_row] < 0 || (uint32_t)f->targets[j - f->first_row] >= V)
-            return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: target %d at position %u is outside the vocabulary [0, %u)",
-                             i, f->targets[j - f->first_row], j, V);
+    txlm_out_req req = {.first_row = f->first_row, .targets = f->targets};
+    int rc = txlm_check_segment(s, f->tokens, f->n, &req, err);
+    if (rc) txlm_fail_prefix(err, "stream %u: ", i);
+    return rc;
+}
+
+int txlm_batch_check_sessions(const txlm_batch *b, txlm_session *const *s, uint32_t n, txlm_err *err)
+{
+    if (n == 0 || n > b->max_streams)
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%u streams: the batch takes 1..%u", n, b->max_streams);
+    for (uint32_t i = 0; i < n; i++) {
+        if (!s[i]) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: NULL session", i);
+        if (s[i]->m != b->m)
+            return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: its session is of another model than the batch's", i);
+        for (uint32_t j = 0; j < i; j++)
+            if (s[j] == s[i]) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "streams %u and %u are the same session", j, i);
+    }
     return 0;
 }
 
 int txlm_batch_check(const txlm_batch *b, const txlm_stream_feed *f, uint32_t n, txlm_err *err)
 {
-    if (n == 0 || n > b->max_streams)
-        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%u streams: the batch takes 1..%u", n, b->max_streams);
     for (uint32_t i = 0; i < n; i++) {
         int rc = check_feed(b, &f[i], i, err);
         if (rc) return rc;
-        for (uint32_t j = 0; j < i; j++)
-            if (f[j].session == f[i].session)
-                return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "streams %u and %u are the same session", j, i);
     }
     return 0;
 }

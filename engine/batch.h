@@ -18,8 +18,11 @@ int txlm_batch_plan_sizes(txlm_model *m, uint32_t streams, const txlm_session_op
 int txlm_batch_open(txlm_model *m, uint32_t max_streams, const txlm_session_options *opts, txlm_batch **out,
                     txlm_err *err);
 void txlm_batch_close(txlm_batch *b);
-/* Checks every feed (sessions distinct, of b's model, segments and
- * tokens in range) before any work. */
+/* The sessions of a batched call: 1..max_streams of them, none NULL,
+ * each of b's model, no two the same. */
+int txlm_batch_check_sessions(const txlm_batch *b, txlm_session *const *s, uint32_t n, txlm_err *err);
+/* Each feed of those sessions (segment, rows asked for, tokens and targets
+ * in range, no attention capture), before any work. */
 int txlm_batch_check(const txlm_batch *b, const txlm_stream_feed *f, uint32_t n, txlm_err *err);
 /* batch_forward.c: one segment of each stream in one submission. */
 int txlm_batch_forward(txlm_batch *b, const txlm_stream_feed *f, uint32_t n, txlm_err *err);

@@ -309,8 +309,8 @@ static int collect_output(txlm_session *s, const txlm_out_req *req, uint32_t r0,
 }
 
 /* Every token and target must be in the vocabulary, the segment 1..max_seg long. */
-static int check_segment(const txlm_session *s, const int32_t *tokens, uint32_t qlen, const txlm_out_req *req,
-                         txlm_err *err)
+int txlm_check_segment(const txlm_session *s, const int32_t *tokens, uint32_t qlen, const txlm_out_req *req,
+                       txlm_err *err)
 {
     uint32_t V = s->m->h.n_token;
     if (qlen == 0 || qlen > s->max_seg)
@@ -386,7 +386,7 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
 {
     static const txlm_out_req none = {0};
     if (!req) req = &none;
-    int rc = check_segment(s, tokens, qlen, req, err);
+    int rc = txlm_check_segment(s, tokens, qlen, req, err);
     if (!rc) rc = upload_segment(s, tokens, qlen, req, err);
     if (rc) return rc;
     uint32_t klen = s->mlen + qlen;

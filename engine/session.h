@@ -96,6 +96,9 @@ int txlm_session_need_out(txlm_session *s, txlm_err *err);
  * (keys and values of 0, or of LN(0) = the LayerNorm bias with pre-norm). */
 int txlm_session_zero_fill(txlm_session *s, txlm_err *err);
 
+/* forward.c: every token and target in the vocabulary, the segment 1..max_seg long. */
+int txlm_check_segment(const txlm_session *s, const int32_t *tokens, uint32_t qlen, const txlm_out_req *req,
+                       txlm_err *err);
 /* forward.c: one segment through the model; updates the memory. */
 int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t n, const txlm_out_req *req, txlm_err *err);
 
