@@ -14,15 +14,16 @@
 
 const char *txlm_file_kind(unsigned mode)
 {
-    mode_t m = (mode_t)mode;
-    if (S_ISDIR(m)) return "a directory";
-    if (S_ISFIFO(m)) return "a FIFO";
-    if (S_ISCHR(m)) return "a character device";
-    if (S_ISBLK(m)) return "a block device";
-    if (S_ISSOCK(m)) return "a socket";
-    if (S_ISLNK(m)) return "a symbolic link";
-    if (S_ISREG(m)) return "a regular file";
-    return "of an unknown kind";
+    switch ((mode_t)mode & S_IFMT) {
+    case S_IFDIR: return "a directory";
+    case S_IFIFO: return "a FIFO";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    case S_IFSOCK: return "a socket";
+    case S_IFLNK: return "a symbolic link";
+    case S_IFREG: return "a regular file";
+    default: return "of an unknown kind";
+    }
 }
 
 int txlm_open_input(const char *path, int *fd, txlm_err *err)
