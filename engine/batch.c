@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include "attention.h"
 #include "session_layout.h"
 
 /* Device memory free now: the context's budget left, else the heaps less what is allocated. */
@@ -14,28 +15,42 @@ static uint64_t available(const txlm_vk *vk)
     return used < cap ? cap - used : 0;
 }
 
-/* The shared rows of a batch: streams * max_seg rows, no memory. */
-static int settle_rows(txlm_model *m, uint32_t streams, uint32_t max_seg, txlm_session *w, txlm_err *err)
+/* The partial results of one dispatch of several streams' attention
+ * (attn_streams.h): as many streams as a dispatch takes, each with the
+ * most its kernel can take for sessions settled as s. */
+static uint64_t attn_scratch(const txlm_session *s, uint32_t streams)
 {
+    uint64_t own = txlm_session_scores_bytes(s);
+    uint64_t per = txlm_attn_scratch_most(&s->m->ctx->vk, s->m->h.n_head, s->m->dev.dh, s->mem_len, s->max_seg, own);
+    return per * (streams < TXLM_STREAM_SLOTS ? streams : TXLM_STREAM_SLOTS);
+}
+
+/* The shared rows of a batch: streams * max_seg rows, no memory. */
+static int settle_rows(txlm_model *m, uint32_t streams, const txlm_session *s, txlm_session *w, txlm_err *err)
+{
+    uint32_t max_seg = s->max_seg;
     uint64_t rows = (uint64_t)streams * max_seg;
     if (rows > (1u << 20))
         return txlm_fail(err, TXLM_ERR_LIMIT, "%u streams of %u-token segments: %llu rows exceed 2^20", streams, max_seg,
                          (unsigned long long)rows);
     txlm_session_options o = txlm_rows_options((uint32_t)rows);
     w->rows_only = 1;
+    w->streams = streams;
+    w->attn_scratch = attn_scratch(s, streams);
     return txlm_session_settle(w, m, &o, err);
 }
 
 /* The plan, and the longest segment of one stream (*max_seg) it is for. */
 static int plan(txlm_model *m, uint32_t streams, const txlm_session_options *opts, txlm_batch_sizes *out,
-                uint32_t *max_seg, txlm_err *err)
+                uint32_t *max_seg, uint64_t *scratch, txlm_err *err)
 {
     if (streams == 0) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "a batch needs at least one stream");
     txlm_session s = {0}, w = {0};
     int rc = txlm_session_settle(&s, m, opts, err);
-    if (!rc) rc = settle_rows(m, streams, s.max_seg, &w, err);
+    if (!rc) rc = settle_rows(m, streams, &s, &w, err);
     if (rc) return rc;
     *max_seg = s.max_seg;
+    *scratch = w.attn_scratch;
     out->stream_ring_bytes = txlm_session_ring_bytes(&s);
     out->stream_scratch_bytes = txlm_session_fixed_bytes(&s, 0);
     out->batch_bytes = txlm_session_fixed_bytes(&w, 1);
@@ -48,7 +63,8 @@ int txlm_batch_plan_sizes(txlm_model *m, uint32_t streams, const txlm_session_op
                           txlm_err *err)
 {
     uint32_t max_seg;
-    return plan(m, streams, opts, out, &max_seg, err);
+    uint64_t scratch;
+    return plan(m, streams, opts, out, &max_seg, &scratch, err);
 }
 
 int txlm_batch_open(txlm_model *m, uint32_t max_streams, const txlm_session_options *opts, txlm_batch **out,
@@ -57,7 +73,8 @@ int txlm_batch_open(txlm_model *m, uint32_t max_streams, const txlm_session_opti
     *out = NULL;
     txlm_batch_sizes z;
     uint32_t max_seg;
-    int rc = plan(m, max_streams, opts, &z, &max_seg, err);
+    uint64_t scratch;
+    int rc = plan(m, max_streams, opts, &z, &max_seg, &scratch, err);
     if (rc) return rc;
     if (z.batch_bytes > z.available_bytes)
         return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY,
@@ -67,7 +84,7 @@ int txlm_batch_open(txlm_model *m, uint32_t max_streams, const txlm_session_opti
     txlm_batch *b = calloc(1, sizeof *b);
     if (!b) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     *b = (txlm_batch){.m = m, .max_streams = max_streams, .max_seg = max_seg};
-    rc = txlm_session_open_rows(m, max_streams * max_seg, max_streams, &b->w, err);
+    rc = txlm_session_open_rows(m, max_streams * max_seg, max_streams, scratch, &b->w, err);
     if (rc) {
         txlm_batch_close(b);
         return rc;

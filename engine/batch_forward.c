@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn_streams.h"
 #include "batch.h"
 
 /* The pass's layout on the host: each stream's rows, and where its rows
@@ -61,6 +62,36 @@ static int upload(txlm_batch *b, const txlm_stream_feed *f, uint32_t n, const pl
     if (!rc) rc = txlm_buf_upload(&b->m->ctx->vk, &w->ids, 0, p->tokens, p->rows * sizeof *p->tokens, err);
     if (!rc && p->score && p->out) rc = txlm_buf_upload(&b->m->ctx->vk, &w->targets, 0, p->targets, p->out * sizeof *p->targets, err);
     return rc;
+}
+
+/* Attention in shared dispatches (attn_streams.h), each stream's shape in
+ * the step buffer's entries, uploaded here; *shared 0 where some stream
+ * cannot attend that way (the pass then attends stream by stream). The
+ * position keys of the stream with the most rows (after this pass grows
+ * them) serve all: every session computes the same rows alike (forward.c,
+ * grow_position_keys). */
+static int attention_plan(txlm_batch *b, const plan *p, uint32_t n, txlm_pass *pass, txlm_attn_plan *ap, txlm_err *err)
+{
+    txlm_session *w = b->w;
+    txlm_attn_stream *st = malloc(n * sizeof *st);
+    if (!st) return 0; /* stream by stream */
+    uint32_t most = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        txlm_session *s = p->st[i].s;
+        uint32_t klen = s->mlen + p->st[i].qlen, need = (klen - 1 < s->max_dist ? klen - 1 : s->max_dist) + 1;
+        uint32_t rows = need > s->rk_rows ? need : s->rk_rows;
+        if (rows > most) most = rows, pass->rk_from = s;
+        st[i] = (txlm_attn_stream){.shape = txlm_stream_shape(s, p->st[i].qlen, 0), .row0 = p->st[i].row0,
+                                   .own_scratch = s->scores.size, .kv = txlm_view_of(&s->kv[0])};
+    }
+    const txlm_layer *L = &b->m->layers[0];
+    int shared = txlm_attn_plan_make(&w->ops, st, n, txlm_view_of(&w->q), txlm_view_of(&pass->rk_from->rk[0].buf), 0,
+                                     txlm_tensor_view(L->r_w_bias), txlm_tensor_view(L->r_r_bias), w->scores.size, ap);
+    free(st);
+    if (!shared) return 0;
+    pass->attn = ap;
+    return txlm_buf_upload(&b->m->ctx->vk, &w->replay.step_host, 0, ap->words,
+                           (TXLM_ATTN_TABLE_WORD + n * TXLM_ATTN_ENTRY_WORDS) * sizeof *ap->words, err);
 }
 
 /* Each session keeps its own last rows (sampling and next-token calls
@@ -150,6 +181,27 @@ static int submit_and_read_back(txlm_batch *b, const txlm_stream_feed *f, uint32
     return rc ? rc : bad;
 }
 
+/* The pass's commands, recorded or a kept recording of them submitted
+ * again (replay.h); then the output rows asked for. */
+static int run_pass(txlm_batch *b, const txlm_stream_feed *f, uint32_t n, const plan *p, txlm_pass *pass,
+                    txlm_err *err)
+{
+    txlm_session *w = b->w;
+    pass->all_clusters = txlm_replay_pass_keyable(pass, p->out);
+    int slot = txlm_replay_pass_slot(pass), rc;
+    if (slot > 0) {
+        rc = txlm_rec_replay(&w->rec, (uint32_t)slot, err);
+        for (uint32_t i = 0; i < n; i++) rc ? txlm_forget_memory(f[i].session) : txlm_segment_fed(f[i].session, f[i].n);
+        return rc;
+    }
+    rc = slot < 0 ? txlm_rec_begin_kept(&w->rec, (uint32_t)-slot, err) : txlm_rec_begin(&w->rec, err);
+    if (rc) return rc;
+    txlm_record_layers(pass);
+    record_rows_out(b, n, p, f);
+    for (uint32_t i = 0; i < n; i++) txlm_segment_fed(f[i].session, f[i].n);
+    return submit_and_read_back(b, f, n, p, err);
+}
+
 int txlm_batch_forward(txlm_batch *b, const txlm_stream_feed *f, uint32_t n, txlm_err *err)
 {
     /* one stream: the lone pass itself (kept recordings and all), unless
@@ -163,14 +215,12 @@ int txlm_batch_forward(txlm_batch *b, const txlm_stream_feed *f, uint32_t n, txl
     plan p;
     int rc = make_plan(f, n, &p, err);
     if (rc) return rc;
+    txlm_attn_plan ap = {0};
+    txlm_pass pass = {.w = b->w, .st = p.st, .n = n, .rows = p.rows, .tokens = p.tokens};
     rc = upload(b, f, n, &p, err);
-    if (!rc) rc = txlm_rec_begin(&b->w->rec, err);
-    if (!rc) {
-        txlm_record_layers(&(txlm_pass){.w = b->w, .st = p.st, .n = n, .rows = p.rows, .tokens = p.tokens});
-        record_rows_out(b, n, &p, f);
-        for (uint32_t i = 0; i < n; i++) txlm_segment_fed(f[i].session, f[i].n);
-        rc = submit_and_read_back(b, f, n, &p, err);
-    }
+    if (!rc) rc = attention_plan(b, &p, n, &pass, &ap, err);
+    if (!rc) rc = run_pass(b, f, n, &p, &pass, err);
+    txlm_attn_plan_free(&ap);
     plan_free(&p);
     return rc;
 }

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "attn_streams.h"
 #include "session.h"
 
 static txlm_arg rows_of(txlm_buf *b, uint32_t row, uint32_t ld) { return txlm_arg_of(b, row * ld, ld); }
@@ -53,7 +54,7 @@ static void embed(const txlm_pass *p, txlm_arg x)
         const txlm_emb_part *e = &m->emb[c];
         int used = 0;
         for (uint32_t i = 0; i < qlen && !used; i++) used = p->tokens[i] >= e->id_lo && p->tokens[i] < e->id_hi;
-        if (!used) continue;
+        if (!used && !p->all_clusters) continue;
         if (!e->proj) { /* x = E_c[id] * sqrt(d_model) */
             txlm_op_gather(&w->ops, ids, qlen, e->table, e->id_lo, x, scale);
             continue;
@@ -121,23 +122,29 @@ void txlm_copy_rows(txlm_rec *rec, const txlm_buf *src, uint32_t a, const txlm_b
     txlm_rec_copy(rec, src->buf, a * row, dst->buf, b * row, rows * row);
 }
 
+txlm_attn_shape txlm_stream_shape(const txlm_session *s, uint32_t qlen, int alone)
+{
+    const txlm_hparams *h = &s->m->h;
+    return (txlm_attn_shape){
+        .qlen = qlen, .mlen = s->mlen, .H = h->n_head, .dh = s->m->dev.dh, .dh_real = h->d_head,
+        .clamp_max = s->max_dist, .same_length = s->same_length,
+        .mem_len = s->mem_len + h->same_length_rule, /* NVIDIA's rule: one key more (hparams.h) */
+        .kv_rows = s->kv_rows,
+        /* alone: memory row 0 at kv_base through the step buffer (txlm_replay_write_step), so
+         * kept recordings serve wherever the ring has turned; several streams read theirs from
+         * their entries in the step buffer (attn_streams.h) */
+        .kv_dyn = alone, .kv_row0 = alone ? 0 : s->kv_base,
+    };
+}
+
 /* S = softmax(((q + u)·k + (q + v)·rk[dist]) / sqrt(dh), masked); attn = S·v
  * for one stream, over its own ring, from its queries in s->q into s->attn. */
 static void stream_attention(txlm_ops *o, txlm_session *s, uint32_t n, uint32_t qlen, int alone)
 {
     const txlm_hparams *h = &s->m->h;
-    const txlm_dims *dv = &s->m->dev;
     const txlm_layer *L = &s->m->layers[n];
     uint32_t klen = s->mlen + qlen;
-    txlm_attn_shape shape = {
-        .qlen = qlen, .mlen = s->mlen, .H = h->n_head, .dh = dv->dh, .dh_real = h->d_head,
-        .clamp_max = s->max_dist, .same_length = s->same_length,
-        .mem_len = s->mem_len + h->same_length_rule, /* NVIDIA's rule: one key more (hparams.h) */
-        .kv_rows = s->kv_rows,
-        /* alone: memory row 0 at kv_base through the step buffer (txlm_replay_write_step), so
-         * kept recordings serve wherever the ring has turned; a batch records each pass */
-        .kv_dyn = alone, .kv_row0 = alone ? 0 : s->kv_base,
-    };
+    txlm_attn_shape shape = txlm_stream_shape(s, qlen, alone);
     txlm_view scores = txlm_view_of(&s->scores);
     txlm_attention_args at = {.shape = &shape, .q = txlm_view_of(&s->q), .kv = txlm_view_of(&s->kv[n]),
                               .rk = txlm_view_of(&s->rk[n].buf), .r_w_bias = L->r_w_bias, .r_r_bias = L->r_r_bias,
@@ -149,6 +156,27 @@ static void stream_attention(txlm_ops *o, txlm_session *s, uint32_t n, uint32_t 
         at.out = txlm_view_of(&s->cap_terms[n]);
         if (s->capture > 1) txlm_op_attention_terms(o, &at);
     }
+}
+
+/* Several streams, each over its own ring in shared dispatches: every
+ * stream's keys and values in one product over all rows, put into each
+ * ring after its memory, then the attention of all streams from the
+ * pass's queries into its rows of w->attn. */
+static void attend_streams(const txlm_pass *p, uint32_t n, txlm_arg c)
+{
+    txlm_session *w = p->w;
+    const txlm_layer *L = &w->m->layers[n];
+    uint32_t hd = w->m->h.n_head * w->m->dev.dh;
+    txlm_op_linear(&w->ops, &(txlm_linear_args){.x = c, .w = L->qkv, .row0 = hd, .n = 2 * hd,
+                                                .y = rows_of(&w->kv_seg, 0, 2 * hd), .m = p->rows});
+    txlm_view *kv = p->attn->kv;
+    for (uint32_t i = 0; i < p->n; i++) kv[i] = txlm_view_of(&p->st[i].s->kv[n]);
+    txlm_op_kv_put_streams(&w->ops, p->attn, txlm_view_of(&w->kv_seg), kv);
+    txlm_rec_barrier(&w->rec);
+    txlm_op_attention_streams(&w->ops, &(txlm_attention_streams_args){
+                                           .plan = p->attn, .q = txlm_view_of(&w->q), .rk = txlm_view_of(&p->rk_from->rk[n].buf),
+                                           .out = txlm_view_of(&w->attn), .scratch = txlm_view_of(&w->scores), .kv = kv,
+                                           .r_w_bias = L->r_w_bias, .r_r_bias = L->r_r_bias});
 }
 
 /* Layer n of a pass: what both of its halves read. */
@@ -184,7 +212,9 @@ static void attention(const layer_at *t, txlm_arg h_in, txlm_arg a)
     if (alone) {
         project_kv(w, n, c, rows);
         stream_attention(o, w, n, rows, 1);
-    } else { /* each stream's queries to its session, its heads back */
+    } else if (p->attn) {
+        attend_streams(p, n, c);
+    } else { /* stream by stream: its queries to its session, its heads back */
         project_kv_streams(p, n, c);
         for (uint32_t i = 0; i < p->n; i++) txlm_copy_rows(&w->rec, &w->q, p->st[i].row0, &p->st[i].s->q, 0, p->st[i].qlen, hd);
         txlm_rec_barrier(&w->rec);

@@ -17,9 +17,10 @@ typedef struct txlm_seg_key {
 } txlm_seg_key;
 
 typedef struct txlm_replay {
-    txlm_buf step_host;            /* [4] uint, host-written before each submission */
+    txlm_buf step_host;            /* [4] uint, host-written before each submission (a batch's: and the streams' entries) */
     txlm_buf step;                 /* the same in device memory, copied by each recording first */
     txlm_seg_key kept[TXLM_REC_KEPT]; /* what the recorder's slot i + 1 was made for */
+    uint64_t *pass_kept[TXLM_REC_KEPT]; /* a batch's: the pass slot i + 1 was made for (txlm_replay_pass_slot) */
     uint32_t next;                 /* the slot a new key takes, in turn */
 } txlm_replay;
 
@@ -34,5 +35,17 @@ void txlm_replay_record_step(txlm_session *s);
 /* Which kept recording can run this segment: its slot, or the slot to
  * record it into (negated), or 0 where it cannot be kept. */
 int txlm_replay_slot(txlm_session *s, const int32_t *tokens, uint32_t qlen, uint32_t want, uint32_t longest);
+/* The same for a pass of several streams (a batch's, p->w its shared
+ * rows) attending in shared dispatches, whose entries in the step buffer
+ * give each ring's turn. Keyable: no output asked for, every stream's
+ * memory full, no stream growing its position keys; such a pass embeds
+ * through every cluster (txlm_pass.all_clusters), so that its commands do
+ * not depend on its tokens. Its key: each session (its serial), segment
+ * length, memory rows and position-key rows. */
+struct txlm_pass;
+int txlm_replay_pass_keyable(const struct txlm_pass *p, uint32_t want);
+int txlm_replay_pass_slot(const struct txlm_pass *p);
+/* Frees the keys of a batch's passes. */
+void txlm_replay_free(txlm_replay *r);
 
 #endif

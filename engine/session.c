@@ -30,12 +30,16 @@ static int open_settled(txlm_session *s, uint32_t streams, txlm_err *err)
 
 /* A session settled from opts, with a recorder for `streams` streams. */
 static int open_session(txlm_model *m, const txlm_session_options *opts, int rows_only, uint32_t streams,
-                        txlm_session **out, txlm_err *err)
+                        uint64_t attn_scratch, txlm_session **out, txlm_err *err)
 {
+    static _Atomic uint64_t serials;
     *out = NULL;
     txlm_session *s = calloc(1, sizeof *s);
     if (!s) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     s->rows_only = (uint32_t)rows_only;
+    s->streams = streams;
+    s->attn_scratch = attn_scratch;
+    s->serial = ++serials;
     int rc = txlm_session_settle(s, m, opts, err);
     if (!rc) rc = open_settled(s, streams, err);
     if (rc) {
@@ -48,13 +52,14 @@ static int open_session(txlm_model *m, const txlm_session_options *opts, int row
 
 int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_session **out, txlm_err *err)
 {
-    return open_session(m, opts, 0, 1, out, err);
+    return open_session(m, opts, 0, 1, 0, out, err);
 }
 
-int txlm_session_open_rows(txlm_model *m, uint32_t rows, uint32_t streams, txlm_session **out, txlm_err *err)
+int txlm_session_open_rows(txlm_model *m, uint32_t rows, uint32_t streams, uint64_t attn_scratch, txlm_session **out,
+                           txlm_err *err)
 {
     txlm_session_options o = txlm_rows_options(rows);
-    return open_session(m, &o, 1, streams, out, err);
+    return open_session(m, &o, 1, streams, attn_scratch, out, err);
 }
 
 size_t txlm_session_fixed_bufs(txlm_session *s, txlm_buf **out)
@@ -70,6 +75,7 @@ void txlm_session_close(txlm_session *s)
     if (!s) return;
     txlm_vk *vk = &s->m->ctx->vk;
     txlm_rec_destroy(&s->rec);
+    txlm_replay_free(&s->replay);
     txlm_buf *bufs[TXLM_SESSION_FIXED_BUFS];
     for (size_t i = 0, n = txlm_session_fixed_bufs(s, bufs); i < n; i++)
         if (bufs[i]->buf) txlm_buf_destroy(vk, bufs[i]);

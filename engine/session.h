@@ -19,7 +19,10 @@ struct txlm_session {
     uint32_t same_length;
     uint32_t max_dist;       /* largest relative distance with its own position row */
     uint32_t zero_memory;    /* HF's start: an empty memory becomes mem_len rows of zero inputs (zero_memory.c) */
-    uint32_t rows_only;      /* a batch's shared rows (batch.c): row buffers only, no memory or scores of its own */
+    uint32_t rows_only;      /* a batch's shared rows (batch.c): row buffers only, no memory of its own */
+    uint32_t streams;        /* rows_only: the batch's streams (their entries in the step buffer, attn_streams.h) */
+    uint64_t attn_scratch;   /* rows_only: bytes of partial results of one dispatch of several streams' attention */
+    uint64_t serial;         /* unique among the process's sessions (a batch's kept recordings name them) */
     int busy;                /* inside a batch call (batch.c) */
 
     /* state */
@@ -78,7 +81,8 @@ size_t txlm_session_fixed_bufs(txlm_session *s, txlm_buf **out);
 int txlm_session_open(txlm_model *m, const txlm_session_options *opts, txlm_session **out, txlm_err *err);
 /* The row buffers, recorder and ops of a pass over `rows` rows of up to
  * `streams` streams, with no memory of its own: a batch's work rows. */
-int txlm_session_open_rows(txlm_model *m, uint32_t rows, uint32_t streams, txlm_session **out, txlm_err *err);
+int txlm_session_open_rows(txlm_model *m, uint32_t rows, uint32_t streams, uint64_t attn_scratch, txlm_session **out,
+                           txlm_err *err);
 void txlm_session_close(txlm_session *s);
 /* What a segment's caller wants back, for rows [first_row, n): all
  * log-probabilities or those of the targets (not both). */
@@ -110,10 +114,16 @@ typedef struct txlm_pass_stream {
 } txlm_pass_stream;
 typedef struct txlm_pass {
     txlm_session *w;         /* row buffers, recorder and ops: the session itself when alone, a batch's shared rows */
+    struct txlm_attn_plan *attn;       /* several streams attending in shared dispatches (attn_streams.h), or NULL */
+    const txlm_session *rk_from;       /* with attn: the stream whose position keys serve all (the most rows) */
+    int all_clusters;                  /* embed through every cluster, not only those of the tokens (replay.h) */
     const txlm_pass_stream *st;
     uint32_t n, rows;        /* streams, rows of all of them */
     const int32_t *tokens;   /* [rows], already in w->ids */
 } txlm_pass;
+/* The attention shape of s's next segment of qlen tokens; alone: its
+ * memory's first ring row through the step buffer (kept recordings). */
+txlm_attn_shape txlm_stream_shape(const txlm_session *s, uint32_t qlen, int alone);
 /* Records the pass's commands through the last layer, into w->z rows [0, rows). */
 void txlm_record_layers(const txlm_pass *p);
 /* Copies qlen keys|values rows from row src_row of src into layer n's ring

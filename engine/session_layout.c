@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "attn_streams.h"
 #include "inv_freq.h"
 
 static void widest_cluster(const txlm_hparams *h, uint32_t *max_dim, uint32_t *max_cluster)
@@ -46,22 +47,33 @@ int txlm_session_settle(txlm_session *s, txlm_model *m, const txlm_session_optio
     return 0;
 }
 
+/* The scores, or the partial sums of the split attention for up to 4
+ * queries, whichever is more. */
+uint64_t txlm_session_scores_bytes(const txlm_session *s)
+{
+    const txlm_hparams *h = &s->m->h;
+    uint64_t M = s->mem_len, S = s->max_seg;
+    txlm_attn_shape few = {.qlen = S < 4 ? (uint32_t)S : 4, .mlen = (uint32_t)M, .H = h->n_head, .dh = s->m->dev.dh};
+    uint64_t split = txlm_attn_split_bytes(&few), scores = 4 * h->n_head * S * (M + S);
+    return scores > split ? scores : split;
+}
+
 size_t txlm_session_bufs(txlm_session *s, txlm_buf_spec *out)
 {
     const txlm_hparams *h = &s->m->h;
     const txlm_dims *dv = &s->m->dev;
-    uint64_t M = s->mem_len, S = s->max_seg, K = M + S, d = dv->d, hd = (uint64_t)h->n_head * dv->dh, R = s->out_rows;
+    uint64_t S = s->max_seg, d = dv->d, hd = (uint64_t)h->n_head * dv->dh, R = s->out_rows;
     uint32_t max_dim, max_cluster, head_ld = txlm_logit_ld(h->n_cutoffs ? h->cutoffs[0] + h->n_cutoffs : h->n_token);
     widest_cluster(h, &max_dim, &max_cluster);
-    /* the scores, or the partial sums of the split attention for up to 4
-     * queries; a batch's shared rows have none (each stream's are its session's) */
-    txlm_attn_shape few = {.qlen = S < 4 ? (uint32_t)S : 4, .mlen = (uint32_t)M, .H = h->n_head, .dh = dv->dh};
-    uint64_t split = txlm_attn_split_bytes(&few) / 4, scores = h->n_head * S * K > split ? h->n_head * S * K : split;
+    /* a batch's shared rows: the partial sums of one dispatch of several
+     * streams' attention, the step values and the streams' entries */
+    uint64_t scores = (s->rows_only ? s->attn_scratch : txlm_session_scores_bytes(s)) / 4;
+    uint64_t step = s->rows_only ? TXLM_ATTN_TABLE_WORD + (uint64_t)s->streams * TXLM_ATTN_ENTRY_WORDS : 4;
     const txlm_buf_kind DEV = TXLM_BUF_DEVICE, STAGE = TXLM_BUF_STAGING;
     txlm_buf_spec t[TXLM_SESSION_FIXED_BUFS] = {
         {&s->ids, S, STAGE, "ids", 0},
-        {&s->replay.step_host, 4, STAGE, "replay.step_host", 0},
-        {&s->replay.step, 4, DEV, "replay.step", 0},
+        {&s->replay.step_host, step, STAGE, "replay.step_host", 0},
+        {&s->replay.step, step, DEV, "replay.step", 0},
         {&s->targets, S, STAGE, "targets", 0},
         {&s->rowmap, S, STAGE, "rowmap", 0},
         {&s->kv_seg, S * 2 * hd, DEV, "kv_seg", 0},
@@ -71,7 +83,7 @@ size_t txlm_session_bufs(txlm_session *s, txlm_buf_spec *out)
         {&s->z, S * d, DEV, "z", 0},
         {&s->xn, S * d, DEV, "xn", 0},
         {&s->q, S * hd, DEV, "q", 0},
-        {&s->scores, s->rows_only ? 0 : scores, DEV, "scores", 0},
+        {&s->scores, scores, DEV, "scores", 0},
         {&s->attn, S * hd, DEV, "attn", 0},
         {&s->a, S * d, DEV, "a", 0},
         {&s->ffin, S * d, DEV, "ffin", 0},

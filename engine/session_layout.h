@@ -23,6 +23,8 @@ static inline txlm_session_options txlm_rows_options(uint32_t rows)
 int txlm_session_settle(txlm_session *s, txlm_model *m, const txlm_session_options *opts, txlm_err *err);
 /* The buffers held once per session, with their sizes for the settings. */
 size_t txlm_session_bufs(txlm_session *s, txlm_buf_spec *out);
+/* Bytes of a session's scores (its attention's scratch). */
+uint64_t txlm_session_scores_bytes(const txlm_session *s);
 /* Bytes of those buffers (with or without the output layer's). */
 uint64_t txlm_session_fixed_bytes(txlm_session *s, int with_output);
 /* Bytes of the memory: every layer's ring and position keys, the sinusoids. */

@@ -13,18 +13,14 @@
 
 layout(local_size_x = 8) in;
 
-layout(std430, binding = 0) readonly buffer Qb { vec4 Q[]; };     // [qlen, H*dh]
-layout(std430, binding = 1) readonly buffer KVb { vec4 KV[]; };   // a ring of [kv_rows, 2*H*dh]: k | v (attn_push.glsl)
-layout(std430, binding = 2) readonly buffer RKb { vec4 RK[]; };   // [distances, H*dh]
-layout(std430, binding = 3) readonly buffer RWb { vec4 RWB[]; };  // r_w_bias [H, dh]
-layout(std430, binding = 4) readonly buffer RRb { vec4 RRB[]; };  // r_r_bias [H, dh]
-layout(std430, binding = 5) writeonly buffer Ob { vec4 O[]; };    // [qlen, H*dh]
-
+#define TEXEL 0
 #include "attn_push.glsl"
+#include "attn_io.glsl"
+layout(std430, binding = 5) writeonly buffer Ob { vec4 O[]; };    // [rows, H*dh] from row q0 of the stream
 
 void main()
 {
-    kv_begin();
+    attn_begin();
     uint i = gl_GlobalInvocationID.x;
     uint h = gl_GlobalInvocationID.y;
     if (i >= p.qlen || h >= p.H) return;
@@ -32,9 +28,9 @@ void main()
 
     vec4 qw[64], qr[64], acc[64];
     for (uint e = 0u; e < n4; e++) {
-        vec4 q = Q[i * hd4 + h * n4 + e];
-        qw[e] = q + RWB[h * n4 + e];
-        qr[e] = q + RRB[h * n4 + e];
+        vec4 q = ld_q(i * hd4 + h * n4 + e);
+        qw[e] = q + ld_rw(h * n4 + e);
+        qr[e] = q + ld_rr(h * n4 + e);
         acc[e] = vec4(0.0);
     }
 
@@ -62,15 +58,15 @@ void main()
         float s = 0.0;
         if (!none) {
             uint rb = (p.rk_off >> 2) + min(p.mlen + i - j, p.clamp_max) * hd4 + h * n4;
-            for (uint e = 0u; e < n4; e++) s += dot(qw[e], KV[kb + e]) + dot(qr[e], RK[rb + e]);
+            for (uint e = 0u; e < n4; e++) s += dot(qw[e], ld_kv(kb + e)) + dot(qr[e], ld_rk(rb + e));
             s *= p.scale;
         }
         float m_new = max(m, s);
         float corr = exp(m - m_new), w = exp(s - m_new);
         l = l * corr + w;
-        for (uint e = 0u; e < n4; e++) acc[e] = acc[e] * corr + w * KV[kb + hd4 + e];
+        for (uint e = 0u; e < n4; e++) acc[e] = acc[e] * corr + w * ld_kv(kb + hd4 + e);
         m = m_new;
     }
     float inv = 1.0 / l;
-    for (uint e = 0u; e < n4; e++) O[i * hd4 + h * n4 + e] = acc[e] * inv;
+    for (uint e = 0u; e < n4; e++) O[q_base + i * hd4 + h * n4 + e] = acc[e] * inv;
 }

@@ -9,30 +9,30 @@
 
 layout(local_size_x = 64) in;
 
-layout(std430, binding = 0) readonly buffer Pb { vec4 PART[]; };  // [H, qlen, nparts, 1 + dh/4]
-layout(std430, binding = 1) writeonly buffer Ob { vec4 O[]; };    // [qlen, H*dh]
+layout(std430, binding = 0) readonly buffer Pb { vec4 PART[]; };  // [H, qlen, nparts, 1 + dh/4] from part0 of the stream
+layout(std430, binding = 1) writeonly buffer Ob { vec4 O[]; };    // [rows, H*dh] from row q0 of the stream
 
-layout(push_constant) uniform Push {
-    uint qlen, H, dh, nparts;
-} p;
+#include "attn_push.glsl"
 
 void main()
 {
+    attn_begin();
     uint c = gl_GlobalInvocationID.x;   // vec4 column: h * dh/4 + e
     uint i = gl_GlobalInvocationID.y;
     uint n4 = p.dh / 4u, hd4 = p.H * n4;
     if (c >= hd4 || i >= p.qlen) return;
+    uint nparts = p.run != 0u ? (p.klen + p.run - 1u) / p.run : p.splits;
     uint h = c / n4, e = c % n4, stride = n4 + 1u;
-    uint base = (h * p.qlen + i) * p.nparts * stride;
+    uint base = part0 + (h * p.qlen + i) * nparts * stride;
     float M = TXLM_MASKED;
-    for (uint r = 0u; r < p.nparts; r++) M = max(M, PART[base + r * stride].x);
+    for (uint r = 0u; r < nparts; r++) M = max(M, PART[base + r * stride].x);
     float l = 0.0;
     vec4 acc = vec4(0.0);
-    for (uint r = 0u; r < p.nparts; r++) {
+    for (uint r = 0u; r < nparts; r++) {
         vec4 ml = PART[base + r * stride];
         float w = exp(ml.x - M);
         l += w * ml.y;
         acc += w * PART[base + r * stride + 1u + e];
     }
-    O[i * hd4 + c] = acc / l;
+    O[q_base + i * hd4 + c] = acc / l;
 }

@@ -14,6 +14,7 @@
 
 layout(local_size_x = 8) in;
 
+#include "attn_push.glsl"
 #include "attn_io.glsl"
 
 // SHUFFLE (dh/4 a multiple of 8; a workgroup of 8 is one subgroup): the 8
@@ -50,9 +51,7 @@ layout(local_size_x = 8) in;
 #if SHUFFLE && (DH4 == 0 || DH4 % 8 != 0)
 #error SHUFFLE needs dh/4 a multiple of 8
 #endif
-layout(std430, binding = 5) writeonly buffer Ob { vec4 O[]; };    // [qlen, H*dh]
-
-#include "attn_push.glsl"
+layout(std430, binding = 5) writeonly buffer Ob { vec4 O[]; };    // [rows, H*dh] from row q0 of the stream
 
 // keys query i may see: [lo, mlen + i] (same_length raises lo)
 uint first_key(uint i)
@@ -65,7 +64,9 @@ uint first_key(uint i)
 
 void main()
 {
-    kv_begin();
+    attn_begin();
+    // a stream shorter than the dispatch's longest: its workgroups past its queries
+    if (gl_WorkGroupID.x * 16u >= p.qlen) return;
     uint i0 = gl_GlobalInvocationID.x * 2u;
     uint h = gl_GlobalInvocationID.y;
 #if SHUFFLE
@@ -177,7 +178,7 @@ void main()
 #endif
     float inv0 = 1.0 / l0, inv1 = 1.0 / l1;
     EACH for (uint e = 0u; e < N4; e++) {
-        O[i0 * hd4 + h * n4 + e] = acc0[e] * inv0;
-        if (two) O[i1 * hd4 + h * n4 + e] = acc1[e] * inv1;
+        O[q_base + i0 * hd4 + h * n4 + e] = acc0[e] * inv0;
+        if (two) O[q_base + i1 * hd4 + h * n4 + e] = acc1[e] * inv1;
     }
 }

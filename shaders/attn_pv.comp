@@ -14,7 +14,7 @@ layout(std430, binding = 2) writeonly buffer Ob { float O[]; };    // [qlen, H*d
 
 void main()
 {
-    kv_begin();
+    attn_begin();
     uint c = gl_GlobalInvocationID.x;   // h*dh + d
     uint i = gl_GlobalInvocationID.y;
     uint hd = p.H * p.dh;

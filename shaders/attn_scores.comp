@@ -32,7 +32,7 @@ bool masked(uint i, uint j)
 
 void main()
 {
-    kv_begin();
+    attn_begin();
     uint j = gl_GlobalInvocationID.x;
     uint i = gl_GlobalInvocationID.y;
     uint h = gl_GlobalInvocationID.z;

@@ -16,6 +16,7 @@ layout(local_size_x = 8) in;
 
 #define RUN 16u
 
+#include "attn_push.glsl"
 #include "attn_io.glsl"
 
 // DH4 (set per SPIR-V variant): dh/4 known at build time, so the loops
@@ -36,14 +37,12 @@ layout(local_size_x = 8) in;
 #endif
 layout(std430, binding = 5) writeonly buffer Pb { vec4 PART[]; };
 
-#include "attn_push.glsl"
-
 void main()
 {
-    kv_begin();
+    attn_begin();
     uint part = gl_GlobalInvocationID.x;
     uint h = gl_GlobalInvocationID.y;
-    uint i = gl_GlobalInvocationID.z;
+    uint i = wg_z;
     uint nparts = (p.klen + RUN - 1u) / RUN;
     if (part >= nparts || h >= p.H || i >= p.qlen) return;
     uint n4 = DH4 != 0 ? uint(DH4) : p.dh / 4u, hd4 = p.H * n4;
@@ -80,7 +79,7 @@ void main()
             m = m_new;
         }
     }
-    uint pb = ((h * p.qlen + i) * nparts + part) * (n4 + 1u);
+    uint pb = part0 + ((h * p.qlen + i) * nparts + part) * (n4 + 1u);
     PART[pb] = vec4(m, l, 0.0, 0.0);
     EACH for (uint e = 0u; e < N4; e++) PART[pb + 1u + e] = acc[e];
 }

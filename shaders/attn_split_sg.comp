@@ -24,6 +24,7 @@ layout(local_size_x = 8) in;
 
 #define RUN 64u   // TXLM_ATTN_RUN_SG: fewer, longer runs than attn_split (a workgroup each)
 #define TEXEL 1
+#include "attn_push.glsl"
 #include "attn_io.glsl"
 
 layout(std430, binding = 5) coherent buffer Pb { vec4 PART[]; };  // read back by the merging workgroup
@@ -33,8 +34,6 @@ layout(std430, binding = 5) coherent buffer Pb { vec4 PART[]; };  // read back b
 // (engine/ops.h, TXLM_SYNC_WORDS), and is put back to 0.
 layout(std430, binding = 6) writeonly buffer Ob { vec4 O[]; };   // [qlen, H*dh]
 layout(std430, binding = 7) coherent buffer Cb { uint DONE[]; };
-
-#include "attn_push.glsl"
 
 #define HG 4       // TXLM_ATTN_SG_HEADS: heads a workgroup (1, 2, 4 or 8)
 #if HG == 1
@@ -62,9 +61,9 @@ float head_sum(float d)
 
 void main()
 {
-    kv_begin();
+    attn_begin();
     // lanes are numbered as the shuffles number them
-    uint part = gl_WorkGroupID.y, i = gl_WorkGroupID.z, lane = gl_SubgroupInvocationID, t = lane % LPH;
+    uint part = gl_WorkGroupID.y, i = wg_z, lane = gl_SubgroupInvocationID, t = lane % LPH;
     uint hg = gl_WorkGroupID.x * uint(HG) + lane / LPH, h = min(hg, p.H - 1u);
     uint nparts = (p.klen + RUN - 1u) / RUN;
     if (part >= nparts || i >= p.qlen) return;
@@ -128,7 +127,7 @@ void main()
         }
         m = m_new;
     }
-    uint pb = ((h * p.qlen + i) * nparts + part) * (DH4 + 1u);
+    uint pb = part0 + ((h * p.qlen + i) * nparts + part) * (DH4 + 1u);
     bool live = hg < p.H; // lanes past the last head (a partial head group) only count
     if (live && t == 0u) PART[pb] = vec4(m, l, touch, 0.0);  // z: unread by the merge
     if (live) [[unroll]] for (uint e = 0u; e < PER; e++) PART[pb + 1u + t * PER + e] = acc[e];
@@ -140,13 +139,13 @@ void main()
     // counts; after the count, the lanes meet again before reading.
     memoryBarrierBuffer();
     subgroupBarrier();
-    uint slot = 1u + gl_WorkGroupID.x + gl_NumWorkGroups.x * i, ticket = 0u;
-    if (subgroupElect()) ticket = atomicAdd(DONE[slot], 1u) + 1u;
+    uint done = 1u + sync0 + gl_WorkGroupID.x + gl_NumWorkGroups.x * i, ticket = 0u;
+    if (subgroupElect()) ticket = atomicAdd(DONE[done], 1u) + 1u;
     if (subgroupMax(ticket) != nparts) return;
     subgroupBarrier();
     memoryBarrierBuffer();
     if (!live) return;  // lanes 0 and 1 always are
-    uint stride = DH4 + 1u, base = (h * p.qlen + i) * nparts * stride;
+    uint stride = DH4 + 1u, base = part0 + (h * p.qlen + i) * nparts * stride;
     float M = TXLM_MASKED;
     for (uint r = 0u; r < nparts; r++) M = max(M, PART[base + r * stride].x);
     float lsum = 0.0;
@@ -157,6 +156,6 @@ void main()
         lsum += w * ml.y;
         [[unroll]] for (uint e = 0u; e < PER; e++) acc[e] += w * PART[base + r * stride + 1u + t * PER + e];
     }
-    [[unroll]] for (uint e = 0u; e < PER; e++) O[i * hd4 + e0 + e] = acc[e] / lsum;
-    if (subgroupElect()) DONE[slot] = 0u;  // ready for the next layer's dispatch
+    [[unroll]] for (uint e = 0u; e < PER; e++) O[q_base + i * hd4 + e0 + e] = acc[e] / lsum;
+    if (subgroupElect()) DONE[done] = 0u;  // ready for the next layer's dispatch
 }

@@ -28,10 +28,10 @@ layout(local_size_x = 256) in;
 // keeps those lanes on different banks
 #define PAD4 (MAX4 + 1u)
 
+#include "attn_push.glsl"
 #include "attn_io.glsl"
 layout(std430, binding = 5) writeonly buffer Ob { vec4 O[]; };  // [qlen, H*dh], or PART with splits > 1
 
-#include "attn_push.glsl"
 
 shared vec4 sQw[BQ * MAX4], sQr[BQ * MAX4], sV[BK * MAX4];
 shared vec4 sK[BK * PAD4], sR[NR * PAD4];
@@ -48,9 +48,11 @@ uint first_key(uint i)
 
 void main()
 {
-    kv_begin();
+    attn_begin();
+    // a stream shorter than the dispatch's longest, or with fewer runs
+    if (gl_WorkGroupID.x * BQ >= p.qlen || wg_z >= max(p.splits, 1u)) return;
     uint tid = gl_LocalInvocationIndex, a = tid / 16u, c = tid % 16u;
-    uint i0 = gl_WorkGroupID.x * BQ, h = gl_WorkGroupID.y, z = gl_WorkGroupID.z;
+    uint i0 = gl_WorkGroupID.x * BQ, h = gl_WorkGroupID.y, z = wg_z;
     uint n4 = p.dh / 4u, hd4 = p.H * n4, splits = max(p.splits, 1u);
     uint i = i0 + a, iq = min(i, p.qlen - 1u);
     bool live = i < p.qlen;
@@ -107,10 +109,10 @@ void main()
     }
     if (!live || c >= n4) return;
     if (splits == 1u) {
-        O[i * hd4 + h * n4 + c] = acc * (1.0 / l);
+        O[q_base + i * hd4 + h * n4 + c] = acc * (1.0 / l);
         return;
     }
-    uint pb = ((h * p.qlen + i) * splits + z) * (n4 + 1u);
+    uint pb = part0 + ((h * p.qlen + i) * splits + z) * (n4 + 1u);
     if (c == 0u) O[pb] = vec4(m, l, 0.0, 0.0);
     O[pb + 1u + c] = acc;
 }

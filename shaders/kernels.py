@@ -14,6 +14,7 @@ import sys
 DTYPES = ["f32", "f16", "q8_0", "q4_0"]  # the order of txlm_kernel_of's column (engine/vk/kernels.h)
 NEEDS = ["int64", "subgroup", "shuffle", "shuffle8", "sg8", "smem", "wg256"]
 COLUMNS = 8  # variant id source bindings texel step needs tile, then the defines
+STREAM_SLOTS = 8  # TXLM_STREAM_SLOTS (engine/vk/kernels.h): streams one dispatch of an _x8 variant serves
 
 
 def fail(path, n, msg):
@@ -29,6 +30,12 @@ def parse(path):
         if len(line) < COLUMNS:
             fail(path, n, f"{len(line)} columns, expected at least {COLUMNS}")
         variant, ident, source, bindings, texel, step, needs, tile = line[:COLUMNS]
+        m = re.fullmatch(r"(\d+)(?:/(\d+))?", bindings)
+        if not m:
+            fail(path, n, "bindings is N or N/S")
+        bindings, slots = int(m[1]), int(m[2] or 1)
+        if slots not in (1, STREAM_SLOTS) or (slots > 1 and bindings < 2):
+            fail(path, n, f"a variant of several streams has {STREAM_SLOTS} slots and binding 1")
         family, _, dtype = ident.partition(":")
         if dtype and dtype not in DTYPES:
             fail(path, n, f"unknown dtype {dtype}")
@@ -40,6 +47,8 @@ def parse(path):
                 fail(path, n, f"unknown need {x} (one of {', '.join(NEEDS)})")
         if step not in ("step", "-"):
             fail(path, n, "step is 'step' or '-'")
+        if slots > 1 and not variant.endswith(f"_x{slots}"):
+            fail(path, n, f"a variant of {slots} streams is named BASE_x{slots}")
         m = re.fullmatch(r"(\d+)x(\d+)", tile)
         if not m and tile != "-":
             fail(path, n, "tile is NxM or -")
@@ -49,8 +58,9 @@ def parse(path):
         rows.append({
             "variant": variant, "source": source, "family": family if dtype else None, "dtype": dtype,
             "id": family + ("" if dtype in ("", "f32") else "_" + dtype.upper()),
-            "bindings": int(bindings), "texel": 0 if texel == "-" else int(texel, 0), "step": step == "step",
-            "needs": need, "tile": (int(m[1]), int(m[2])) if m else (0, 0), "defines": line[COLUMNS:],
+            "bindings": bindings, "slots": slots, "texel": 0 if texel == "-" else int(texel, 0), "step": step == "step",
+            "needs": need, "tile": (int(m[1]), int(m[2])) if m else (0, 0),
+            "defines": line[COLUMNS:] + ([f"STREAMS={slots}"] if slots > 1 else []),
         })
     seen = {}
     for r in rows:
@@ -58,6 +68,15 @@ def parse(path):
             if r[key] in seen.setdefault(key, set()):
                 sys.exit(f"{path}: {key} {r[key]} declared twice")
             seen[key].add(r[key])
+    by_name = {r["variant"]: r for r in rows}
+    for r in rows:
+        r["twin"] = None
+        if r["slots"] == 1:
+            continue
+        base = by_name.get(r["variant"][: -len(f"_x{r['slots']}")])
+        if not base or base["slots"] != 1 or base["source"] != r["source"] or base["bindings"] != r["bindings"]:
+            sys.exit(f"{path}: {r['variant']}: no one-stream variant of the same source and bindings")
+        base["twin"] = r["id"]
     return rows
 
 
@@ -99,7 +118,8 @@ def write_c(rows, ids_h, table_c):
         needs = " | ".join(f"TXLM_NEED_{x.upper()}" for x in r["needs"]) or "0"
         v, spv = r["variant"], "txlm_spv_" + code[r["variant"]]
         c.append(f"    [TXLM_K_{r['id']}] = {{\"{v}\", {spv}, sizeof {spv}, {r['bindings']}, "
-                 f"{r['texel']:#x}, {int(r['step'])}, {needs}, {r['tile'][0]}, {r['tile'][1]}}},")
+                 f"{r['texel']:#x}, {int(r['step'])}, {needs}, {r['tile'][0]}, {r['tile'][1]}, {r['slots']}, "
+                 f"TXLM_K_{r['twin'] or 'COUNT'}}},")
     c += ["};", "", "const txlm_kernel_id txlm_kernel_families[TXLM_KF_COUNT][TXLM_KERNEL_DTYPES] = {"]
     for f, by in fams.items():
         c.append(f"    [TXLM_KF_{f}] = {{" + ", ".join(f"TXLM_K_{by[d]}" if d in by else "TXLM_K_COUNT" for d in DTYPES) + "},")

@@ -12,10 +12,15 @@
  * shaders/kernels.manifest, the only place a variant is declared. */
 #include "kernel_ids.h"
 
-#define TXLM_MAX_BINDINGS 9
 /* The binding of the per-submission values (shaders/step.glsl) in the
  * kernels that have it; the recorder binds its step view there. */
 #define TXLM_STEP_BINDING 8
+/* Streams one dispatch of a several-streams variant (_x8 in the manifest)
+ * serves: binding 1 (the keys and values) has a slot per stream, slot 0 at
+ * binding 1 and slot s at TXLM_SLOT_BINDING + s - 1 (shaders/attn_io.glsl). */
+#define TXLM_STREAM_SLOTS 8
+#define TXLM_SLOT_BINDING 9
+#define TXLM_MAX_BINDINGS (TXLM_SLOT_BINDING + TXLM_STREAM_SLOTS - 1)
 #define TXLM_PUSH_BYTES 128
 
 /* What a variant needs from the device beyond its texel bindings
@@ -40,6 +45,8 @@ typedef struct txlm_kernel_desc {
     int step;            /* binding TXLM_STEP_BINDING too */
     uint32_t needs;      /* TXLM_NEED_* */
     uint32_t tile_n, tile_m; /* the products: columns and rows of Y per workgroup (0: not a product) */
+    uint32_t slots;          /* 1, or TXLM_STREAM_SLOTS: binding 1 once per stream */
+    uint32_t twin;           /* a one-stream variant: its twin of TXLM_STREAM_SLOTS streams (TXLM_K_COUNT: none) */
 } txlm_kernel_desc;
 extern const txlm_kernel_desc txlm_kernel_descs[TXLM_K_COUNT];
 
@@ -51,6 +58,7 @@ extern const txlm_kernel_id txlm_kernel_families[TXLM_KF_COUNT][TXLM_KERNEL_DTYP
 typedef struct txlm_kernel {
     const char *name;
     uint32_t n_bindings;
+    uint32_t slots;      /* binding 1's slots (TXLM_SLOT_BINDING) */
     uint32_t texel_mask; /* bit i: binding i is a uniform texel buffer (RGBA32_UINT view), else a storage buffer */
     int step;            /* binding TXLM_STEP_BINDING too (the recorder's step view) */
     VkDescriptorSetLayout dsl;
@@ -74,6 +82,13 @@ typedef struct txlm_kernels {
 
 /* Family f's variant for a weight dtype (TXLM_DT_*; TXLM_K_COUNT when it has none). */
 txlm_kernel_id txlm_kernel_of(txlm_kernel_family f, uint32_t dtype);
+
+/* The descriptor bindings of kernel k in the order txlm_rec_dispatch takes
+ * its views: 0 .. n_bindings - 1, binding 1's further slots, then the
+ * step binding; into b[TXLM_MAX_BINDINGS], returning how many. */
+uint32_t txlm_kernel_bindings(const txlm_kernel *k, uint32_t *b);
+/* Whether that binding of k is read as a uniform texel buffer. */
+int txlm_kernel_texel(const txlm_kernel *k, uint32_t binding);
 
 /* Whether this device can run kernel id (its needs and texel bindings),
  * and no test has forbidden it; false for TXLM_K_COUNT. */

@@ -9,7 +9,7 @@ static VkResult make_dpool(txlm_rec *r, VkDescriptorPool *out)
 {
     VkDescriptorPoolSize ps[2] = {
         {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = r->max_sets * TXLM_MAX_BINDINGS},
-        {.type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, .descriptorCount = r->max_sets * 5},
+        {.type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, .descriptorCount = r->max_sets * TXLM_MAX_BINDINGS},
     };
     VkDescriptorPoolCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = r->max_sets,
                                       .poolSizeCount = r->vk->texel_ok ? 2 : 1, .pPoolSizes = ps};
@@ -219,12 +219,11 @@ static VkDescriptorSet bind_views(txlm_rec *r, const txlm_kernel *k, const txlm_
     VkDescriptorBufferInfo bi[TXLM_MAX_BINDINGS];
     VkBufferView tv[TXLM_MAX_BINDINGS];
     VkWriteDescriptorSet w[TXLM_MAX_BINDINGS];
-    uint32_t n_writes = k->n_bindings + (k->step != 0);
+    uint32_t at[TXLM_MAX_BINDINGS], n_writes = txlm_kernel_bindings(k, at);
     for (uint32_t i = 0; i < n_writes; i++) {
-        const txlm_view *v = i < k->n_bindings ? &views[i] : &r->step;
-        int rc = k->texel_mask >> i & 1
-                     ? write_texel(r, set, i, *v, &tv[i], &w[i])
-                     : write_storage(r, set, i < k->n_bindings ? i : TXLM_STEP_BINDING, v, &bi[i], &w[i]);
+        const txlm_view *v = at[i] == TXLM_STEP_BINDING ? &r->step : &views[i];
+        int rc = txlm_kernel_texel(k, at[i]) ? write_texel(r, set, at[i], *v, &tv[i], &w[i])
+                                             : write_storage(r, set, at[i], v, &bi[i], &w[i]);
         if (rc) return VK_NULL_HANDLE;
     }
     vkUpdateDescriptorSets(r->vk->device, n_writes, w, 0, NULL);

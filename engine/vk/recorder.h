@@ -74,7 +74,8 @@ void txlm_rec_kept_drop(txlm_rec *r, uint32_t slot);
 /* Submits kept slot's recording again and waits. Values its commands
  * read from buffers (shaders/step.glsl) are the caller's to update first. */
 int txlm_rec_replay(txlm_rec *r, uint32_t slot, txlm_err *err);
-/* Records a dispatch. Errors (descriptor pool exhausted, bad view) are
+/* Records a dispatch: views in the order of txlm_kernel_bindings (the
+ * kernel's bindings, then binding 1's further slots). Errors (descriptor pool exhausted, bad view) are
  * latched and returned by txlm_rec_submit, so op code stays linear. */
 void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id k, const txlm_view *views, const void *push, uint32_t push_size,
                        uint32_t gx, uint32_t gy, uint32_t gz);

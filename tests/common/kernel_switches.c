@@ -30,7 +30,13 @@ unsigned kernel_switch(unsigned sw, int on)
 {
     static unsigned now;
     now = on ? now | sw : now & ~sw;
-    for (uint32_t k = 0; k < TXLM_K_COUNT; k++) txlm_kernel_forbid((txlm_kernel_id)k, kernel_switch_has(now, (txlm_kernel_id)k));
+    for (uint32_t k = 0; k < TXLM_K_COUNT; k++) {
+        int off = kernel_switch_has(now, (txlm_kernel_id)k);
+        if (txlm_kernel_descs[k].slots == 1) txlm_kernel_forbid((txlm_kernel_id)k, off);
+        /* a variant of several streams goes with its one-stream base */
+        uint32_t twin = txlm_kernel_descs[k].twin;
+        if (twin < TXLM_K_COUNT) txlm_kernel_forbid((txlm_kernel_id)twin, off || (now & NO_STREAM_SLOTS));
+    }
     return now;
 }
 

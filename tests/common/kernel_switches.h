@@ -16,6 +16,7 @@ enum {
     NO_TOUCH = 64,            /* long q8_0 rows through the single-row kernel that does not touch ahead */
     NO_FUSED_LN = 128,        /* txlm_op_linear_ln as a product and a LayerNorm dispatch */
     NO_FUSED_MERGE = 256,     /* the one-query attention's runs merged by their own dispatch */
+    NO_STREAM_SLOTS = 512,    /* one stream per dispatch: no variant of several streams (_x8) */
 };
 
 /* Sets (on) or clears the switches sw, keeping the others (one state for

@@ -54,5 +54,7 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
                          int32_t clamp_len, uint32_t rk_off, uint32_t kv_row0, uint32_t ring);
 void test_logsoftmax(uint32_t rows, uint32_t n, uint32_t n_write, int with_add);
 int attention_case_failures(void);
+/* kernel_cases_streams.c: several streams' attention in shared dispatches */
+int test_streams_cases(void);
 
 #endif

@@ -517,6 +517,8 @@ int main(void)
     test_attention(3, 0, 1, 8, 1, 0, 5, 0, 0);
     test_attention(20, 0, 2, 16, 1, 0, -1, 0, 0);    /* the same with enough queries for the paired kernel */
 
+    failures += test_streams_cases();
+
     static const uint32_t block_dts[] = {TXLM_DT_F32, TXLM_DT_F16, TXLM_DT_Q8_0, TXLM_DT_Q4_0};
     for (size_t i = 0; i < sizeof block_dts / sizeof *block_dts; i++) test_block_rows(block_dts[i]);
 

@@ -1,0 +1,146 @@
+/* Several streams' attention in one dispatch per kernel (attn_streams.h). */
+#include "attn_streams.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+static uint32_t max_u(uint32_t a, uint32_t b) { return a > b ? a : b; }
+
+/* A stream's entry (shaders/attn_push.glsl, attn_begin). */
+enum { E_Q0, E_QLEN, E_MLEN, E_KV_FIRST, E_KV_ROWS, E_MEM_LEN, E_PART0, E_SYNC0, E_SPLITS, E_SAME_LENGTH, E_CLAMP };
+
+void txlm_attn_plan_free(txlm_attn_plan *p)
+{
+    free(p->order), free(p->words), free(p->groups), free(p->kv);
+    memset(p, 0, sizeof *p);
+}
+
+static int same_choice(const txlm_attn_choice *a, const txlm_attn_choice *b)
+{
+    return a->path == b->path && a->k == b->k && a->merge_after == b->merge_after && a->run == b->run;
+}
+
+static void write_entry(txlm_attn_plan *p, uint32_t e, const txlm_attn_stream *st, uint64_t part_bytes, uint32_t sync,
+                        const txlm_attn_choice *c)
+{
+    uint32_t *w = p->words + TXLM_ATTN_TABLE_WORD + e * TXLM_ATTN_ENTRY_WORDS;
+    const txlm_attn_shape *s = &st->shape;
+    w[E_Q0] = st->row0, w[E_QLEN] = s->qlen, w[E_MLEN] = s->mlen;
+    w[E_KV_FIRST] = s->kv_row0, w[E_KV_ROWS] = s->kv_rows, w[E_MEM_LEN] = s->mem_len;
+    w[E_PART0] = (uint32_t)(part_bytes / 16), w[E_SYNC0] = sync, w[E_SPLITS] = c->splits;
+    w[E_SAME_LENGTH] = s->same_length, w[E_CLAMP] = s->clamp_max;
+}
+
+/* Places the streams of c[i]'s choice (from i on, not yet placed) in
+ * groups of at most `slots`, each within the scratch and the counts. */
+static void place(txlm_attn_plan *p, const txlm_attn_stream *st, const txlm_attn_choice *c, uint32_t n, uint32_t i,
+                  uint32_t slots, uint64_t scratch_bytes, unsigned char *placed, uint32_t *e)
+{
+    txlm_attn_group *g = NULL;
+    uint64_t used = 0;
+    uint32_t sync = 0;
+    for (uint32_t j = i; j < n; j++) {
+        if (placed[j] || !same_choice(&c[i], &c[j])) continue;
+        if (!g || g->n == slots || used + c[j].scratch > scratch_bytes || 1 + sync + c[j].sync > TXLM_SYNC_WORDS) {
+            g = &p->groups[p->n_groups++];
+            *g = (txlm_attn_group){.c = c[j], .k = c[j].k, .first = *e};
+            used = 0, sync = 0;
+        }
+        write_entry(p, *e, &st[j], used, sync, &c[j]);
+        g->c.gx = max_u(g->c.gx, c[j].gx), g->c.gy = max_u(g->c.gy, c[j].gy), g->c.gz = max_u(g->c.gz, c[j].gz);
+        g->max_qlen = max_u(g->max_qlen, st[j].shape.qlen);
+        used += c[j].scratch, sync += c[j].sync;
+        p->order[(*e)++] = j;
+        placed[j] = 1;
+        if (++g->n > 1) g->k = txlm_kernel_descs[c[j].k].twin;
+    }
+}
+
+int txlm_attn_plan_make(const txlm_ops *o, const txlm_attn_stream *st, uint32_t n, txlm_view q, txlm_view rk,
+                        uint32_t rk_off, txlm_view rw, txlm_view rr, uint64_t scratch_bytes, txlm_attn_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    const txlm_rec *rec = o->rec;
+    txlm_attn_choice *c = malloc(n * sizeof *c);
+    unsigned char *placed = calloc(n, 1);
+    p->order = malloc(n * sizeof *p->order);
+    p->words = calloc(TXLM_ATTN_TABLE_WORD + (size_t)n * TXLM_ATTN_ENTRY_WORDS, sizeof *p->words);
+    p->groups = malloc(n * sizeof *p->groups);
+    p->kv = malloc(n * sizeof *p->kv);
+    int ok = c && placed && p->order && p->words && p->groups && p->kv;
+    p->tex = rec->vk->texel && txlm_rec_texel_fits(rec, q) && txlm_rec_texel_fits(rec, rk) &&
+             txlm_rec_texel_fits(rec, rw) && txlm_rec_texel_fits(rec, rr);
+    for (uint32_t i = 0; ok && i < n; i++) {
+        int tex = p->tex && txlm_rec_texel_fits(rec, st[i].kv);
+        c[i] = txlm_attn_choose(o, &st[i].shape, 0, tex, rk_off, st[i].own_scratch);
+        ok = c[i].path != TXLM_ATTN_THREE_PASS && c[i].scratch <= scratch_bytes && 1 + c[i].sync <= TXLM_SYNC_WORDS;
+    }
+    uint32_t e = 0;
+    for (uint32_t i = 0; ok && i < n; i++) {
+        if (placed[i]) continue;
+        txlm_kernel_id twin = txlm_kernel_descs[c[i].k].twin;
+        uint32_t slots = twin < TXLM_K_COUNT && txlm_kernel_usable(rec->vk, twin) ? TXLM_STREAM_SLOTS : 1;
+        place(p, st, c, n, i, slots, scratch_bytes, placed, &e);
+    }
+    free(c), free(placed);
+    if (!ok) {
+        txlm_attn_plan_free(p);
+        return 0;
+    }
+    p->n = n;
+    p->push = txlm_attn_push_of(&st[0].shape, rk_off);
+    return 1;
+}
+
+/* The views of a dispatch of entries [first, first + n): the kernel's
+ * bindings from v, then binding 1's slots 1 .. TXLM_STREAM_SLOTS - 1
+ * (unused ones repeat slot 0). */
+static uint32_t slot_views(const txlm_attn_plan *p, txlm_kernel_id k, const txlm_view *v, const txlm_view *kv,
+                           uint32_t first, uint32_t n, txlm_view *out)
+{
+    const txlm_kernel_desc *d = &txlm_kernel_descs[k];
+    uint32_t at = 0;
+    for (uint32_t i = 0; i < d->n_bindings; i++) out[at++] = v[i];
+    for (uint32_t s = 1; s < d->slots; s++) out[at++] = kv[p->order[first + (s < n ? s : 0)]];
+    return at;
+}
+
+void txlm_op_attention_streams(txlm_ops *o, const txlm_attention_streams_args *a)
+{
+    const txlm_attn_plan *p = a->plan;
+    txlm_view rw = txlm_tensor_view(a->r_w_bias), rr = txlm_tensor_view(a->r_r_bias);
+    for (uint32_t i = 0; i < p->n_groups; i++) {
+        const txlm_attn_group *g = &p->groups[i];
+        txlm_attn_push ps = p->push;
+        ps.table = TXLM_ATTN_TABLE_WORD + g->first * TXLM_ATTN_ENTRY_WORDS;
+        ps.zdim = g->c.gz;
+        ps.merge = (uint32_t)g->c.merged;
+        ps.run = g->c.run;
+        txlm_view v[8] = {a->q, a->kv[p->order[g->first]], a->rk, rw, rr,
+                          g->c.merge_after || g->c.path == TXLM_ATTN_SPLIT ? a->scratch : a->out, o->dummy, o->dummy};
+        if (g->c.merged) v[6] = a->out, v[7] = o->sync;
+        txlm_view views[TXLM_MAX_BINDINGS];
+        slot_views(p, g->k, v, a->kv, g->first, g->n, views);
+        txlm_rec_dispatch(o->rec, g->k, views, &ps, sizeof ps, g->c.gx, g->c.gy, g->c.gz * g->n);
+        txlm_rec_barrier(o->rec);
+        if (g->c.merge_after) txlm_attn_merge(o, &ps, a->scratch, a->out, g->max_qlen, g->n);
+    }
+}
+
+void txlm_op_kv_put_streams(txlm_ops *o, const txlm_attn_plan *p, txlm_view src, const txlm_view *kv)
+{
+    uint32_t slots = txlm_kernel_usable(o->rec->vk, TXLM_K_KV_PUT_X8) ? TXLM_STREAM_SLOTS : 1;
+    for (uint32_t first = 0; first < p->n; first += slots) {
+        uint32_t n = p->n - first < slots ? p->n - first : slots, rows = 0;
+        for (uint32_t e = first; e < first + n; e++)
+            rows = max_u(rows, p->words[TXLM_ATTN_TABLE_WORD + e * TXLM_ATTN_ENTRY_WORDS + E_QLEN]);
+        txlm_kernel_id k = n > 1 ? TXLM_K_KV_PUT_X8 : TXLM_K_KV_PUT;
+        txlm_attn_push ps = p->push;
+        ps.table = TXLM_ATTN_TABLE_WORD + first * TXLM_ATTN_ENTRY_WORDS;
+        ps.zdim = 1;
+        txlm_view v[2] = {src, kv[p->order[first]]}, views[TXLM_MAX_BINDINGS];
+        slot_views(p, k, v, kv, first, n, views);
+        txlm_rec_dispatch(o->rec, k, views, &ps, sizeof ps, div_up(2 * ps.H * ps.dh / 4, 64), rows, n);
+    }
+}

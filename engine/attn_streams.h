@@ -1,0 +1,69 @@
+/* Attention of several streams in one dispatch (docs/batching.md): each
+ * stream over its own ring, with its own memory fill and masks, its keys
+ * and values in a slot of binding 1 and its shape in an entry of the step
+ * buffer (shaders/attn_push.glsl). A stream takes the kernel its segment
+ * would take alone (attention.h), so its numbers are the lone pass's to
+ * the bit; streams of the same kernel share dispatches of up to
+ * TXLM_STREAM_SLOTS (or one each where the device cannot bind that many).
+ * The entries are written before each submission, so a kept recording
+ * serves wherever the rings have turned to. */
+#ifndef TXLM_ATTN_STREAMS_H
+#define TXLM_ATTN_STREAMS_H
+
+#include "attention.h"
+
+/* Words of one stream's entry, and the first entry's word in the step buffer. */
+#define TXLM_ATTN_ENTRY_WORDS 16u
+#define TXLM_ATTN_TABLE_WORD 16u
+
+/* A stream of the pass, as the plan takes it. */
+typedef struct txlm_attn_stream {
+    txlm_attn_shape shape;  /* its own; kv_row0: the ring row of its memory row 0 */
+    uint32_t row0;          /* its first row among the pass's rows (queries, outputs, the k|v product) */
+    uint64_t own_scratch;   /* its session's scratch bytes, which its lone kernel choice saw */
+    txlm_view kv;           /* a ring of its (any layer's: their sizes agree), for the texel checks */
+} txlm_attn_stream;
+
+/* One dispatch: table entries [first, first + n), all of one choice. */
+typedef struct txlm_attn_group {
+    txlm_attn_choice c;     /* the choice of every stream of the group (grid: the largest of each) */
+    txlm_kernel_id k;       /* c.k, or its twin of TXLM_STREAM_SLOTS streams */
+    uint32_t first, n, max_qlen;
+} txlm_attn_group;
+
+typedef struct txlm_attn_plan {
+    uint32_t n;             /* streams */
+    uint32_t *order;        /* [n] entry e is stream order[e] */
+    uint32_t *words;        /* [TXLM_ATTN_TABLE_WORD + n * TXLM_ATTN_ENTRY_WORDS]: what the step buffer gets */
+    txlm_attn_group *groups;
+    uint32_t n_groups;
+    txlm_attn_push push;    /* what every stream shares (H, dh, scale, rk_off) */
+    txlm_view *kv;          /* [n] room for a layer's rings, by stream (txlm_attention_streams_args.kv) */
+    int tex;                /* the shared inputs (queries, position keys, biases) fit texel views */
+} txlm_attn_plan;
+
+/* The plan for n streams over a pass whose queries are q, position keys
+ * rk (of the stream with the most rows), layer 0's biases, and the scratch
+ * (partial results of one dispatch at a time). 1 and a plan when every
+ * stream can attend this way; 0 (nothing allocated) when one cannot (a
+ * head size the vector kernels do not take, too little scratch): the pass
+ * then attends stream by stream in each session's own buffers. */
+int txlm_attn_plan_make(const txlm_ops *o, const txlm_attn_stream *st, uint32_t n, txlm_view q, txlm_view rk,
+                        uint32_t rk_off, txlm_view rw, txlm_view rr, uint64_t scratch_bytes, txlm_attn_plan *p);
+void txlm_attn_plan_free(txlm_attn_plan *p);
+
+/* One layer's attention of every stream of the plan: queries q and
+ * outputs out in the pass's rows, keys and values kv[stream]. */
+typedef struct txlm_attention_streams_args {
+    const txlm_attn_plan *plan;
+    txlm_view q, rk, out, scratch;
+    const txlm_view *kv;    /* [n] each stream's ring of this layer */
+    const txlm_gpu_tensor *r_w_bias, *r_r_bias;
+} txlm_attention_streams_args;
+void txlm_op_attention_streams(txlm_ops *o, const txlm_attention_streams_args *a);
+
+/* Each stream's rows [row0, row0 + qlen) of src (a [rows, 2*H*dh] k|v
+ * product) into its ring kv[stream] after its memory. */
+void txlm_op_kv_put_streams(txlm_ops *o, const txlm_attn_plan *p, txlm_view src, const txlm_view *kv);
+
+#endif
