@@ -80,7 +80,7 @@ int txlm_attn_plan_make(const txlm_ops *o, const txlm_attn_stream *st, uint32_t 
     for (uint32_t i = 0; ok && i < n; i++) {
         if (placed[i]) continue;
         txlm_kernel_id twin = txlm_kernel_descs[c[i].k].twin;
-        uint32_t slots = twin < TXLM_K_COUNT && txlm_kernel_usable(rec->vk, twin) ? TXLM_STREAM_SLOTS : 1;
+        uint32_t slots = rec->vk->stream_slots && twin < TXLM_K_COUNT && txlm_kernel_usable(rec->vk, twin) ? TXLM_STREAM_SLOTS : 1;
         place(p, st, c, n, i, slots, scratch_bytes, placed, &e);
     }
     free(c), free(placed);
@@ -130,7 +130,7 @@ void txlm_op_attention_streams(txlm_ops *o, const txlm_attention_streams_args *a
 
 void txlm_op_kv_put_streams(txlm_ops *o, const txlm_attn_plan *p, txlm_view src, const txlm_view *kv)
 {
-    uint32_t slots = txlm_kernel_usable(o->rec->vk, TXLM_K_KV_PUT_X8) ? TXLM_STREAM_SLOTS : 1;
+    uint32_t slots = o->rec->vk->stream_slots && txlm_kernel_usable(o->rec->vk, TXLM_K_KV_PUT_X8) ? TXLM_STREAM_SLOTS : 1;
     for (uint32_t first = 0; first < p->n; first += slots) {
         uint32_t n = p->n - first < slots ? p->n - first : slots, rows = 0;
         for (uint32_t e = first; e < first + n; e++)

@@ -417,6 +417,11 @@ static void choose_paths(txlm_vk *vk, const txlm_context_options *opts, const Vk
      * and tiles staged in workgroup memory only add loads and barriers there */
     vk->gpu_kernels = vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
     if (vk->env.gpu_kernels >= 0) vk->gpu_kernels = vk->env.gpu_kernels; /* comparisons, tests */
+    /* several streams in one attention dispatch choose their keys' binding
+     * by a switch on the stream; CPU drivers run every case of it (their
+     * branches are masked lanes, not jumps), a dispatch per stream is faster there */
+    vk->stream_slots = vk->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    if (vk->env.stream_slots >= 0) vk->stream_slots = vk->env.stream_slots;
     vk->max_alloc = m3->maxMemoryAllocationSize ? m3->maxMemoryAllocationSize : (VkDeviceSize)1 << 30;
     vk->memory_budget = opts ? opts->memory_budget : 0;
 }

@@ -51,6 +51,7 @@ typedef struct txlm_vk {
     int texel;
     int gpu_kernels;                 /* kernels shaped for GPUs: big workgroups, workgroup-memory tiles (TXLM_GPU_KERNELS=0/1) */
     int flush_subnormals;            /* a CPU device's shader threads flush subnormals (fp_flush.h) */
+    int stream_slots;                /* attention of several streams in one dispatch (attn_streams.h) */
     int texel_ok;                    /* RGBA32_UINT uniform texel buffers supported: texel kernels built */
     VkDeviceSize texel_align;        /* minTexelBufferOffsetAlignment */
     uint32_t max_texel_elems;        /* maxTexelBufferElements (16-byte texels) */

@@ -112,6 +112,7 @@ enum { S_DEFAULT, S_STORAGE, S_TEXEL, S_NO_SG, S_NO_PAIR, S_TILE, S_ONE_SLOT, S_
 
 static int streams_mode(int mode)
 {
+    ctx->vk.stream_slots = 1; /* on any device (CPU ones attend a stream a dispatch by default) */
     ctx->vk.gpu_kernels = mode == S_TILE;
     ctx->vk.texel = mode == S_STORAGE || mode == S_TILE ? 0 : mode == S_DEFAULT ? ctx->vk.texel : have_texel;
     if (mode == S_TILE && !txlm_kernel_usable(&ctx->vk, TXLM_K_ATTN_TILE)) return 0;
@@ -156,7 +157,7 @@ void test_attention_streams(const stream_case *cases, uint32_t n, uint32_t H, ui
         kv[i] = txlm_view_of(&d[i].kvb);
         st[i] = (txlm_attn_stream){.shape = d[i].shape, .row0 = d[i].row0, .own_scratch = own, .kv = kv[i]};
     }
-    int texel_default = ctx->vk.texel, gpu_default = ctx->vk.gpu_kernels;
+    int texel_default = ctx->vk.texel, gpu_default = ctx->vk.gpu_kernels, slots_default = ctx->vk.stream_slots;
     rec.step = txlm_view_of(&stepb);
     ops.sync = txlm_view_of(&syncb);
     for (int mode = 0; mode < S_MODES; mode++) {
@@ -201,7 +202,7 @@ void test_attention_streams(const stream_case *cases, uint32_t n, uint32_t H, ui
         case_done();
     }
     kernel_switch(NO_ATTN_SG | NO_SHUFFLE | NO_PAIRED_ATTENTION | NO_STREAM_SLOTS | NO_FUSED_MERGE, 0);
-    ctx->vk.texel = texel_default, ctx->vk.gpu_kernels = gpu_default;
+    ctx->vk.texel = texel_default, ctx->vk.gpu_kernels = gpu_default, ctx->vk.stream_slots = slots_default;
     rec.step = txlm_view_of(&ctx->dummy);
     ops.sync = (txlm_view){0};
     for (uint32_t i = 0; i < n; i++) txlm_buf_destroy(&ctx->vk, &d[i].kvb), free(d[i].ring0), free(d[i].want);
