@@ -41,38 +41,42 @@ static uint32_t tile_splits(const txlm_attn_shape *s, uint64_t scratch_bytes)
 /* The attention's candidates, best first (attention_kernel): texel
  * variants where the device prefers them and the inputs fit, those built
  * for one head size where it matches (0: any). */
+enum { SG = 1, MERGES = 2 }; /* a lane per element of a head (attn_split_sg.comp); its last run merges */
 static const struct attn_rule {
     int texel;
     uint32_t dh;
     txlm_kernel_id id;
+    unsigned kind;
 } split_rules[] = {
     /* a handful of queries: keys split into runs, merged after */
-    {1, 64, TXLM_K_ATTN_SPLIT_SG64_MERGE}, /* lanes share a key; the last run merges */
-    {1, 64, TXLM_K_ATTN_SPLIT_SG64},
-    {1, 64, TXLM_K_ATTN_SPLIT_TEX64},
-    {1, 48, TXLM_K_ATTN_SPLIT_TEX48},
-    {1, 0, TXLM_K_ATTN_SPLIT_TEX},
-    {0, 0, TXLM_K_ATTN_SPLIT},
+    {1, 64, TXLM_K_ATTN_SPLIT_SG64_MERGE, SG | MERGES}, /* lanes share a key; the last run merges */
+    {1, 64, TXLM_K_ATTN_SPLIT_SG64, SG},
+    {1, 48, TXLM_K_ATTN_SPLIT_SG48_MERGE, SG | MERGES},
+    {1, 48, TXLM_K_ATTN_SPLIT_SG48, SG},
+    {1, 64, TXLM_K_ATTN_SPLIT_TEX64, 0},
+    {1, 48, TXLM_K_ATTN_SPLIT_TEX48, 0},
+    {1, 0, TXLM_K_ATTN_SPLIT_TEX, 0},
+    {0, 0, TXLM_K_ATTN_SPLIT, 0},
 }, query_rules[] = {
     /* more queries: two per invocation (a key or value row loaded serves both), or one */
-    {1, 64, TXLM_K_ATTN_PAIR_TEXSG64},
-    {1, 64, TXLM_K_ATTN_PAIR_TEX64},
-    {1, 48, TXLM_K_ATTN_PAIR_TEX48},
-    {1, 0, TXLM_K_ATTN_PAIR_TEX},
-    {0, 0, TXLM_K_ATTN_PAIR},
-    {1, 0, TXLM_K_ATTN_FUSED},
-    {0, 0, TXLM_K_ATTN_FUSED},
+    {1, 64, TXLM_K_ATTN_PAIR_TEXSG64, 0},
+    {1, 64, TXLM_K_ATTN_PAIR_TEX64, 0},
+    {1, 48, TXLM_K_ATTN_PAIR_TEX48, 0},
+    {1, 0, TXLM_K_ATTN_PAIR_TEX, 0},
+    {0, 0, TXLM_K_ATTN_PAIR, 0},
+    {1, 0, TXLM_K_ATTN_FUSED, 0},
+    {0, 0, TXLM_K_ATTN_FUSED, 0},
 };
 
-/* The first usable rule for texel (or not) and head size dh, else TXLM_K_COUNT. */
-static txlm_kernel_id attention_kernel(const txlm_vk *vk, const struct attn_rule *r, size_t n, int texel, uint32_t dh,
-                                       int merge_ok)
+/* The first usable rule for texel (or not) and head size dh, else NULL. */
+static const struct attn_rule *attention_rule(const txlm_vk *vk, const struct attn_rule *r, size_t n, int texel,
+                                              uint32_t dh, int merge_ok)
 {
     for (size_t i = 0; i < n; i++)
         if (r[i].texel == texel && (!r[i].dh || r[i].dh == dh) && txlm_kernel_usable(vk, r[i].id) &&
-            (merge_ok || r[i].id != TXLM_K_ATTN_SPLIT_SG64_MERGE))
-            return r[i].id;
-    return TXLM_K_COUNT;
+            (merge_ok || !(r[i].kind & MERGES)))
+            return &r[i];
+    return NULL;
 }
 
 /* A handful of queries (generation): the keys split into runs so that
@@ -82,13 +86,15 @@ static int choose_split(const txlm_ops *o, const txlm_attn_shape *s, int tex, tx
 {
     uint32_t klen = s->mlen + s->qlen, groups = div_up(s->H, TXLM_ATTN_SG_HEADS);
     int merge_ok = o->sync.buf && 1 + groups * s->qlen <= o->sync.size / 4;
-    c->k = attention_kernel(o->rec->vk, split_rules, sizeof split_rules / sizeof *split_rules, tex, s->dh, merge_ok);
-    if (c->k == TXLM_K_COUNT) return 0;
-    int sg = c->k == TXLM_K_ATTN_SPLIT_SG64 || c->k == TXLM_K_ATTN_SPLIT_SG64_MERGE;
+    const struct attn_rule *r = attention_rule(o->rec->vk, split_rules, sizeof split_rules / sizeof *split_rules, tex,
+                                               s->dh, merge_ok);
+    if (!r) return 0;
+    int sg = (r->kind & SG) != 0;
+    c->k = r->id;
     c->path = TXLM_ATTN_SPLIT;
     c->run = sg ? TXLM_ATTN_RUN_SG : TXLM_ATTN_RUN;
     uint32_t nparts = div_up(klen, c->run);
-    c->merged = c->k == TXLM_K_ATTN_SPLIT_SG64_MERGE;
+    c->merged = (r->kind & MERGES) != 0;
     c->merge_after = !c->merged;
     c->sync = c->merged ? groups * s->qlen : 0;
     c->scratch = (uint64_t)s->H * s->qlen * nparts * (s->dh + 4) * 4;
@@ -122,10 +128,10 @@ txlm_attn_choice txlm_attn_choose(const txlm_ops *o, const txlm_attn_shape *s, i
     if (vec_ok && (s->qlen > 4 || all_masked_rows)) {
         /* the paired kernels need a second query beside each */
         size_t n = sizeof query_rules / sizeof *query_rules, from = all_masked_rows ? n - 2 : 0;
-        txlm_kernel_id k = attention_kernel(vk, query_rules + from, n - from, tex, s->dh, 0);
-        if (k < TXLM_K_COUNT)
-            c = (txlm_attn_choice){.path = TXLM_ATTN_QUERY, .k = k, .splits = 1,
-                                   .gx = div_up(s->qlen, k == TXLM_K_ATTN_FUSED ? 8 : 16), .gy = s->H, .gz = 1};
+        const struct attn_rule *r = attention_rule(vk, query_rules + from, n - from, tex, s->dh, 0);
+        if (r)
+            c = (txlm_attn_choice){.path = TXLM_ATTN_QUERY, .k = r->id, .splits = 1,
+                                   .gx = div_up(s->qlen, r->id == TXLM_K_ATTN_FUSED ? 8 : 16), .gy = s->H, .gz = 1};
     }
     return c;
 }

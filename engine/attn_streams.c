@@ -128,9 +128,18 @@ void txlm_op_attention_streams(txlm_ops *o, const txlm_attention_streams_args *a
     }
 }
 
+/* Segments of at most this many rows are put 8 streams a dispatch even on
+ * CPU devices (vk->stream_slots off): there every case of kv_put's switch
+ * runs, but for a few rows that costs less than the dispatches saved. */
+#define FEW_ROWS 4u
+
 void txlm_op_kv_put_streams(txlm_ops *o, const txlm_attn_plan *p, txlm_view src, const txlm_view *kv)
 {
-    uint32_t slots = o->rec->vk->stream_slots && txlm_kernel_usable(o->rec->vk, TXLM_K_KV_PUT_X8) ? TXLM_STREAM_SLOTS : 1;
+    uint32_t longest = 0;
+    for (uint32_t e = 0; e < p->n; e++)
+        longest = max_u(longest, p->words[TXLM_ATTN_TABLE_WORD + e * TXLM_ATTN_ENTRY_WORDS + E_QLEN]);
+    int shared = o->rec->vk->stream_slots || longest <= FEW_ROWS;
+    uint32_t slots = shared && txlm_kernel_usable(o->rec->vk, TXLM_K_KV_PUT_X8) ? TXLM_STREAM_SLOTS : 1;
     for (uint32_t first = 0; first < p->n; first += slots) {
         uint32_t n = p->n - first < slots ? p->n - first : slots, rows = 0;
         for (uint32_t e = first; e < first + n; e++)

@@ -18,7 +18,8 @@
 // are the grid's x, so the workgroups that share a key row's 4 KiB of
 // keys run one after another while those bytes are in cache: 0.74-0.78 ms.
 // A score is summed over its head's lanes by xor shuffles. Built for
-// dh = 4 * DH4 with texel reads; needs the 8 lanes in one subgroup.
+// dh = 4 * DH4 (16 or 12: a lane's share of a head is DH4 / 2 vec4s) with
+// texel reads; needs the 8 lanes in one subgroup.
 
 layout(local_size_x = 8) in;
 

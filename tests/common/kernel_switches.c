@@ -13,17 +13,18 @@ static int kernel_switch_has(unsigned sw, txlm_kernel_id k)
     }
     int q8 = k == TXLM_K_GEMV_Q8 || k == TXLM_K_GEMV_Q8_SG;
     int touch = k == TXLM_K_GEMV_TEX_Q8_0_LONG || k == TXLM_K_GEMV_TEX_Q8_0_LONG_LN;
-    int sg64 = k == TXLM_K_ATTN_SPLIT_SG64 || k == TXLM_K_ATTN_SPLIT_SG64_MERGE;
+    int merges = k == TXLM_K_ATTN_SPLIT_SG64_MERGE || k == TXLM_K_ATTN_SPLIT_SG48_MERGE;
+    int sg = merges || k == TXLM_K_ATTN_SPLIT_SG64 || k == TXLM_K_ATTN_SPLIT_SG48;
     int paired = k == TXLM_K_ATTN_PAIR || k == TXLM_K_ATTN_PAIR_TEX || k == TXLM_K_ATTN_PAIR_TEX48 ||
                  k == TXLM_K_ATTN_PAIR_TEX64 || k == TXLM_K_ATTN_PAIR_TEXSG64;
     int split = k == TXLM_K_ATTN_SPLIT || k == TXLM_K_ATTN_SPLIT_TEX || k == TXLM_K_ATTN_SPLIT_TEX48 ||
-                k == TXLM_K_ATTN_SPLIT_TEX64 || sg64;
+                k == TXLM_K_ATTN_SPLIT_TEX64 || sg;
     return ((sw & NO_GEMV) && (in_gemv || q8 || touch)) || ((sw & NO_GEMV_Q8) && q8) ||
            ((sw & NO_SHUFFLE) && (in_texsg || k == TXLM_K_LAYERNORM_TEX || k == TXLM_K_ATTN_PAIR_TEXSG64)) ||
            ((sw & NO_FUSED_ATTENTION) && (paired || split || k == TXLM_K_ATTN_FUSED || k == TXLM_K_ATTN_TILE)) ||
-           ((sw & NO_PAIRED_ATTENTION) && paired) || ((sw & NO_ATTN_SG) && sg64) || ((sw & NO_TOUCH) && touch) ||
+           ((sw & NO_PAIRED_ATTENTION) && paired) || ((sw & NO_ATTN_SG) && sg) || ((sw & NO_TOUCH) && touch) ||
            ((sw & NO_FUSED_LN) && (in_tex_ln || k == TXLM_K_GEMV_TEX_Q8_0_LONG_LN)) ||
-           ((sw & NO_FUSED_MERGE) && k == TXLM_K_ATTN_SPLIT_SG64_MERGE);
+           ((sw & NO_FUSED_MERGE) && merges);
 }
 
 unsigned kernel_switch(unsigned sw, int on)

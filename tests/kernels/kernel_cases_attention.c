@@ -110,12 +110,14 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
         if (texel && !have_texel) continue;
         int h64 = dh == 64; /* texel variants built for dh = 64 */
         int sg64 = h64 && !no_sg && txlm_kernel_usable(&ctx->vk, TXLM_K_ATTN_SPLIT_SG64);
+        int sg48 = dh == 48 && !no_sg && txlm_kernel_usable(&ctx->vk, TXLM_K_ATTN_SPLIT_SG48);
         int pair_sg = h64 && !no_sg && txlm_kernel_usable(&ctx->vk, TXLM_K_ATTN_PAIR_TEXSG64);
-        if (no_sg && !h64) continue;
+        if (no_sg && !h64 && dh != 48) continue;
         ctx->vk.texel = texel;
         kernel_switch(NO_ATTN_SG | NO_SHUFFLE, no_sg);
         const txlm_kernel_id watch[3] = {
             texel ? (sg64 ? (fused_merge ? TXLM_K_ATTN_SPLIT_SG64_MERGE : TXLM_K_ATTN_SPLIT_SG64)
+                     : sg48 ? (fused_merge ? TXLM_K_ATTN_SPLIT_SG48_MERGE : TXLM_K_ATTN_SPLIT_SG48)
                      : h64 ? TXLM_K_ATTN_SPLIT_TEX64
                      : dh == 48 ? TXLM_K_ATTN_SPLIT_TEX48
                                 : TXLM_K_ATTN_SPLIT_TEX)
@@ -147,7 +149,7 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
         run();
         kernel_switch(NO_PAIRED_ATTENTION | NO_FUSED_ATTENTION | NO_ATTN_SG | NO_SHUFFLE, 0);
         ops.sync = (txlm_view){0};
-        if (fused_merge && sg64 && qlen <= 4 && !(same_length && mem_len == 0) && dh % 4 == 0 && rk_off % 4 == 0) {
+        if (fused_merge && (sg64 || sg48) && qlen <= 4 && !(same_length && mem_len == 0) && dh % 4 == 0 && rk_off % 4 == 0) {
             uint32_t left = 0;
             for (uint32_t w = 0; w < TXLM_SYNC_WORDS; w++) left |= ((uint32_t *)syncb.map)[w];
             CHECK(rec.kernel_uses[TXLM_K_ATTN_MERGE] == merges && left == 0,

@@ -237,6 +237,7 @@ int test_streams_cases(void)
     test_attention_streams(gen + 4, 8, 2, 64, 4);
     test_attention_streams(gen + 4, 8, 3, 48, 4);
     test_attention_streams(gen + 6, 6, 1, 48, 0);
+    test_attention_streams(gen + 1, 6, 5, 48, 0);
     test_attention_streams(gen + 1, 10, 2, 20, 0);     /* a head of 5 vec4s: the generic kernels */
     test_attention_streams(gen + 9, 2, 16, 64, 0);     /* two streams of the paired kernel only */
     /* same_length with no memory kept hides whole rows: the one-query kernel */
