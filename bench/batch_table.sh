@@ -8,7 +8,7 @@ build=${1:-build}
 batches=${2:-1,2,4,8}
 models=$build/bench-models
 mkdir -p "$models"
-for m in wt103-f32 wt103-q8_0 base-f32; do
+for m in wt103-f32 wt103-q8_0 base-f32 base-q8_0; do
     cfg=${m%-*} dt=${m#*-}
     [ -f "$models/$m.txlm" ] || "$build/tools/txlm-pack" --synthetic "bench/configs/$cfg.json" --seed 1 --dtype "$dt" \
         -o "$models/$m.txlm" >/dev/null

@@ -32,6 +32,8 @@ enum {
     GPU_GRID = 32,   /* gemv_gpu's grid of row groups fits the device's limit */
     Q8_BLOCKS = 64,  /* q8_0 rows of whole 32-weight blocks, one per 256-bit load */
     Q8_LONG = 128,   /* q8_0 rows of 4 superblocks and more: touch the next one ahead */
+    TWO_ROWS = 256,  /* M == 2, and not TXLM_LIN_BLOCK (a few streams' tokens) */
+    FOUR_ROWS = 512, /* M == 3 or 4, and not TXLM_LIN_BLOCK */
 };
 
 /* A product's candidates, best first: the first whose conditions hold and
@@ -45,6 +47,8 @@ static const struct linear_rule {
 } linear_rules[] = {
     {1, TXLM_KF_COUNT, TXLM_K_GEMV_TEX_Q8_0_LONG, ONE_ROW | Q8_LONG}, /* one row per lane */
     {1, TXLM_KF_GEMV_TEX, 0, ONE_ROW},
+    {1, TXLM_KF_GEMV_TEX2, 0, TWO_ROWS},      /* a few streams' tokens: a weight unpacked once for all */
+    {1, TXLM_KF_GEMV_TEX4, 0, FOUR_ROWS},
     {1, TXLM_KF_LINEAR_TEXSG, 0, MANY_ROWS},  /* 32x8 blocks, X shared by shuffles */
     {1, TXLM_KF_LINEAR_TEX, 0, MANY_ROWS},    /* 32x16 blocks */
     {1, TXLM_KF_LINEAR_TEXSG8, 0, 0},         /* 8x16 blocks for a few rows */
@@ -81,11 +85,14 @@ static txlm_kernel_id linear_kernel(const txlm_ops *o, txlm_arg x, const txlm_gp
                          ? GPU_GRID
                          : 0) |
                     (w->dtype == TXLM_DT_Q8_0 && w->cols % 32 == 0 ? Q8_BLOCKS : 0) |
-                    (w->dtype == TXLM_DT_Q8_0 && w->cols >= 4 * 512 ? Q8_LONG : 0);
+                    (w->dtype == TXLM_DT_Q8_0 && w->cols >= 4 * 512 ? Q8_LONG : 0) |
+                    (M == 2 && !(flags & TXLM_LIN_BLOCK) ? TWO_ROWS : 0) |
+                    (M >= 3 && M <= 4 && !(flags & TXLM_LIN_BLOCK) ? FOUR_ROWS : 0);
     /* the block kernels store Y raw, then add bias and residual in place:
      * a residual that is Y itself (the embedding projection) must not */
-    int one_row = (have & ONE_ROW) && txlm_kernel_usable(vk, txlm_kernel_of(TXLM_KF_GEMV_TEX, w->dtype));
-    int texel = texel_linear_ok(o, x, w) && (one_row || !in_place);
+    txlm_kernel_family rows_family = have & ONE_ROW ? TXLM_KF_GEMV_TEX : have & TWO_ROWS ? TXLM_KF_GEMV_TEX2 : TXLM_KF_GEMV_TEX4;
+    int few_rows = (have & (ONE_ROW | TWO_ROWS | FOUR_ROWS)) && txlm_kernel_usable(vk, txlm_kernel_of(rows_family, w->dtype));
+    int texel = texel_linear_ok(o, x, w) && (few_rows || !in_place);
     for (size_t i = 0; i < sizeof linear_rules / sizeof *linear_rules; i++) {
         const struct linear_rule *r = &linear_rules[i];
         txlm_kernel_id k = rule_kernel(r, w->dtype);

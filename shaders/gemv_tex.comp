@@ -4,10 +4,15 @@
 #include "common.glsl"
 
 // y = alpha * (W · x + b) (+ReLU) (+r) for ONE row x (a generated token),
-// reading through texel buffers (tex.glsl). Each invocation owns ROWS
-// whole rows (n0 + 8r + lane) and walks all of K: the 8 lanes of a fetch
-// read 8 different rows, no cross-lane sum is needed, and x is fetched
-// once per ROWS rows. Needs K, x_off and w_ld multiples of 16 / 4.
+// or XR rows (a few streams' tokens, batched), reading through texel
+// buffers (tex.glsl). Each invocation owns ROWS whole rows of W
+// (n0 + 8r + lane) and walks all of K: the 8 lanes of a fetch read 8
+// different rows, no cross-lane sum is needed, and x is fetched once per
+// ROWS rows. With XR rows of x each weight is unpacked once for all of
+// them: on CPU drivers the unpacking and the fetches, not the
+// multiply-adds, bound these kernels, so 2 or 4 rows cost little more than
+// one (the 8-row block kernels multiply 8 rows whatever M is). Needs K,
+// x_off and w_ld multiples of 16 / 4.
 
 layout(local_size_x = 8) in;
 
@@ -73,15 +78,26 @@ void layernorm_if_last()
 #define ROWS 4u
 #endif
 
+#ifndef XR
+#define XR 1u
+#endif
+// Y's row of x row m (rows past M compute the last row again, unstored)
+uint x_row(uint m) { return p.x_off + min(m, p.M - 1u) * p.ldx; }
+
 #if W_TYPE == 3
-// x[0..7] · the 32 int8 values of the block at texel q (unscaled)
-float q8_block(vec4 x[8], uint q)
+// x[m][0..7] · the 32 int8 values of the block at texel q (unscaled), for each row m
+void q8_block(vec4 x[XR][8], uint q, out float s[XR])
 {
     uvec4 lo = texelFetch(Wt, int(q)), hi = texelFetch(Wt, int(q) + 1);
-    float s = 0.0;
-    [[unroll]] for (uint j = 0u; j < 4u; j++) s += dot(x[j], i8x4(lo[j]));
-    [[unroll]] for (uint j = 0u; j < 4u; j++) s += dot(x[4u + j], i8x4(hi[j]));
-    return s;
+    [[unroll]] for (uint m = 0u; m < XR; m++) s[m] = 0.0;
+    [[unroll]] for (uint j = 0u; j < 4u; j++) {
+        vec4 w = i8x4(lo[j]);
+        [[unroll]] for (uint m = 0u; m < XR; m++) s[m] += dot(x[m][j], w);
+    }
+    [[unroll]] for (uint j = 0u; j < 4u; j++) {
+        vec4 w = i8x4(hi[j]);
+        [[unroll]] for (uint m = 0u; m < XR; m++) s[m] += dot(x[m][4u + j], w);
+    }
 }
 #endif
 
@@ -91,11 +107,12 @@ void main()
 #if TOUCH
     uint touch = 0u;
 #endif
-    uint wr[ROWS];
-    float acc[ROWS];
+    uint wr[ROWS], xr[XR], m0 = gl_WorkGroupID.y * XR;
+    float acc[XR][ROWS];
+    [[unroll]] for (uint m = 0u; m < XR; m++) xr[m] = x_row(m0 + m);
     [[unroll]] for (uint r = 0u; r < ROWS; r++) {
         wr[r] = p.w_off + min(n0 + 8u * r + t, p.N - 1u) * p.w_ld;
-        acc[r] = 0.0;
+        [[unroll]] for (uint m = 0u; m < XR; m++) acc[m][r] = 0.0;
     }
 #if W_TYPE == 3
     // q8_0: a whole block per step (two texels), the scale applied once
@@ -127,40 +144,49 @@ void main()
                 sc[r][1] = texelFetch(Wt, q + 1);
             }
             [[unroll]] for (uint b = 0u; b < 16u; b++) {
-                vec4 x[8];
-                [[unroll]] for (uint j = 0u; j < 8u; j++) x[j] = x_load4(p.x_off + k + 32u * b + 4u * j);
+                vec4 x[XR][8];
+                [[unroll]] for (uint m = 0u; m < XR; m++)
+                    [[unroll]] for (uint j = 0u; j < 8u; j++) x[m][j] = x_load4(xr[m] + k + 32u * b + 4u * j);
                 [[unroll]] for (uint r = 0u; r < ROWS; r++) {
                     uint q = (q_word(wr[r] + k) >> 2) + 2u * b;
-                    acc[r] += q_scale(sc[r][b >> 3][(b >> 1) & 3u], 32u * b) * q8_block(x, q);
+                    float d = q_scale(sc[r][b >> 3][(b >> 1) & 3u], 32u * b), s[XR];
+                    q8_block(x, q, s);
+                    [[unroll]] for (uint m = 0u; m < XR; m++) acc[m][r] += d * s[m];
                 }
             }
         }
     }
     for (; k < p.K; k += 32u) {
-        vec4 x[8];
-        [[unroll]] for (uint j = 0u; j < 8u; j++) x[j] = x_load4(p.x_off + k + 4u * j);
+        vec4 x[XR][8];
+        [[unroll]] for (uint m = 0u; m < XR; m++)
+            [[unroll]] for (uint j = 0u; j < 8u; j++) x[m][j] = x_load4(xr[m] + k + 4u * j);
         [[unroll]] for (uint r = 0u; r < ROWS; r++) {
             uint e = wr[r] + k, q = q_word(e) >> 2;
-            acc[r] += w_scale(e) * q8_block(x, q);
+            float d = w_scale(e), s[XR];
+            q8_block(x, q, s);
+            [[unroll]] for (uint m = 0u; m < XR; m++) acc[m][r] += d * s[m];
         }
     }
 #else
     for (uint k = 0u; k < p.K; k += 16u) {
-        vec4 x[4];
-        [[unroll]] for (uint j = 0u; j < 4u; j++) x[j] = x_load4(p.x_off + k + 4u * j);
+        vec4 x[XR][4];
+        [[unroll]] for (uint m = 0u; m < XR; m++)
+            [[unroll]] for (uint j = 0u; j < 4u; j++) x[m][j] = x_load4(xr[m] + k + 4u * j);
         [[unroll]] for (uint r = 0u; r < ROWS; r++) {
             vec4 w[4];
             w_load16(wr[r] + k, w);
             // the block kernels' order of additions (position keys, which
             // must not depend on batching, take the block kernels anyway)
-            [[unroll]] for (uint j = 0u; j < 4u; j++) acc[r] += dot(x[j], w[j]);
+            [[unroll]] for (uint m = 0u; m < XR; m++)
+                [[unroll]] for (uint j = 0u; j < 4u; j++) acc[m][r] += dot(x[m][j], w[j]);
         }
     }
 #endif
-    [[unroll]] for (uint r = 0u; r < ROWS; r++) {
-        uint n = n0 + 8u * r + t;
-        if (n < p.N) store(0u, n, acc[r]);
-    }
+    [[unroll]] for (uint m = 0u; m < XR; m++)
+        [[unroll]] for (uint r = 0u; r < ROWS; r++) {
+            uint n = n0 + 8u * r + t;
+            if (n < p.N && m0 + m < p.M) store(m0 + m, n, acc[m][r]);
+        }
 #if LN
     layernorm_if_last();
 #endif

@@ -355,6 +355,11 @@ int main(void)
     test_linear(29, 101, 32, 0, 1, 32 * 4 * 16, TXLM_DT_F32);
     test_linear(65, 17, 16, RL, 0, 0, TXLM_DT_F32);
     test_linear_at(1, 39, 80, RL | RS, 1, 0, TXLM_DT_F32, 4, 0); /* one row, X at an offset of 4 */
+    /* 2, 3 and 4 rows (a few streams' tokens): the single-row kernels of several rows */
+    test_linear(2, 45, 96, RL | RS, 1, 0, TXLM_DT_F32);
+    test_linear_at(3, 39, 80, RS, 1, 0, TXLM_DT_F32, 4, 4);
+    test_linear(4, 100, 64, RL, 1, 64 * 4 * 24, TXLM_DT_F32);
+    test_linear_at(2, 33, 48, RL, 1, 48 * 4 * 16, TXLM_DT_F32, 8, 0);
 
     test_linear(3, 37, 33, RL, 1, 0, TXLM_DT_F16);
     test_linear_at(4, 20, 16, 0, 1, 0, TXLM_DT_F16, 0, 3);
@@ -369,6 +374,10 @@ int main(void)
     test_linear(33, 61, 64, RS, 1, 64 * 2 * 8, TXLM_DT_F16);
     test_linear_at(24, 19, 48, 0, 1, 0, TXLM_DT_F16, 4, 12);
     test_linear(1, 50, 48, RL | RS, 1, 0, TXLM_DT_F16);
+    test_linear(2, 45, 96, RS, 1, 0, TXLM_DT_F16);
+    test_linear_at(3, 39, 80, RL | RS, 1, 0, TXLM_DT_F16, 4, 4);
+    test_linear(4, 77, 64, 0, 1, 64 * 2 * 16, TXLM_DT_F16);
+    test_linear_at(2, 33, 48, RL, 1, 48 * 2 * 16, TXLM_DT_F16, 8, 0);
 
     for (uint32_t dt = TXLM_DT_Q8_0; dt <= TXLM_DT_Q4_0; dt++) {
         uint32_t row32 = txlm_dtype_get(dt)->block_bytes; /* bytes of a 32-element row */
@@ -399,6 +408,11 @@ int main(void)
         test_linear(1, 45, 2048, RL, 1, 0, dt);
         test_linear(1, 70, 2592, RS, 1, 0, dt);
         test_linear(1, 20, 3072, 0, 1, 3 * (3072 / 32 * row32) * 2, dt);
+        /* 2, 3 and 4 rows: superblocks, blocks, split */
+        test_linear(2, 37, 512, RL | RS, 1, 0, dt);
+        test_linear_at(3, 29, 800, RS, 1, 0, dt, 4, 4);
+        test_linear(4, 61, 1536, 0, 1, 3 * sb * 20, dt);
+        test_linear(3, 70, 64, RL, 1, 2 * row32 * 32, dt);
     }
 
     /* M, N, K, dtype, split bytes (P is split along K) */
