@@ -15,6 +15,6 @@ for m in wt103-f32 wt103-q8_0 base-f32 base-q8_0; do
     echo "### $m"
     echo
     "$build/tools/txlm" bench -m "$models/$m.txlm" --batch "$batches" --mem-len 640 --tgt-len 128 --tokens 256 \
-        --gen-tokens 16 -r 1 -o md
+        --gen-tokens 32 -r 1 -o md
     echo
 done

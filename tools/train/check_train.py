@@ -26,6 +26,7 @@ sys.path.insert(0, here)
 import corpus  # noqa: E402
 import txl  # noqa: E402
 import txlm_file  # noqa: E402
+import verdict  # noqa: E402
 
 TINY = ["--n-layer", "2", "--d-model", "48", "--n-head", "3", "--d-inner", "96", "--tgt-len", "24",
         "--mem-len", "20", "--batch", "4", "--warmup", "5", "--lr", "3e-3", "--threads", "1", "--dropout", "0"]
@@ -70,9 +71,7 @@ def main():
         steps = re.findall(r"step (\d+) saved", log)
         if steps != ["45"]:
             bad.append(f"resume saved at steps {steps}, expected [45]")
-    for b in bad:
-        print(f"FAIL: {b}")
-    return 1 if bad else 0
+    return verdict.report(bad)
 
 
 if __name__ == "__main__":

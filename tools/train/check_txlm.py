@@ -31,6 +31,7 @@ except ImportError as e:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import txlm_file  # noqa: E402
+import verdict  # noqa: E402
 
 
 def char_ids(vocab, data):
@@ -121,9 +122,7 @@ def main():
         print(f"txlm eval: {engine:.6f} bits per character")
         if abs(engine - mine) > a.bpc_tol:
             bad.append(f"bpc differs: txlm {engine:.6f}, PyTorch {mine:.6f}")
-    for b in bad:
-        print(f"FAIL: {b}")
-    return 1 if bad else 0
+    return verdict.report(bad)
 
 
 if __name__ == "__main__":
