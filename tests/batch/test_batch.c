@@ -12,7 +12,9 @@
  *   streams, a capturing session, a bad token (no memory moved), and a
  *   session inside another thread's call (batched or alone);
  *   the plan against what a batch allocates, and a budget too small
- *   refused before anything is allocated. */
+ *   refused before anything is allocated.
+ * With "three-pass", only the three-pass attention kernels: the streams
+ * attend one by one through their sessions' own buffers. */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 
 #include <txlm.h>
 
+#include "../common/kernel_switches.h"
 #include "golden_model.h"
 #include "text_util.h"
 
@@ -208,9 +211,12 @@ static void check_plan(txlm_context *ctx, txlm_model *m, const char *dir, const 
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s TXLM_PACK GOLDEN_DIR CASE\n", argv[0]);
+        fprintf(stderr, "usage: %s TXLM_PACK GOLDEN_DIR CASE [three-pass]\n", argv[0]);
         return 2;
     }
+    /* the attention kernels of one pass only: no stream can share a
+     * dispatch, so each attends through its session's own buffers */
+    if (argc > 4 && !strcmp(argv[4], "three-pass")) kernel_switch(NO_FUSED_ATTENTION, 1);
     char *dir = NULL, *dir2 = NULL;
     txlm_context *ctx = NULL, *ctx2 = NULL;
     txlm_model *m = NULL, *other = NULL;
