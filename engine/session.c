@@ -17,9 +17,10 @@ static int open_settled(txlm_session *s, uint32_t streams, txlm_err *err)
     int rc = txlm_session_alloc(s, err);
     if (!rc && !(s->host_lp = malloc((size_t)h->n_token * sizeof *s->host_lp)))
         rc = txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
-    /* Every dispatch of a segment gets its own descriptor set; attention
-     * has a few per stream and layer. */
-    uint32_t max_sets = 64 + h->n_layer * (12 + 4 * streams) + 8 * txlm_n_clusters(h) * 4;
+    /* Every dispatch of a segment gets its own descriptor set; per stream
+     * and layer up to 6: position keys (a product per weight chunk),
+     * putting its keys and values, attention and its merge, with room. */
+    uint32_t max_sets = 64 + h->n_layer * (12 + 6 * streams) + 8 * txlm_n_clusters(h) * 4;
     if (!rc) rc = txlm_rec_init(&s->rec, &s->m->ctx->vk, &s->m->ctx->kernels, max_sets, txlm_view_of(&s->replay.step), err);
     if (rc) return rc;
     s->ops.rec = &s->rec;
