@@ -78,8 +78,7 @@ static int attention_plan(txlm_batch *b, const plan *p, uint32_t n, txlm_pass *p
     uint32_t most = 0;
     for (uint32_t i = 0; i < n; i++) {
         txlm_session *s = p->st[i].s;
-        uint32_t klen = s->mlen + p->st[i].qlen, need = (klen - 1 < s->max_dist ? klen - 1 : s->max_dist) + 1;
-        uint32_t rows = need > s->rk_rows ? need : s->rk_rows;
+        uint32_t need = txlm_rk_rows_needed(s, p->st[i].qlen), rows = need > s->rk_rows ? need : s->rk_rows;
         if (rows > most) most = rows, pass->rk_from = s;
         st[i] = (txlm_attn_stream){.shape = txlm_stream_shape(s, p->st[i].qlen, 0), .row0 = p->st[i].row0,
                                    .own_scratch = s->scores.size, .kv = txlm_view_of(&s->kv[0])};

@@ -379,11 +379,8 @@ void txlm_record_layers(const txlm_pass *p)
     txlm_rec_fill_zero(&w->rec, w->sync.buf, 0, w->sync.size);
     txlm_replay_record_step(w);
     txlm_rec_barrier(&w->rec);
-    for (uint32_t i = 0; i < p->n; i++) {
-        txlm_session *s = p->st[i].s;
-        uint32_t klen = s->mlen + p->st[i].qlen;
-        grow_position_keys(&w->ops, s, (klen - 1 < s->max_dist ? klen - 1 : s->max_dist) + 1);
-    }
+    for (uint32_t i = 0; i < p->n; i++)
+        grow_position_keys(&w->ops, p->st[i].s, txlm_rk_rows_needed(p->st[i].s, p->st[i].qlen));
     embed(p, rows_of(&w->hidden[0], 0, d));
     for (uint32_t n = 0; n < n_layer; n++) {
         txlm_arg in = rows_of(&w->hidden[n % 2], 0, d);
@@ -419,11 +416,9 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
     int rc = txlm_check_segment(s, tokens, qlen, req, err);
     if (!rc) rc = upload_segment(s, tokens, qlen, req, err);
     if (rc) return rc;
-    uint32_t klen = s->mlen + qlen;
-    uint32_t longest = klen - 1 < s->max_dist ? klen - 1 : s->max_dist;
     uint32_t want = (req->logprobs || req->targets) && req->first_row < qlen ? qlen - req->first_row : 0;
     /* replay a kept recording of the same commands, or record */
-    int slot = txlm_replay_slot(s, tokens, qlen, want, longest);
+    int slot = txlm_replay_slot(s, tokens, qlen, want);
     if (slot > 0) {
         rc = txlm_rec_replay(&s->rec, (uint32_t)slot, err);
         if (rc) return txlm_forget_memory(s), rc;

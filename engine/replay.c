@@ -18,10 +18,6 @@ void txlm_replay_record_step(txlm_session *s)
     txlm_rec_copy(&s->rec, s->replay.step_host.buf, 0, s->replay.step.buf, 0, s->replay.step.size);
 }
 
-/* A kept recording serves a segment without outputs or capture, whose
- * position keys exist and whose keys and values do not wrap past the
- * ring's end, once the memory is full (before that mlen grows and no key
- * comes back). */
 /* Bit c: a token in embedding cluster c (the embedding records a gather per cluster used). */
 static uint32_t token_parts(const txlm_model *m, const int32_t *tokens, uint32_t n)
 {
@@ -46,11 +42,15 @@ static uint32_t take_slot(txlm_session *s)
     return i;
 }
 
-int txlm_replay_slot(txlm_session *s, const int32_t *tokens, uint32_t qlen, uint32_t want, uint32_t longest)
+/* A kept recording serves a segment without outputs or capture, whose
+ * position keys exist and whose keys and values do not wrap past the
+ * ring's end, once the memory is full (before that mlen grows and no key
+ * comes back). */
+int txlm_replay_slot(txlm_session *s, const int32_t *tokens, uint32_t qlen, uint32_t want)
 {
     const txlm_model *m = s->m;
     txlm_replay *r = &s->replay;
-    if (want || s->capture || s->mlen != s->mem_len || longest + 1 > s->rk_rows || txlm_seg_row(s) + qlen > s->kv_rows ||
+    if (want || s->capture || s->mlen != s->mem_len || txlm_rk_rows_needed(s, qlen) > s->rk_rows || txlm_seg_row(s) + qlen > s->kv_rows ||
         m->n_emb_parts > 32 || !txlm_rec_can_keep(&s->rec))
         return 0;
     txlm_seg_key key = {qlen, s->mlen, token_parts(m, tokens, qlen)};
@@ -66,8 +66,7 @@ int txlm_replay_pass_keyable(const txlm_pass *p, uint32_t want)
     if (want || !p->attn) return 0;
     for (uint32_t i = 0; i < p->n; i++) {
         const txlm_session *s = p->st[i].s;
-        uint32_t klen = s->mlen + p->st[i].qlen, need = (klen - 1 < s->max_dist ? klen - 1 : s->max_dist) + 1;
-        if (s->mlen != s->mem_len || need > s->rk_rows) return 0;
+        if (s->mlen != s->mem_len || txlm_rk_rows_needed(s, p->st[i].qlen) > s->rk_rows) return 0;
     }
     return 1;
 }

@@ -34,7 +34,7 @@ int txlm_replay_write_step(txlm_session *s, txlm_err *err);
 void txlm_replay_record_step(txlm_session *s);
 /* Which kept recording can run this segment: its slot, or the slot to
  * record it into (negated), or 0 where it cannot be kept. */
-int txlm_replay_slot(txlm_session *s, const int32_t *tokens, uint32_t qlen, uint32_t want, uint32_t longest);
+int txlm_replay_slot(txlm_session *s, const int32_t *tokens, uint32_t qlen, uint32_t want);
 /* The same for a pass of several streams (a batch's, p->w its shared
  * rows) attending in shared dispatches, whose entries in the step buffer
  * give each ring's turn. Keyable: no output asked for, every stream's

@@ -179,6 +179,14 @@ void txlm_out_tail(txlm_session *s, uint32_t c, uint32_t r0, uint32_t rows, txlm
 /* The same for `rows` rows of z given (a batch's gathered rows), within the cluster. */
 void txlm_out_tail_rows(txlm_session *s, uint32_t c, txlm_arg z, uint32_t rows, txlm_arg dst);
 
+/* Position-key rows (distances 0 .. the longest, clamped) that s's next
+ * segment of qlen tokens reads. */
+static inline uint32_t txlm_rk_rows_needed(const txlm_session *s, uint32_t qlen)
+{
+    uint32_t longest = s->mlen + qlen - 1;
+    return (longest < s->max_dist ? longest : s->max_dist) + 1;
+}
+
 /* The ring row of this segment's first key, after the memory's. */
 static inline uint32_t txlm_seg_row(const txlm_session *s) { return (s->kv_base + s->mlen) % s->kv_rows; }
 
