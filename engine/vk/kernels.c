@@ -19,29 +19,30 @@ txlm_kernel_id txlm_kernel_of(txlm_kernel_family f, uint32_t dtype)
     return f < TXLM_KF_COUNT ? txlm_kernel_families[f][col] : TXLM_K_COUNT;
 }
 
-uint32_t txlm_kernel_bindings(const txlm_kernel *k, uint32_t *b)
+uint32_t txlm_kernel_bindings(const txlm_kernel_desc *d, uint32_t *b)
 {
     uint32_t n = 0;
-    for (uint32_t i = 0; i < k->n_bindings; i++) b[n++] = i;
-    for (uint32_t s = 1; s < k->slots; s++) b[n++] = TXLM_SLOT_BINDING + s - 1;
-    if (k->step) b[n++] = TXLM_STEP_BINDING;
+    for (uint32_t i = 0; i < d->n_bindings; i++) b[n++] = i;
+    for (uint32_t s = 1; s < d->slots; s++) b[n++] = TXLM_SLOT_BINDING + s - 1;
+    if (d->step) b[n++] = TXLM_STEP_BINDING;
     return n;
 }
 
-int txlm_kernel_texel(const txlm_kernel *k, uint32_t binding)
+int txlm_kernel_texel(const txlm_kernel_desc *d, uint32_t binding)
 {
     if (binding >= TXLM_SLOT_BINDING) binding = 1; /* binding 1's further slots */
-    return binding < TXLM_STEP_BINDING && (k->texel_mask >> binding & 1);
+    return binding < TXLM_STEP_BINDING && (d->texel_mask >> binding & 1);
 }
 
 /* The descriptor layout, pipeline layout and pipeline of kernel id. */
 static int create_one(txlm_vk *vk, VkPipelineCache cache, txlm_kernel *k, uint32_t id, txlm_err *err)
 {
     VkDescriptorSetLayoutBinding b[TXLM_MAX_BINDINGS];
-    uint32_t at[TXLM_MAX_BINDINGS], n = txlm_kernel_bindings(k, at);
+    const txlm_kernel_desc *d = &txlm_kernel_descs[id];
+    uint32_t at[TXLM_MAX_BINDINGS], n = txlm_kernel_bindings(d, at);
     for (uint32_t i = 0; i < n; i++)
         b[i] = (VkDescriptorSetLayoutBinding){.binding = at[i],
-                                              .descriptorType = txlm_kernel_texel(k, at[i]) ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
+                                              .descriptorType = txlm_kernel_texel(d, at[i]) ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
                                                                                          : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                               .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
     VkDescriptorSetLayoutCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
@@ -104,8 +105,8 @@ int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
         return 0;
     /* the spec promises 4 storage buffers and 16 texel buffers a stage:
      * the kernels of several streams have 7 more */
-    uint32_t texel = 0, all = d->n_bindings + d->slots - 1 + (d->step != 0);
-    for (uint32_t i = 0; i < d->n_bindings; i++) texel += (d->texel_mask >> i & 1) * (i == 1 ? d->slots : 1);
+    uint32_t at[TXLM_MAX_BINDINGS], all = txlm_kernel_bindings(d, at), texel = 0;
+    for (uint32_t i = 0; i < all; i++) texel += (uint32_t)txlm_kernel_texel(d, at[i]);
     uint32_t storage = all - texel;
     if (storage > lim->maxPerStageDescriptorStorageBuffers || texel > lim->maxPerStageDescriptorSampledImages ||
         storage + texel > lim->maxPerStageResources)
@@ -125,8 +126,7 @@ int txlm_kernels_init(txlm_vk *vk, txlm_kernels *ks, txlm_err *err)
     for (uint32_t i = 0; i < TXLM_K_COUNT; i++) {
         atomic_init(&ks->made[i], 0);
         const txlm_kernel_desc *d = &txlm_kernel_descs[i];
-        ks->k[i] = (txlm_kernel){.name = d->name, .n_bindings = d->n_bindings, .slots = d->slots,
-                                 .texel_mask = d->texel_mask, .step = d->step};
+        ks->k[i] = (txlm_kernel){.name = d->name, .n_bindings = d->n_bindings, .texel_mask = d->texel_mask, .step = d->step};
     }
     txlm_pipeline_cache_open(vk, &ks->cache);
     return 0;

@@ -58,7 +58,6 @@ extern const txlm_kernel_id txlm_kernel_families[TXLM_KF_COUNT][TXLM_KERNEL_DTYP
 typedef struct txlm_kernel {
     const char *name;
     uint32_t n_bindings;
-    uint32_t slots;      /* binding 1's slots (TXLM_SLOT_BINDING) */
     uint32_t texel_mask; /* bit i: binding i is a uniform texel buffer (RGBA32_UINT view), else a storage buffer */
     int step;            /* binding TXLM_STEP_BINDING too (the recorder's step view) */
     VkDescriptorSetLayout dsl;
@@ -83,12 +82,12 @@ typedef struct txlm_kernels {
 /* Family f's variant for a weight dtype (TXLM_DT_*; TXLM_K_COUNT when it has none). */
 txlm_kernel_id txlm_kernel_of(txlm_kernel_family f, uint32_t dtype);
 
-/* The descriptor bindings of kernel k in the order txlm_rec_dispatch takes
- * its views: 0 .. n_bindings - 1, binding 1's further slots, then the
- * step binding; into b[TXLM_MAX_BINDINGS], returning how many. */
-uint32_t txlm_kernel_bindings(const txlm_kernel *k, uint32_t *b);
-/* Whether that binding of k is read as a uniform texel buffer. */
-int txlm_kernel_texel(const txlm_kernel *k, uint32_t binding);
+/* The descriptor bindings of variant d in the order txlm_rec_dispatch
+ * takes its views: 0 .. n_bindings - 1, binding 1's further slots, then
+ * the step binding; into b[TXLM_MAX_BINDINGS], returning how many. */
+uint32_t txlm_kernel_bindings(const txlm_kernel_desc *d, uint32_t *b);
+/* Whether that binding of d is read as a uniform texel buffer. */
+int txlm_kernel_texel(const txlm_kernel_desc *d, uint32_t binding);
 
 /* Whether this device can run kernel id (its needs and texel bindings),
  * and no test has forbidden it; false for TXLM_K_COUNT. */

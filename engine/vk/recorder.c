@@ -206,8 +206,9 @@ static int write_storage(txlm_rec *r, VkDescriptorSet set, uint32_t binding, con
 /* A descriptor set from the recording's pool holding the kernel's views,
  * then the step binding when the kernel has one; VK_NULL_HANDLE after
  * latching the error. */
-static VkDescriptorSet bind_views(txlm_rec *r, const txlm_kernel *k, const txlm_view *views)
+static VkDescriptorSet bind_views(txlm_rec *r, const txlm_kernel *k, txlm_kernel_id id, const txlm_view *views)
 {
+    const txlm_kernel_desc *d = &txlm_kernel_descs[id];
     VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, .descriptorPool = r->cur->dpool,
                                       .descriptorSetCount = 1, .pSetLayouts = &k->dsl};
     VkDescriptorSet set;
@@ -219,10 +220,10 @@ static VkDescriptorSet bind_views(txlm_rec *r, const txlm_kernel *k, const txlm_
     VkDescriptorBufferInfo bi[TXLM_MAX_BINDINGS];
     VkBufferView tv[TXLM_MAX_BINDINGS];
     VkWriteDescriptorSet w[TXLM_MAX_BINDINGS];
-    uint32_t at[TXLM_MAX_BINDINGS], n_writes = txlm_kernel_bindings(k, at);
+    uint32_t at[TXLM_MAX_BINDINGS], n_writes = txlm_kernel_bindings(d, at);
     for (uint32_t i = 0; i < n_writes; i++) {
         const txlm_view *v = at[i] == TXLM_STEP_BINDING ? &r->step : &views[i];
-        int rc = txlm_kernel_texel(k, at[i]) ? write_texel(r, set, at[i], *v, &tv[i], &w[i])
+        int rc = txlm_kernel_texel(d, at[i]) ? write_texel(r, set, at[i], *v, &tv[i], &w[i])
                                              : write_storage(r, set, at[i], v, &bi[i], &w[i]);
         if (rc) return VK_NULL_HANDLE;
     }
@@ -241,7 +242,7 @@ void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, c
         return;
     }
     if (!dispatch_fits(r, k, gx, gy, gz)) return;
-    VkDescriptorSet set = bind_views(r, k, views);
+    VkDescriptorSet set = bind_views(r, k, id, views);
     if (!set) return;
     /* Every kernel's layout declares the full push-constant block: a
      * shorter argument struct is padded with zeros. */
