@@ -69,10 +69,11 @@ int txlm_attn_plan_make(const txlm_ops *o, const txlm_attn_stream *st, uint32_t 
     p->groups = malloc(n * sizeof *p->groups);
     p->kv = malloc(n * sizeof *p->kv);
     int ok = c && placed && p->order && p->words && p->groups && p->kv;
-    p->tex = rec->vk->texel && txlm_rec_texel_fits(rec, q) && txlm_rec_texel_fits(rec, rk) &&
-             txlm_rec_texel_fits(rec, rw) && txlm_rec_texel_fits(rec, rr);
+    /* the inputs every stream shares (queries, position keys, biases) as texels, then its own ring */
+    int shared_tex = rec->vk->texel && txlm_rec_texel_fits(rec, q) && txlm_rec_texel_fits(rec, rk) &&
+                     txlm_rec_texel_fits(rec, rw) && txlm_rec_texel_fits(rec, rr);
     for (uint32_t i = 0; ok && i < n; i++) {
-        int tex = p->tex && txlm_rec_texel_fits(rec, st[i].kv);
+        int tex = shared_tex && txlm_rec_texel_fits(rec, st[i].kv);
         c[i] = txlm_attn_choose(o, &st[i].shape, 0, tex, rk_off, st[i].own_scratch);
         ok = c[i].path != TXLM_ATTN_THREE_PASS && c[i].scratch <= scratch_bytes && 1 + c[i].sync <= TXLM_SYNC_WORDS;
     }
@@ -96,14 +97,19 @@ int txlm_attn_plan_make(const txlm_ops *o, const txlm_attn_stream *st, uint32_t 
 /* The views of a dispatch of entries [first, first + n): the kernel's
  * bindings from v, then binding 1's slots 1 .. TXLM_STREAM_SLOTS - 1
  * (unused ones repeat slot 0). */
-static uint32_t slot_views(const txlm_attn_plan *p, txlm_kernel_id k, const txlm_view *v, const txlm_view *kv,
-                           uint32_t first, uint32_t n, txlm_view *out)
+static void slot_views(const txlm_attn_plan *p, txlm_kernel_id k, const txlm_view *v, const txlm_view *kv,
+                       uint32_t first, uint32_t n, txlm_view *out)
 {
     const txlm_kernel_desc *d = &txlm_kernel_descs[k];
     uint32_t at = 0;
     for (uint32_t i = 0; i < d->n_bindings; i++) out[at++] = v[i];
     for (uint32_t s = 1; s < d->slots; s++) out[at++] = kv[p->order[first + (s < n ? s : 0)]];
-    return at;
+}
+
+/* Segment length of table entry e. */
+static uint32_t entry_qlen(const txlm_attn_plan *p, uint32_t e)
+{
+    return p->words[TXLM_ATTN_TABLE_WORD + e * TXLM_ATTN_ENTRY_WORDS + E_QLEN];
 }
 
 void txlm_op_attention_streams(txlm_ops *o, const txlm_attention_streams_args *a)
@@ -136,14 +142,12 @@ void txlm_op_attention_streams(txlm_ops *o, const txlm_attention_streams_args *a
 void txlm_op_kv_put_streams(txlm_ops *o, const txlm_attn_plan *p, txlm_view src, const txlm_view *kv)
 {
     uint32_t longest = 0;
-    for (uint32_t e = 0; e < p->n; e++)
-        longest = max_u(longest, p->words[TXLM_ATTN_TABLE_WORD + e * TXLM_ATTN_ENTRY_WORDS + E_QLEN]);
+    for (uint32_t e = 0; e < p->n; e++) longest = max_u(longest, entry_qlen(p, e));
     int shared = o->rec->vk->stream_slots || longest <= FEW_ROWS;
     uint32_t slots = shared && txlm_kernel_usable(o->rec->vk, TXLM_K_KV_PUT_X8) ? TXLM_STREAM_SLOTS : 1;
     for (uint32_t first = 0; first < p->n; first += slots) {
         uint32_t n = p->n - first < slots ? p->n - first : slots, rows = 0;
-        for (uint32_t e = first; e < first + n; e++)
-            rows = max_u(rows, p->words[TXLM_ATTN_TABLE_WORD + e * TXLM_ATTN_ENTRY_WORDS + E_QLEN]);
+        for (uint32_t e = first; e < first + n; e++) rows = max_u(rows, entry_qlen(p, e));
         txlm_kernel_id k = n > 1 ? TXLM_K_KV_PUT_X8 : TXLM_K_KV_PUT;
         txlm_attn_push ps = p->push;
         ps.table = TXLM_ATTN_TABLE_WORD + first * TXLM_ATTN_ENTRY_WORDS;

@@ -39,7 +39,6 @@ typedef struct txlm_attn_plan {
     uint32_t n_groups;
     txlm_attn_push push;    /* what every stream shares (H, dh, scale, rk_off) */
     txlm_view *kv;          /* [n] room for a layer's rings, by stream (txlm_attention_streams_args.kv) */
-    int tex;                /* the shared inputs (queries, position keys, biases) fit texel views */
 } txlm_attn_plan;
 
 /* The plan for n streams over a pass whose queries are q, position keys
