@@ -183,7 +183,7 @@ static int transpose_projections(loader *L)
 }
 
 /* A checkpoint's 16-bit-rounded frequencies, when the file keeps them
- * (container/inv_freq.h): the sinusoids are computed on the host from them. */
+ * (format/container/inv_freq.h): the sinusoids are computed on the host from them. */
 static int read_inv_freq(txlm_model *m, const txlm_file *f, txlm_err *err)
 {
     const txlm_tensor_info *t = txlm_file_find(f, TXLM_INV_FREQ_NAME);

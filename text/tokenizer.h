@@ -1,5 +1,5 @@
 /* The model's tokenizer: text <-> token ids, from the vocabulary stored in
- * the .txlm file (container/vocab.h says which kind and which flags). */
+ * the .txlm file (format/container/vocab.h says which kind and which flags). */
 #ifndef TXLM_TOKENIZER_H
 #define TXLM_TOKENIZER_H
 

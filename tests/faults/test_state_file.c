@@ -1,5 +1,5 @@
 /* Session state files: bound to their model, checked, and replaced
- * atomically (container/atomic_write.c). A write that fails between the
+ * atomically (format/container/atomic_write.c). A write that fails between the
  * temporary file and the rename (TXLM_FAULT_OUTPUT=fail) or a process killed
  * before the rename (=kill) leaves the previous state intact and no
  * temporary file; a link planted at the old temporary name is not followed. */

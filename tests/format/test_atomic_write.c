@@ -1,4 +1,4 @@
-/* Outputs (container/atomic_write.c). A symbolic link planted at the old
+/* Outputs (format/container/atomic_write.c). A symbolic link planted at the old
  * temporary name ("<path>.tmp") is not followed and its target is
  * unchanged, with O_TMPFILE and without it (TXLM_FAULT_OUTPUT=named); a
  * link at the output itself is replaced, not written through. Every

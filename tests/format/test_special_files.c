@@ -1,4 +1,4 @@
-/* Inputs that are not regular files (container/open_input.c): every reader
+/* Inputs that are not regular files (format/container/open_input.c): every reader
  * refuses a FIFO at once, with a message naming the path and "a FIFO",
  * instead of blocking in open() until a writer appears; a directory and a
  * character device are refused too; a symbolic link to a regular file is

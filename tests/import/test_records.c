@@ -1,5 +1,5 @@
-/* Pickled objects read inertly (import/pickle_object.c) and the training
- * checkpoints built on them (import/ckpt_nvidia.c, import/ckpt_module.c):
+/* Pickled objects read inertly (format/import/pickle_object.c) and the training
+ * checkpoints built on them (format/import/ckpt_nvidia.c, format/import/ckpt_module.c):
  * records of any class, object graphs deep or cyclic through the memo,
  * records where a tensor or a vocabulary should be, and storages that are
  * never read (a corrupted optimizer moment does not matter).

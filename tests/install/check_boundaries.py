@@ -7,8 +7,8 @@ library LIBTXLM_SO IMPORT_A INCLUDE_DIR
     names searched for are checked to exist in the import library, so the
     search cannot pass by matching nothing.
 tools BUILD_DIR
-    Compiles probes with the exact command line of tools/txlm.c (and of
-    tools/txlm_pack.c) from compile_commands.json: a public header compiles,
+    Compiles probes with the exact command line of tools/txlm/txlm.c (and of
+    tools/pack/txlm_pack.c) from compile_commands.json: a public header compiles,
     every library's private header fails.
 """
 import json
@@ -80,7 +80,7 @@ def check_tools(build):
     fails = []
     private = {"container": "txlm_file.h", "import": "pack.h", "text": "tokenizer.h", "engine": "session.h",
                "engine/vk": "kernels.h", "api": "txlm_api_error.h"}
-    allowed = {"txlm.c": {"include"}, "txlm_pack.c": {"include", "container", "import"}}
+    allowed = {"txlm/txlm.c": {"include"}, "pack/txlm_pack.c": {"include", "container", "import"}}
     with tempfile.TemporaryDirectory() as tmp:
         for tool, ok_dirs in allowed.items():
             entry = command_for(build, tool)
@@ -91,7 +91,7 @@ def check_tools(build):
                 if ok != (folder in ok_dirs):
                     fails.append(f"tools/{tool}: a file including {folder}/{header} "
                                  f"{'compiles' if ok else 'does not compile'}")
-    print("tools/txlm.c sees include/ only; tools/txlm_pack.c include/, container/ and import/")
+    print("tools/txlm/txlm.c sees include/ only; tools/pack/txlm_pack.c include/, format/container/ and format/import/")
     return fails
 
 

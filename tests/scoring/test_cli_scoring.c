@@ -1,4 +1,4 @@
-/* The pieces txlm eval, score and compare share (tools/cli_scoring.c):
+/* The pieces txlm eval, score and compare share (tools/txlm/cli_scoring.c):
  * JSON values that stay JSON (null for what is not finite, escapes,
  * malformed UTF-8), TSV fields, the standard error against a direct
  * computation, and the queue of tokens cut into segments. */

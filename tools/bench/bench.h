@@ -1,5 +1,5 @@
-/* txlm bench's figures and how they are reported (tools/cmd_bench.c runs
- * the workloads, tools/bench_report.c prints them). */
+/* txlm bench's figures and how they are reported (tools/bench/cmd_bench.c runs
+ * the workloads, tools/bench/bench_report.c prints them). */
 #ifndef TXLM_BENCH_H
 #define TXLM_BENCH_H
 
@@ -20,7 +20,7 @@ typedef struct bench_opts {
     uint32_t n_ids;
     int32_t *lens; /* attention lengths of the vanilla comparison */
     uint32_t n_lens;
-    int32_t *batches; /* --batch: batch sizes (tools/bench_batch.c) */
+    int32_t *batches; /* --batch: batch sizes (tools/bench/bench_batch.c) */
     uint32_t n_batches;
     uint64_t memory_budget; /* --memory-budget, bytes (0: none) */
     txlm_model_options mo;

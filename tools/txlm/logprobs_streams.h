@@ -1,5 +1,5 @@
 /* txlm logprobs over several token streams: their segments fed as one
- * batch per step (tools/logprobs_streams.c). */
+ * batch per step (tools/txlm/logprobs_streams.c). */
 #ifndef TXLM_LOGPROBS_STREAMS_H
 #define TXLM_LOGPROBS_STREAMS_H
 

@@ -1,5 +1,5 @@
 /* txlm eval --batch N: the authors' evaluation with bsz = N streams
- * (tools/eval_batch.c). */
+ * (tools/txlm/eval_batch.c). */
 #ifndef TXLM_EVAL_BATCH_H
 #define TXLM_EVAL_BATCH_H
 

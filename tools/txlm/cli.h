@@ -27,7 +27,7 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_lib_error(txlm_status st, const char *what);
 /* Parses "a,b,c" of non-negative integers; *out is malloc'd. */
 int cli_parse_list(const char *s, int32_t **out, uint32_t *n, const char *what);
-/* Writes a whole file atomically (container/atomic_write.h: an unredirectable
+/* Writes a whole file atomically (format/container/atomic_write.h: an unredirectable
  * temporary, synced, then renamed); 1 after printing why not. */
 int cli_write_file(const char *path, const void *data, size_t size);
 /* The same for n files (NULL paths skipped), all written before any replaces its old version. */

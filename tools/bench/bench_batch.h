@@ -1,6 +1,6 @@
 /* txlm bench --batch 1,2,4,...: evaluation and generation throughput and
  * latency per batch size, with what each batch takes on the device
- * (tools/bench_batch.c runs them, tools/bench_batch_report.c prints them). */
+ * (tools/bench/bench_batch.c runs them, tools/bench/bench_batch_report.c prints them). */
 #ifndef TXLM_BENCH_BATCH_H
 #define TXLM_BENCH_BATCH_H
 

@@ -1,5 +1,5 @@
 /* txlm generate --streams N: N continuations of one prompt generated in
- * one batch (tools/gen_batch.c). */
+ * one batch (tools/txlm/gen_batch.c). */
 #ifndef TXLM_GEN_BATCH_H
 #define TXLM_GEN_BATCH_H
 
