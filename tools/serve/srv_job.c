@@ -82,8 +82,9 @@ void srv_job_prompt_done(srv *sv, srv_job *j)
     for (size_t i = 0; i < j->n_in && !j->error; i++) {
         const char *piece;
         size_t len = 0;
-        if (lps_push(&j->lps, j->in[i], j->in_lp[i], &j->in_top[i], at)) srv_job_fail(j, 500, "out of memory");
-        if (!txlm_detokenizer_push(d, j->in[i], &piece, &len)) at += len;
+        if (txlm_detokenizer_push(d, j->in[i], &piece, &len)) piece = "", len = 0;
+        if (lps_push(&j->lps, j->in[i], j->in_lp[i], &j->in_top[i], at + strspn(piece, " "))) srv_job_fail(j, 500, "out of memory");
+        at += len;
     }
     txlm_detokenizer_free(d);
 }
@@ -200,6 +201,9 @@ int srv_job_take(srv *sv, srv_job *j, int32_t tok)
     int stopped = 0;
     if (gen_stream_take(&j->st, tok, &stopped)) return srv_job_fail(j, 500, "turning tokens into text failed"), -1;
     fflush(j->mem);
+    /* the token's text starts after the space a word model puts before it */
+    while (j->row && at < j->len && j->text[at] == ' ') at++;
+    if (j->row) j->lps.offset[j->lps.n - 1] = at;
     j->made++;
     j->pending = tok;
     if (stopped) j->finish = "stop";

@@ -46,20 +46,21 @@ int srv_sched_submit(srv *sv, srv_req *r)
 }
 
 /* locked: the oldest queued streams become active while there is room;
- * those of a request that went away, or all while the server stops, end
- * at once (the active list has room for every stream, queued ones too). */
+ * those of a request that went away, or all once the server's grace
+ * period is over, end at once (the active list has room for every
+ * stream, queued ones too). */
 static void admit(srv *sv)
 {
     uint32_t kept = 0;
     for (uint32_t q = 0; q < sv->n_queue; q++) {
         srv_job *j = sv->queue[q];
-        int flush = j->req->cancelled || sv->cancel_all || sv->stopping;
+        int flush = j->req->cancelled || sv->cancel_all;
         if (sv->n_active >= sv->cfg.parallel && !flush) {
             sv->queue[kept++] = j;
             continue;
         }
         j->pool_slot = -1;
-        if (flush && !j->req->cancelled) srv_job_fail(j, 503, "the server is shutting down");
+        if (flush && !j->req->cancelled) srv_job_fail(j, 503, "the server stopped before this stream was done");
         if (!flush && !j->user)
             for (uint32_t k = 0; k < sv->cfg.parallel && j->pool_slot < 0; k++)
                 if (!sv->pool_busy[k]) sv->pool_busy[k] = 1, j->pool_slot = (int)k;
