@@ -2,9 +2,11 @@
 port and stopped at the end, plain HTTP calls (http.client), server-sent
 events, and `txlm generate` / `txlm score` run for comparison. Every call
 has a timeout; a test's whole run is bounded by an alarm."""
+import atexit
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -163,6 +165,13 @@ def wait_for(cond, what, timeout=30):
             return
         time.sleep(0.05)
     raise AssertionError("timed out waiting for " + what)
+
+
+def workdir():
+    """A temporary folder, removed when the test ends."""
+    d = tempfile.mkdtemp(prefix="txlm-serve-")
+    atexit.register(shutil.rmtree, d, True)
+    return d
 
 
 def alarm(seconds):

@@ -12,13 +12,12 @@ usage: test_serve_api.py TXLM TXLM_PACK GOLDEN_CASE_DIR (a word model: adaptive_
 import math
 import os
 import sys
-import tempfile
 
-from serve_util import Checks, Server, alarm, generate, pack, score, streamed_text
+from serve_util import Checks, Server, alarm, generate, pack, score, streamed_text, workdir
 
 txlm, pack_tool, case_dir = sys.argv[1:4]
 alarm(300)
-tmp = tempfile.mkdtemp()
+tmp = workdir()
 model = os.path.join(tmp, "m.txlm")
 pack(pack_tool, case_dir, model)
 c = Checks()

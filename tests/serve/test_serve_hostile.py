@@ -13,14 +13,13 @@ import json
 import os
 import socket
 import sys
-import tempfile
 import time
 
-from serve_util import Checks, Server, alarm, pack
+from serve_util import Checks, Server, alarm, pack, workdir
 
 txlm, pack_tool, case_dir = sys.argv[1:4]
 alarm(300)
-tmp = tempfile.mkdtemp()
+tmp = workdir()
 model = os.path.join(tmp, "m.txlm")
 pack(pack_tool, case_dir, model)
 c = Checks()

@@ -11,15 +11,14 @@ import os
 import signal
 import socket
 import sys
-import tempfile
 import threading
 import json
 
-from serve_util import Checks, Server, alarm, call, events, pack, streamed_text, wait_for
+from serve_util import Checks, Server, alarm, call, events, pack, streamed_text, wait_for, workdir
 
 txlm, pack_tool, case_dir = sys.argv[1:4]
 alarm(420)
-tmp = tempfile.mkdtemp()
+tmp = workdir()
 model = os.path.join(tmp, "m.txlm")
 pack(pack_tool, case_dir, model)
 c = Checks()
