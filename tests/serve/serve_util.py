@@ -183,6 +183,18 @@ def alarm(seconds):
     signal.alarm(seconds)
 
 
+def setup(seconds):
+    """A test's start, from its arguments TXLM TXLM_PACK GOLDEN_CASE_DIR:
+    its time bound, a work folder, the case packed into it. (txlm, pack
+    tool, model, folder, Checks)."""
+    txlm, pack_tool, case_dir = sys.argv[1:4]
+    alarm(seconds)
+    tmp = workdir()
+    model = os.path.join(tmp, "m.txlm")
+    pack(pack_tool, case_dir, model)
+    return txlm, pack_tool, model, tmp, Checks()
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

@@ -13,14 +13,9 @@ import math
 import os
 import sys
 
-from serve_util import Checks, Server, alarm, generate, pack, score, streamed_text, workdir
+from serve_util import Server, generate, score, streamed_text, setup
 
-txlm, pack_tool, case_dir = sys.argv[1:4]
-alarm(300)
-tmp = workdir()
-model = os.path.join(tmp, "m.txlm")
-pack(pack_tool, case_dir, model)
-c = Checks()
+txlm, pack_tool, model, tmp, c = setup(300)
 PROMPT = "w5 w9 w12"
 CASES = [  # (request fields, txlm generate options)
     ({"temperature": 0}, ["--temp", "0"]),

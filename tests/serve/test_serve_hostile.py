@@ -15,14 +15,9 @@ import socket
 import sys
 import time
 
-from serve_util import Checks, Server, alarm, pack, workdir
+from serve_util import Server, setup
 
-txlm, pack_tool, case_dir = sys.argv[1:4]
-alarm(300)
-tmp = workdir()
-model = os.path.join(tmp, "m.txlm")
-pack(pack_tool, case_dir, model)
-c = Checks()
+txlm, pack_tool, model, tmp, c = setup(300)
 NORMAL = {"prompt": "w5 w9", "max_tokens": 5, "seed": 1}
 
 

@@ -14,14 +14,9 @@ import sys
 import threading
 import json
 
-from serve_util import Checks, Server, alarm, call, events, pack, streamed_text, wait_for, workdir
+from serve_util import Server, call, events, streamed_text, wait_for, setup
 
-txlm, pack_tool, case_dir = sys.argv[1:4]
-alarm(420)
-tmp = workdir()
-model = os.path.join(tmp, "m.txlm")
-pack(pack_tool, case_dir, model)
-c = Checks()
+txlm, pack_tool, model, tmp, c = setup(420)
 CLIENTS, ROUNDS = 16, 3
 
 

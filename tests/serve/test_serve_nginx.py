@@ -15,18 +15,13 @@ import subprocess
 import sys
 import time
 
-from serve_util import Checks, Server, alarm, call, events, free_port, generate, pack, streamed_text, wait_for, workdir
+from serve_util import Server, call, events, free_port, generate, streamed_text, wait_for, setup
 
-txlm, pack_tool, case_dir = sys.argv[1:4]
 nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
 if not nginx:
     print("SKIP: nginx is not installed (Debian: apt-get install nginx)")
     sys.exit(77)
-alarm(150)
-tmp = workdir()
-model = os.path.join(tmp, "m.txlm")
-pack(pack_tool, case_dir, model)
-c = Checks()
+txlm, pack_tool, model, tmp, c = setup(150)
 
 CONFIG = """# two txlm servers, sessions pinned to theirs by the id's prefix (docs/server.md)
 %(user)s

@@ -13,19 +13,14 @@ import shutil
 import subprocess
 import sys
 
-from serve_util import Checks, Server, alarm, generate, pack, score, workdir
+from serve_util import Server, generate, score, setup
 
-txlm, pack_tool, case_dir = sys.argv[1:4]
 modules = os.environ.get("TXLM_NODE_MODULES", "")
 if not shutil.which("node") or not os.path.isdir(os.path.join(modules, "openai")):
     print("SKIP: npm's openai package is not in %s (node: %s); install it with: npm install --prefix BUILD/npm "
           "openai@6 (.ci/run does; it needs the npm registry)" % (modules or "TXLM_NODE_MODULES", shutil.which("node")))
     sys.exit(77)
-alarm(150)
-tmp = workdir()
-model = os.path.join(tmp, "m.txlm")
-pack(pack_tool, case_dir, model)
-c = Checks()
+txlm, pack_tool, model, tmp, c = setup(150)
 opts = ["--temp", "0.9", "--top-p", "0.95"]
 want = generate(txlm, model, "w5 w9 w12", 9, 40, *opts)
 state = os.path.join(tmp, "s.state")
