@@ -119,6 +119,7 @@ typedef struct srv_job {
     srv_lps lps;
     size_t sent_text, sent_lps;    /* streamed so far */
     int final_sent;
+    double t_start, t_prompt, t_end; /* when it entered the batch, its input was fed, it ended */
     char *error;                   /* why the stream failed, or NULL */
     int error_status;
 } srv_job;
@@ -136,6 +137,7 @@ typedef struct srv_req {
     int key;
     char id[40];
     long long created;
+    double t_submit;
     srv_gen gen;                   /* completions */
     int words, nats;               /* scoring */
     char *text;                    /* scoring: the text */

@@ -216,6 +216,7 @@ void srv_job_end(srv *sv, srv_job *j, const char *finish)
 {
     (void)sv;
     if (!j->finish) j->finish = finish;
+    j->t_end = srv_now();
     if (j->mem) {
         gen_stream_finish(&j->st);
         fflush(j->mem);

@@ -107,6 +107,25 @@ static cJSON *usage(const srv_req *r)
     return u;
 }
 
+/* Where the time went, in ms: waiting for a place in the batch, feeding
+ * the prompt, generating (the slowest choice's). */
+static cJSON *timings(const srv_req *r)
+{
+    double queued = 0, prompt = 0, gen = 0;
+    for (uint32_t i = 0; i < r->n_jobs; i++) {
+        const srv_job *j = &r->jobs[i];
+        double p = j->t_prompt ? j->t_prompt : j->t_end;
+        if (j->t_start - r->t_submit > queued) queued = j->t_start - r->t_submit;
+        if (p - j->t_start > prompt) prompt = p - j->t_start;
+        if (j->t_end - p > gen) gen = j->t_end - p;
+    }
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddNumberToObject(t, "queued_ms", 1e3 * queued);
+    cJSON_AddNumberToObject(t, "prompt_ms", 1e3 * prompt);
+    cJSON_AddNumberToObject(t, "generation_ms", 1e3 * gen);
+    return t;
+}
+
 static const srv_job *failed(const srv_req *r)
 {
     for (uint32_t i = 0; i < r->n_jobs; i++)
@@ -129,6 +148,7 @@ void srv_reply_answer(srv_req *r)
         cJSON_AddItemToArray(choices, choice(r, j, 0, j->len, 0, j->lps.n, j->finish));
     }
     cJSON_AddItemToObject(o, "usage", usage(r));
+    cJSON_AddItemToObject(o, "timings", timings(r));
     cJSON_AddNumberToObject(o, "seed", (double)r->seed);
     if (r->user) cJSON_AddStringToObject(o, "session", r->user->id);
     r->status = 200;

@@ -36,6 +36,7 @@ int srv_sched_submit(srv *sv, srv_req *r)
         atomic_fetch_add(&sv->metrics.rejected_full, 1);
         return 429;
     }
+    r->t_submit = srv_now();
     for (uint32_t i = 0; i < r->n_jobs; i++) {
         r->jobs[i].phase = JOB_QUEUED;
         sv->queue[sv->n_queue++] = &r->jobs[i];
@@ -77,6 +78,7 @@ static void admit(srv *sv)
 static void start(srv *sv, srv_job *j)
 {
     srv_req *r = j->req;
+    j->t_start = srv_now();
     if (!j->user) txlm_session_reset(j->s);
     if (r->kind == SRV_COMPLETION && (!j->user || r->gen.g.seed_given)) txlm_session_set_seed(j->s, r->seed + j->index);
     srv_job_first(sv, j);
@@ -92,6 +94,7 @@ static void touch(sched *c, srv_req *r)
 /* The prompt or text all fed: a score is done; a completion draws next. */
 static void after_prompt(srv *sv, srv_job *j)
 {
+    j->t_prompt = srv_now();
     srv_job_prompt_done(sv, j);
     if (j->req->kind == SRV_SCORE) srv_job_end(sv, j, "done");
     else if (j->req->gen.g.n_gen == 0) srv_job_end(sv, j, "length");
