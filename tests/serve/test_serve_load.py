@@ -127,19 +127,20 @@ def disconnects():
 def sigterm():
     sv = Server(txlm, model, "--parallel", "2", "--grace", "60")
     try:
-        want = answer(sv.port, {"prompt": "w6 w7", "max_tokens": 40, "seed": 3, "stream": False})
+        want = answer(sv.port, {"prompt": "w6 w7", "max_tokens": 300, "seed": 3, "stream": False})
         got = {}
 
         def run(i, stream):
-            got[i] = answer(sv.port, {"prompt": "w6 w7", "max_tokens": 40, "seed": 3, "stream": stream})
+            got[i] = answer(sv.port, {"prompt": "w6 w7", "max_tokens": 300, "seed": 3, "stream": stream})
         threads = [threading.Thread(target=run, args=(i, i == 1)) for i in range(3)]
         for t in threads:
             t.start()
-        wait_for(lambda: sv.metric("txlm_active_streams") > 0, "requests in flight")
+        wait_for(lambda: sv.metric("txlm_active_streams") + sv.metric("txlm_queue_depth") == 3, "3 requests in flight")
         sv.proc.send_signal(signal.SIGTERM)
         for t in threads:
             t.join(120)
-        c.ok(all(got.get(i) == want for i in range(3)), "SIGTERM: the requests in flight finish (%d of 3)" % len(got))
+        c.ok(all(got.get(i) == want for i in range(3)), "SIGTERM: the requests in flight, running and queued, finish "
+             "(%d of 3)" % len(got))
         c.ok(sv.stop() == 0, "SIGTERM: exit status 0")
     finally:
         sv.stop()
