@@ -149,7 +149,6 @@ typedef struct srv_req {
     uint32_t n_jobs, n_done;
     srv_buf sse;                   /* streamed events not yet sent */
     srv_buf out;                   /* the scheduler's events of this step, before they are handed over */
-    size_t sse_read;
     int status;                    /* the answer, when not streamed */
     char *body;
     size_t body_len;
