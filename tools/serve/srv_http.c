@@ -156,7 +156,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *size = 0;
         return MHD_YES;
     }
-    if (h->req) return h->req->gen.stream && h->req->kind == SRV_COMPLETION ? MHD_YES : resumed(sv, c, h);
+    if (h->req && h->req->gen.stream && h->req->kind == SRV_COMPLETION) {
+        /* an event stream whose answer could not be queued: close, the streams are cancelled */
+        pthread_mutex_lock(&sv->lock);
+        int gone = h->req->cancelled;
+        pthread_mutex_unlock(&sv->lock);
+        return gone ? MHD_NO : MHD_YES;
+    }
+    if (h->req) return resumed(sv, c, h);
     srv_conns_received(sv, c);
     return dispatch(sv, c, method, h);
 }
