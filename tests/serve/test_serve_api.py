@@ -13,7 +13,7 @@ import math
 import os
 import sys
 
-from serve_util import Server, generate, score, streamed_text, setup
+from serve_util import Server, generate, score, streamed_text, wait_for, setup
 
 txlm, pack_tool, model, tmp, c = setup(300)
 PROMPT = "w5 w9 w12"
@@ -188,6 +188,18 @@ def keys():
         sv.stop()
 
 
+def expiry():
+    sv = Server(txlm, model, "--session-idle", "0.5")
+    try:
+        sid = sv.json("POST", "/v1/sessions")["id"]
+        c.ok(sv.json("GET", "/health")["session_idle_seconds"] == 0.5, "/health reports the idle limit")
+        wait_for(lambda: sv.call("GET", "/v1/sessions/" + sid)[0] == 404, "the idle session to expire", 20)
+        c.ok(sv.metric("txlm_sessions_expired_total") == 1 and sv.metric("txlm_sessions") == 0, "an idle session expires")
+        c.ok(sv.stop() == 0, "expiry: exit status 0")
+    finally:
+        sv.stop()
+
+
 sv = Server(txlm, model, "--max-sessions", "3")
 try:
     for step in (completions, choices_and_prompts, scoring, sessions, small_endpoints):
@@ -198,4 +210,5 @@ finally:
     if c.fails:
         print(sv.log())
 c.run(keys)
+c.run(expiry)
 sys.exit(c.done())
