@@ -17,6 +17,7 @@ int cmd_attention(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* Monotonic wall-clock seconds, for rates and timings. */
 double cli_now(void);

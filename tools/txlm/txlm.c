@@ -18,6 +18,7 @@ static const struct {
     {"chat", cmd_chat, "an interactive loop: each line answered, the memory kept across turns"},
     {"attention", cmd_attention, "pictures of what the model attends to"},
     {"bench", cmd_bench, "evaluation, generation and load speed of a model"},
+    {"serve", cmd_serve, "an HTTP server: OpenAI's completions protocol, sessions, batching"},
 };
 
 static void usage(FILE *to)

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Hostile requests to txlm serve: each gets a clear 4xx (or, for a
+client too slow to finish its request, the connection shut at the
+request deadline) and nothing else changes: bodies over the limit
+(declared and chunked), malformed and deeply nested JSON, wrong types,
+numbers out of range, unknown fields (ignored), huge max_tokens, token
+ids outside the vocabulary, a byte a second in the headers and in the
+body, hundreds of idle connections while a normal request is served.
+Afterwards the server answers a normal request as before, its sessions
+untouched. Runs under the sanitizer build too.
+usage: test_serve_hostile.py TXLM TXLM_PACK GOLDEN_CASE_DIR"""
+import json
+import os
+import socket
+import sys
+import time
+
+from serve_util import Server, setup
+
+txlm, pack_tool, model, tmp, c = setup(300)
+NORMAL = {"prompt": "w5 w9", "max_tokens": 5, "seed": 1}
+
+
+def refused(sv, body, want_status, want_text, what, path="/v1/completions", headers=None):
+    status, _, data = sv.call("POST", path, body, headers)
+    try:
+        err = json.loads(data)["error"]
+        shaped = isinstance(err["message"], str) and "type" in err and "param" in err
+    except (ValueError, KeyError, TypeError):
+        shaped, err = False, {"message": data[:200]}
+    c.ok(status == want_status and shaped and want_text in err["message"],
+         "%s: %d %s" % (what, status, err["message"][:160]))
+    return err
+
+
+def bodies(sv):
+    refused(sv, "x" * 5000, 413, "over the limit", "a declared body over --max-body")
+    chunks = b"".join(b"3e8\r\n" + b"[" * 1000 + b"\r\n" for _ in range(10)) + b"0\r\n\r\n"
+    got, _ = raw(sv.port, b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks)
+    c.ok(got.startswith(b"HTTP/1.1 413") and b"over the limit" in got, "a chunked body over --max-body: %r" % got[:40])
+    refused(sv, '{"prompt": "w5", ', 400, "not valid JSON", "truncated JSON")
+    refused(sv, '{"prompt": "w5"} trailing', 400, "after its JSON", "bytes after the JSON")
+    refused(sv, "[" * 2000 + "]" * 2000, 400, "nesting deeper", "2000 levels of nesting")
+    refused(sv, '{"prompt":' + "[" * 1100 + "]" * 1100 + "}", 400, "nesting deeper", "a field nested 1100 deep")
+    refused(sv, '"just a string"', 400, "must be a JSON object", "a string body")
+    refused(sv, b"\xff\xfe{}", 400, "not valid JSON", "bytes that are not UTF-8 JSON")
+
+
+def fields(sv):
+    cases = [
+        ({"max_tokens": "5"}, "max_tokens must be an integer"),
+        ({"max_tokens": 1e12}, "max_tokens"),
+        ({"max_tokens": 10 ** 30}, "outside"),
+        ({"max_tokens": -1}, "outside"),
+        ({"max_tokens": 2.5}, "must be an integer"),
+        ({"temperature": 5}, "temperature"),
+        ({"temperature": "hot"}, "temperature must be a number"),
+        ({"top_p": -0.1}, "top_p"),
+        ({"top_k": 5000}, "top_k"),
+        ({"n": 0}, "n:"),
+        ({"n": 100000}, "n:"),
+        ({"logprobs": 99}, "logprobs"),
+        ({"seed": -3}, "seed"),
+        ({"seed": 1e300}, "seed"),
+        ({"stream": "yes"}, "stream must be true or false"),
+        ({"stop": [""]}, "empty stop string"),
+        ({"stop": ["a"] * 40}, "at most 32"),
+        ({"stop": 7}, "stop must be a string"),
+        ({"prompt": [5, 100000]}, "not a token id of this model"),
+        ({"prompt": [5, -1]}, "not a token id of this model"),
+        ({"prompt": [5, "w9"]}, "must be a token id"),
+        ({"prompt": []}, "empty array"),
+        ({"prompt": {"text": "w5"}}, "prompt must be a string or an array"),
+        ({"prompt": ["w5"] * 20}, "at most 16 choices"),
+        ({"frequency_penalty": 0.5}, "use repeat_penalty"),
+        ({"logit_bias": {"5": 100}}, "logit_bias is not supported"),
+        ({"suffix": "end"}, "suffix is not supported"),
+        ({"best_of": 3}, "best_of"),
+        ({"session": 12}, "session must be a string"),
+        ({"session": "sess-0000"}, "no session"),
+        ({"stream_options": 1}, "stream_options must be an object"),
+    ]
+    for extra, text in cases:
+        err = refused(sv, {**NORMAL, **extra}, 404 if text == "no session" else 400, text, "%.60s" % json.dumps(extra))
+        key = next(iter(extra))
+        if text != "no session" and key not in ("frequency_penalty", "logit_bias", "suffix", "best_of"):
+            c.ok(err.get("param") == key, "  param names %s (%s)" % (key, err.get("param")))
+    status, _, data = sv.call("POST", "/v1/completions", {**NORMAL, "unknown_field": {"deep": [1, 2]}, "user": "u"})
+    c.ok(status == 200, "unknown fields are ignored, as OpenAI's server does (%d)" % status)
+    refused(sv, {"text": 5}, 400, "text must be a string", "score: text of a wrong type", "/v1/score")
+    refused(sv, {}, 400, "text is required", "score: no text", "/v1/score")
+    refused(sv, {"tokens": [1, 2, 5000]}, 400, "not a token id", "detokenize: an id outside the vocabulary", "/v1/detokenize")
+    refused(sv, {"tokens": "1,2"}, 400, "tokens must be an array", "detokenize: tokens of a wrong type", "/v1/detokenize")
+    refused(sv, {"seed": "x"}, 400, "seed must be an integer", "sessions: a seed of a wrong type", "/v1/sessions")
+
+
+def raw(port, data, pause=0.0):
+    """Sends data (a byte at a time every `pause` s when pause > 0); the
+    bytes received until the server closes, and how many were sent."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+    sent = 0
+    try:
+        if pause:
+            for b in data:
+                s.sendall(bytes([b]))
+                sent += 1
+                time.sleep(pause)
+        else:
+            s.sendall(data)
+            sent = len(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    got = b""
+    try:
+        while True:
+            part = s.recv(65536)
+            if not part:
+                break
+            got += part
+    except (ConnectionResetError, socket.timeout):
+        pass
+    s.close()
+    return got, sent
+
+
+def slow(sv):
+    # a byte every 0.25 s: within the idle timeout each time, but the request needs 60 s; the deadline is 2 s
+    head = b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n"
+    got, sent = raw(sv.port, head + b" " * 200, pause=0.25)
+    c.ok(sent < 60 and b"200 OK" not in got, "headers a byte at a time: cut off at the deadline after %d of %d bytes" %
+         (sent, len(head) + 200))
+    start = time.monotonic()
+    s = socket.create_connection(("127.0.0.1", sv.port), timeout=60)
+    s.sendall(head)
+    sent = 0
+    try:
+        for _ in range(200):
+            s.sendall(b" ")
+            sent += 1
+            time.sleep(0.25)
+            if time.monotonic() - start > 40:
+                break
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    s.close()
+    c.ok(sent < 60, "a body a byte at a time: cut off at the deadline after %d of 200 bytes" % sent)
+    c.ok(sv.metric("txlm_connections_cut_total") >= 2, "both counted as cut off")
+
+
+def idle_crowd(sv):
+    crowd = []
+    for i in range(300):
+        s = socket.create_connection(("127.0.0.1", sv.port), timeout=30)
+        if i % 3 == 0:
+            s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n")  # half a request, then silence
+        crowd.append(s)
+    status, _, data = sv.call("POST", "/v1/completions", NORMAL)
+    c.ok(status == 200 and json.loads(data)["choices"][0]["text"] == WANT, "300 idle connections: a normal request is served")
+    c.ok(sv.metric("txlm_connections") >= 300, "the idle connections are held (%d)" % sv.metric("txlm_connections"))
+    for s in crowd:
+        s.close()
+
+
+def methods(sv):
+    got, _ = raw(sv.port, b"BREW /v1/completions HTTP/1.1\r\nHost: x\r\n\r\n")
+    c.ok(got.startswith(b"HTTP/1.1 405"), "an unknown method: 405 (%r)" % got[:40])
+    got, _ = raw(sv.port, b"GET /\x01\x02 HTTP/9.9\r\n\r\n")
+    c.ok(got.startswith(b"HTTP/1.1 505"), "an HTTP version that is not 1.x: 505 (%r)" % got[:40])
+    got, _ = raw(sv.port, b"GET /he\x01lth\r\n\r\n")
+    c.ok(got.startswith(b"HTTP/1.1 400") or got == b"", "a broken request line: 400 or closed (%r)" % got[:40])
+    got, _ = raw(sv.port, b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 100000 + b"\r\n\r\n")
+    c.ok(got.startswith(b"HTTP/1.1 4") or got == b"", "100 KB of headers: 4xx or closed (%r)" % got[:30])
+
+
+sv = Server(txlm, model, "--max-body", "4096", "--request-timeout", "2", "--max-sessions", "2")
+try:
+    WANT = json.loads(sv.call("POST", "/v1/completions", NORMAL)[2])["choices"][0]["text"]
+    sid = sv.json("POST", "/v1/sessions")["id"]
+    sv.json("POST", "/v1/sessions/%s/completions" % sid, {"prompt": "w7", "max_tokens": 3})
+    before = sv.json("GET", "/v1/sessions/" + sid)
+    for step in (bodies, fields, slow, idle_crowd, methods):
+        c.run(step, sv)
+    after = sv.json("GET", "/v1/sessions/" + sid)
+    c.ok(after["tokens"] == before["tokens"] and after["memory_rows"] == before["memory_rows"], "the session is untouched")
+    status, _, data = sv.call("POST", "/v1/completions", NORMAL)
+    c.ok(status == 200 and json.loads(data)["choices"][0]["text"] == WANT, "a normal request is answered as before")
+    c.ok(sv.stop() == 0, "exit status 0")
+finally:
+    sv.stop()
+    if c.fails:
+        print(sv.log())
+sys.exit(c.done())

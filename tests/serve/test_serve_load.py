@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""txlm serve under load, for a bounded number of rounds: 16 clients at
+once, plain and streamed, each answer equal to the same request sent
+alone, no error, the server's memory flat from round to round; clients
+that leave in the middle (streamed and not) have their streams cancelled
+at once; a full queue answers 429 with Retry-After; SIGTERM with
+requests in flight lets them finish and exits 0, and past --grace
+cancels them and still exits 0.
+usage: test_serve_load.py TXLM TXLM_PACK GOLDEN_CASE_DIR"""
+import os
+import signal
+import socket
+import sys
+import threading
+import json
+
+from serve_util import Server, call, events, streamed_text, wait_for, setup
+
+txlm, pack_tool, model, tmp, c = setup(420)
+CLIENTS, ROUNDS = 16, 3
+
+
+def request(k, r):
+    """Client k's request of round r: its own prompt, seed and options."""
+    body = {"prompt": "w%d w%d w%d" % (k + 2, 3 * k + 5, r + 7), "max_tokens": 6 + (k + r) % 7, "seed": 100 * k + r}
+    if k % 3 == 1:
+        body.update(temperature=0.7, top_k=40)
+    if k % 4 == 2:
+        body.update(stop="w1", repeat_penalty=1.3)
+    if k % 5 == 3:
+        body.update(logprobs=2)
+    body["stream"] = (k + r) % 2 == 1
+    return body
+
+
+def answer(port, body):
+    """The text and finish reason of one request, streamed or not."""
+    if body["stream"]:
+        status, evs, done = events(port, "/v1/completions", body)
+        assert status == 200 and done, (status, evs)
+        finish = [ch["finish_reason"] for e in evs for ch in e["choices"] if ch["finish_reason"]]
+        lps = [t for e in evs for ch in e["choices"] if ch.get("logprobs") for t in ch["logprobs"]["token_logprobs"]]
+        return streamed_text(evs), finish, len(lps)
+    status, _, data = call(port, "POST", "/v1/completions", body)
+    assert status == 200, data
+    ch = json.loads(data)["choices"][0]
+    return ch["text"], [ch["finish_reason"]], len(ch["logprobs"]["token_logprobs"]) if ch["logprobs"] else 0
+
+
+def concurrency():
+    sv = Server(txlm, model, "--parallel", "4", "--queue", "32")
+    try:
+        alone = {(k, r): answer(sv.port, request(k, r)) for k in range(CLIENTS) for r in range(ROUNDS)}
+        errors, rss = [], []
+        for rnd in range(ROUNDS):
+            got = {}
+
+            def client(k):
+                try:
+                    for r in range(ROUNDS):
+                        got[(k, r)] = answer(sv.port, request(k, r))
+                except Exception as e:  # reported below
+                    errors.append("client %d: %r" % (k, e))
+            threads = [threading.Thread(target=client, args=(k,)) for k in range(CLIENTS)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(120)
+            bad = [key for key in alone if got.get(key) != alone[key]]
+            c.ok(not errors and not bad, "round %d: %d clients x %d requests at once, each equal to its lone run%s" %
+                 (rnd, CLIENTS, ROUNDS, "" if not bad else ": differ %s, e.g. %s vs %s" % (bad[:4], got.get(bad[0]), alone[bad[0]])))
+            wait_for(lambda: sv.metric("txlm_active_streams") == 0, "the batch to empty")
+            rss.append(sv.rss_kib())
+        c.ok(sv.metric("txlm_queue_depth") == 0 and sv.metric('txlm_rejected_total') == 0, "no queue left, nothing refused")
+        steps = sv.metric("txlm_step_seconds_count")
+        made = sv.metric("txlm_generated_tokens_total")
+        c.ok(steps < made, "passes were shared: %d steps for %d tokens" % (steps, made))
+        if "ASAN_OPTIONS" not in os.environ:  # AddressSanitizer's quarantine grows on its own
+            c.ok(rss[-1] - rss[1] < 8192, "memory flat: RSS %s KiB after each round" % rss)
+        c.ok(sv.stop() == 0, "exit status 0")
+    finally:
+        sv.stop()
+
+
+def open_request(port, body):
+    """A request sent on a raw socket, left open (the caller closes it)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    data = json.dumps(body).encode()
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+              % (len(data), data))
+    return s
+
+
+def disconnects():
+    sv = Server(txlm, model, "--parallel", "2", "--queue", "1")
+    try:
+        # streamed: read the first events, then leave
+        s = open_request(sv.port, {"prompt": "w5", "max_tokens": 4000, "stream": True})
+        seen = b""
+        while seen.count(b"data: ") < 2:
+            seen += s.recv(4096)
+        s.close()
+        wait_for(lambda: sv.metric("txlm_cancelled_streams_total") >= 1 and sv.metric("txlm_active_streams") == 0,
+                 "the streamed generation to be cancelled")
+        c.ok(sv.metric("txlm_generated_tokens_total") < 4000, "a client that leaves mid-stream: its stream is cancelled")
+        # not streamed: the connection waits on the scheduler; leaving is noticed all the same
+        s = open_request(sv.port, {"prompt": "w5", "max_tokens": 4000})
+        wait_for(lambda: sv.metric("txlm_active_streams") == 1, "the request to run")
+        s.close()
+        wait_for(lambda: sv.metric("txlm_cancelled_streams_total") >= 2 and sv.metric("txlm_active_streams") == 0,
+                 "the waiting generation to be cancelled")
+        c.ok(sv.metric("txlm_generated_tokens_total") < 8000, "a client that leaves while waiting: its stream is cancelled")
+        # a full queue: 2 run, 1 waits, the next is refused
+        held = [open_request(sv.port, {"prompt": "w5", "max_tokens": 4000}) for _ in range(3)]
+        wait_for(lambda: sv.metric("txlm_active_streams") == 2 and sv.metric("txlm_queue_depth") == 1, "2 running, 1 queued")
+        status, hdrs, body = call(sv.port, "POST", "/v1/completions", {"prompt": "w5", "max_tokens": 2})
+        c.ok(status == 429 and hdrs.get("Retry-After") == "1" and b"rate_limit_error" in body, "a full queue: 429, Retry-After")
+        for s in held:
+            s.close()
+        wait_for(lambda: sv.metric("txlm_active_streams") == 0 and sv.metric("txlm_queue_depth") == 0, "all cancelled")
+        c.ok(call(sv.port, "POST", "/v1/completions", {"prompt": "w5", "max_tokens": 2})[0] == 200, "then served again")
+        c.ok(sv.stop() == 0, "exit status 0")
+    finally:
+        sv.stop()
+
+
+def sigterm():
+    sv = Server(txlm, model, "--parallel", "2", "--grace", "60")
+    try:
+        want = answer(sv.port, {"prompt": "w6 w7", "max_tokens": 300, "seed": 3, "stream": False})
+        got = {}
+
+        def run(i, stream):
+            got[i] = answer(sv.port, {"prompt": "w6 w7", "max_tokens": 300, "seed": 3, "stream": stream})
+        threads = [threading.Thread(target=run, args=(i, i == 1)) for i in range(3)]
+        for t in threads:
+            t.start()
+        wait_for(lambda: sv.metric("txlm_active_streams") + sv.metric("txlm_queue_depth") == 3, "3 requests in flight")
+        sv.proc.send_signal(signal.SIGTERM)
+        for t in threads:
+            t.join(120)
+        c.ok(all(got.get(i) == want for i in range(3)), "SIGTERM: the requests in flight, running and queued, finish "
+             "(%d of 3)" % len(got))
+        c.ok(sv.stop() == 0, "SIGTERM: exit status 0")
+    finally:
+        sv.stop()
+    sv = Server(txlm, model, "--grace", "0.5")
+    try:
+        held = open_request(sv.port, {"prompt": "w5", "max_tokens": 100000 // 25})
+        wait_for(lambda: sv.metric("txlm_active_streams") == 1, "a long request in flight")
+        sv.proc.send_signal(signal.SIGINT)
+        reply = b""
+        while True:
+            part = held.recv(65536)
+            if not part:
+                break
+            reply += part
+        c.ok(reply.startswith(b"HTTP/1.1 503") and b"stopped before" in reply, "past --grace: 503 (%r)" % reply[:60])
+        c.ok(sv.stop() == 0, "SIGINT past --grace: exit status 0")
+    finally:
+        sv.stop()
+
+
+for step in (concurrency, disconnects, sigterm):
+    c.run(step)
+sys.exit(c.done())

@@ -1,0 +1,225 @@
+/* A request's streams (srv_job.h). */
+#include "srv_job.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void srv_job_fail(srv_job *j, int status, const char *fmt, ...)
+{
+    char msg[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (j->error) return; /* the first reason stands */
+    j->error = strdup(msg);
+    j->error_status = status;
+}
+
+void srv_top_of(const float *row, uint32_t v, uint32_t n, srv_top *top)
+{
+    top->n = 0;
+    if (n > sizeof top->ids / sizeof *top->ids) n = sizeof top->ids / sizeof *top->ids;
+    for (uint32_t i = 0; i < v; i++) {
+        if (top->n == n && !(row[i] > top->lp[n - 1])) continue;
+        uint32_t k = top->n < n ? top->n++ : n - 1;
+        while (k > 0 && row[i] > top->lp[k - 1]) { /* strictly more likely: ties keep the lower id ahead */
+            top->ids[k] = top->ids[k - 1], top->lp[k] = top->lp[k - 1];
+            k--;
+        }
+        top->ids[k] = (int32_t)i, top->lp[k] = row[i];
+    }
+}
+
+static int lps_push(srv_lps *l, int32_t id, double lp, const srv_top *top, size_t offset)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        int32_t *ids = realloc(l->ids, cap * sizeof *ids);
+        if (ids) l->ids = ids;
+        double *v = realloc(l->lp, cap * sizeof *v);
+        if (v) l->lp = v;
+        srv_top *t = realloc(l->top, cap * sizeof *t);
+        if (t) l->top = t;
+        size_t *o = realloc(l->offset, cap * sizeof *o);
+        if (o) l->offset = o;
+        if (!ids || !v || !t || !o) return -1;
+        l->cap = cap;
+    }
+    l->ids[l->n] = id, l->lp[l->n] = lp, l->offset[l->n] = offset;
+    if (top) l->top[l->n] = *top;
+    else l->top[l->n].n = 0;
+    l->n++;
+    return 0;
+}
+
+/* The arrays every job may need, for n inputs. */
+static int alloc_input(srv *sv, srv_job *j, size_t n, int lps, srv_err *e)
+{
+    uint32_t v = sv->p.n_token;
+    j->n_in = n;
+    j->in_lp = lps ? malloc((n + 1) * sizeof *j->in_lp) : NULL;
+    j->in_top = j->rows ? calloc(n + 1, sizeof *j->in_top) : NULL;
+    j->row = lps ? malloc((size_t)v * sizeof *j->row) : NULL;
+    j->seg_out = j->rows ? malloc((size_t)sv->seg * v * sizeof *j->seg_out)
+               : j->tg ? malloc((size_t)sv->seg * sizeof *j->seg_out) : NULL;
+    if ((lps && (!j->in_lp || !j->row)) || (j->rows && (!j->in_top || !j->seg_out)) || (j->tg && !j->seg_out))
+        return srv_fail(e, 500, NULL, "out of memory");
+    for (size_t i = 0; lps && i < n; i++) j->in_lp[i] = NAN;
+    j->pending = -1;
+    return 0;
+}
+
+void srv_job_prompt_done(srv *sv, srv_job *j)
+{
+    if (!j->rows) return;
+    txlm_detokenizer *d = NULL;
+    if (txlm_detokenizer_create(sv->m, &d)) return srv_job_fail(j, 500, "%s", txlm_last_error());
+    size_t at = 0; /* offsets in the detokenized prompt: the echo of a string prompt is that string */
+    for (size_t i = 0; i < j->n_in && !j->error; i++) {
+        const char *piece;
+        size_t len = 0;
+        if (txlm_detokenizer_push(d, j->in[i], &piece, &len)) piece = "", len = 0;
+        if (lps_push(&j->lps, j->in[i], j->in_lp[i], &j->in_top[i], at + strspn(piece, " "))) srv_job_fail(j, 500, "out of memory");
+        at += len;
+    }
+    txlm_detokenizer_free(d);
+}
+
+int srv_job_completion(srv *sv, srv_job *j, const int32_t *ids, size_t n, int from_request, uint32_t index, srv_err *e)
+{
+    srv_req *r = j->req;
+    const srv_gen *g = &r->gen;
+    j->index = index;
+    j->in = ids;
+    j->n_feed = n;
+    j->rows = g->echo && g->logprobs >= 0 && n > 0;
+    j->top_n = g->logprobs > 0 ? (uint32_t)g->logprobs : 0;
+    j->first_from_memory = j->rows && j->user && j->user->tokens > 0;
+    if (alloc_input(sv, j, n, g->logprobs >= 0, e)) return -1;
+    if (gen_stream_open(&j->st, sv->m, &g->g)) return srv_fail(e, 500, NULL, "preparing the output: %s", txlm_last_error());
+    if (!(j->mem = open_memstream(&j->text, &j->len))) return srv_fail(e, 500, NULL, "out of memory");
+    j->st.out = j->mem;
+    gen_stream_remember(&j->st, ids, n);
+    if (g->echo) {
+        const char *t = g->texts[index / g->n];
+        char *own = NULL;
+        if (!t && n && txlm_detokenize(sv->m, ids, n, &own)) return srv_fail(e, 500, NULL, "%s", txlm_last_error());
+        fputs(t ? t : own ? own : "", j->mem);
+        txlm_free(own);
+        fflush(j->mem);
+    }
+    /* continue the prompt's last line, so spacing and punctuation join up (as txlm generate) */
+    size_t from = n;
+    while (from_request && from > 0 && ids[from - 1] != sv->p.eos_id) from--;
+    if (from_request && n && gen_stream_prompt(&j->st, sv->m, ids, from, n))
+        return srv_fail(e, 500, NULL, "detokenizing the prompt");
+    return 0;
+}
+
+int srv_job_score(srv *sv, srv_job *j, const int32_t *ids, size_t n, srv_err *e)
+{
+    j->in = ids;
+    j->first_from_memory = j->user && j->user->tokens > 0;
+    /* alone: inputs ids[0..n-1), targets ids[1..n), as txlm score; a
+     * session feeds the last token too (its target is a stand-in, its
+     * score dropped) so its memory holds the whole text */
+    j->n_feed = j->user ? n : n ? n - 1 : 0;
+    if (!(j->tg = malloc((n + 1) * sizeof *j->tg))) return srv_fail(e, 500, NULL, "out of memory");
+    for (size_t i = 0; i < n; i++) j->tg[i] = i + 1 < n ? ids[i + 1] : 0;
+    j->n_in = n;
+    return alloc_input(sv, j, n, 1, e);
+}
+
+void srv_job_free(srv_job *j)
+{
+    gen_stream_close(&j->st);
+    if (j->mem) fclose(j->mem);
+    free(j->text), free(j->tg), free(j->in_lp), free(j->in_top), free(j->row), free(j->seg_out), free(j->error);
+    free(j->lps.ids), free(j->lps.lp), free(j->lps.top), free(j->lps.offset);
+    memset(j, 0, sizeof *j);
+}
+
+int srv_job_first(srv *sv, srv_job *j)
+{
+    if (!j->first_from_memory || j->n_in == 0) return 0;
+    txlm_status st = txlm_session_next_logprobs(j->s, j->row);
+    if (st) return srv_job_fail(j, 500, "the session's last row: %s", txlm_last_error()), -1;
+    j->in_lp[0] = j->row[j->in[0]];
+    if (j->in_top) srv_top_of(j->row, sv->p.n_token, j->top_n, &j->in_top[0]);
+    return 0;
+}
+
+uint32_t srv_job_segment(srv *sv, srv_job *j, txlm_stream_feed *f)
+{
+    if (j->fed >= j->n_feed) return 0;
+    uint32_t len = j->n_feed - j->fed < sv->seg ? (uint32_t)(j->n_feed - j->fed) : sv->seg;
+    *f = (txlm_stream_feed){.session = j->s, .tokens = j->in + j->fed, .n = len, .first_row = j->rows || j->tg ? 0 : len};
+    if (j->rows) f->logprobs = j->seg_out;
+    if (j->tg) f->targets = j->tg + j->fed, f->target_logprobs = j->seg_out;
+    return len;
+}
+
+void srv_job_segment_done(srv *sv, srv_job *j, const txlm_stream_feed *f)
+{
+    uint32_t v = sv->p.n_token;
+    for (uint32_t i = 0; (j->rows || j->tg) && i < f->n; i++) {
+        size_t at = j->fed + i + 1; /* row i predicts input at + 1 */
+        if (at >= j->n_in) break;
+        if (j->tg) {
+            j->in_lp[at] = f->target_logprobs[i];
+            continue;
+        }
+        const float *row = f->logprobs + (size_t)i * v;
+        j->in_lp[at] = row[j->in[at]];
+        srv_top_of(row, v, j->top_n, &j->in_top[at]);
+    }
+    j->fed += f->n;
+}
+
+int srv_job_next_row(srv *sv, srv_job *j)
+{
+    (void)sv;
+    if (!j->row) return 0;
+    txlm_status st = txlm_session_next_logprobs(j->s, j->row);
+    return st ? (srv_job_fail(j, 500, "the next token's distribution: %s", txlm_last_error()), -1) : 0;
+}
+
+int srv_job_take(srv *sv, srv_job *j, int32_t tok)
+{
+    const srv_gen *g = &j->req->gen;
+    fflush(j->mem);
+    size_t at = j->len;
+    if (j->row) {
+        srv_top top;
+        srv_top_of(j->row, sv->p.n_token, j->top_n, &top);
+        if (lps_push(&j->lps, tok, j->row[tok], &top, at)) return srv_job_fail(j, 500, "out of memory"), -1;
+    }
+    int stopped = 0;
+    if (gen_stream_take(&j->st, tok, &stopped)) return srv_job_fail(j, 500, "turning tokens into text failed"), -1;
+    fflush(j->mem);
+    /* the token's text starts after the space a word model puts before it */
+    while (j->row && at < j->len && j->text[at] == ' ') at++;
+    if (j->row) j->lps.offset[j->lps.n - 1] = at;
+    j->made++;
+    j->pending = tok;
+    if (stopped) j->finish = "stop";
+    else if (g->g.n_gen >= 0 && j->made >= (size_t)g->g.n_gen) j->finish = "length";
+    j->finishing = j->finish != NULL;
+    return 0;
+}
+
+void srv_job_end(srv *sv, srv_job *j, const char *finish)
+{
+    (void)sv;
+    if (!j->finish) j->finish = finish;
+    j->t_end = srv_now();
+    if (j->mem) {
+        gen_stream_finish(&j->st);
+        fflush(j->mem);
+    }
+    j->phase = JOB_DONE;
+}

@@ -1,0 +1,135 @@
+/* Checked JSON fields (srv_json.h). */
+#include "srv_json.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int srv_fail(srv_err *e, int status, const char *param, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    e->status = status;
+    snprintf(e->param, sizeof e->param, "%s", param ? param : "");
+    return -1;
+}
+
+cJSON *srv_json_object(const char *body, size_t len, srv_err *e)
+{
+    size_t i = 0;
+    while (i < len && strchr(" \t\r\n", body[i])) i++;
+    if (i == len) return cJSON_CreateObject();
+    const char *end = NULL;
+    cJSON *o = cJSON_ParseWithLengthOpts(body, len, &end, 0);
+    if (!o) {
+        size_t at = end && end >= body && end <= body + len ? (size_t)(end - body) : 0;
+        srv_fail(e, 400, NULL, "the body is not valid JSON (at byte %zu; nesting deeper than %d levels is refused)", at,
+                 CJSON_NESTING_LIMIT);
+        return NULL;
+    }
+    while (end && end < body + len && strchr(" \t\r\n", *end)) end++;
+    if (end && end < body + len) {
+        cJSON_Delete(o);
+        srv_fail(e, 400, NULL, "the body has bytes after its JSON value (at byte %zu)", (size_t)(end - body));
+        return NULL;
+    }
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        srv_fail(e, 400, NULL, "the body must be a JSON object");
+        return NULL;
+    }
+    return o;
+}
+
+static const char *type_name(const cJSON *v)
+{
+    return cJSON_IsString(v) ? "a string" : cJSON_IsNumber(v) ? "a number" : cJSON_IsBool(v) ? "a boolean"
+         : cJSON_IsArray(v) ? "an array" : cJSON_IsObject(v) ? "an object" : "null";
+}
+
+/* The field, or NULL when absent or null. */
+static const cJSON *field(const cJSON *o, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    return v && !cJSON_IsNull(v) ? v : NULL;
+}
+
+int srv_json_bool(const cJSON *o, const char *name, int *out, srv_err *e)
+{
+    const cJSON *v = field(o, name);
+    if (!v) return 0;
+    if (!cJSON_IsBool(v)) return srv_fail(e, 400, name, "%s must be true or false, not %s", name, type_name(v));
+    *out = cJSON_IsTrue(v);
+    return 1;
+}
+
+int srv_json_int(const cJSON *o, const char *name, int64_t lo, int64_t hi, int64_t *out, srv_err *e)
+{
+    const cJSON *v = field(o, name);
+    if (!v) return 0;
+    if (!cJSON_IsNumber(v)) return srv_fail(e, 400, name, "%s must be an integer, not %s", name, type_name(v));
+    double x = v->valuedouble;
+    if (x != floor(x)) return srv_fail(e, 400, name, "%s must be an integer, not %g", name, x);
+    if (!(x >= (double)lo && x <= (double)hi))
+        return srv_fail(e, 400, name, "%s: %g is outside [%lld, %lld]", name, x, (long long)lo, (long long)hi);
+    *out = (int64_t)x;
+    return 1;
+}
+
+int srv_json_u64(const cJSON *o, const char *name, uint64_t *out, srv_err *e)
+{
+    const cJSON *v = field(o, name);
+    if (!v) return 0;
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
+        return srv_fail(e, 400, name, "%s must be an integer", name);
+    /* doubles hold integers exactly up to 2^53: a seed beyond would not be the one sent */
+    if (!(v->valuedouble >= 0 && v->valuedouble <= 9007199254740992.0))
+        return srv_fail(e, 400, name, "%s: %g is outside [0, 2^53]", name, v->valuedouble);
+    *out = (uint64_t)v->valuedouble;
+    return 1;
+}
+
+int srv_json_float(const cJSON *o, const char *name, double lo, double hi, float *out, srv_err *e)
+{
+    const cJSON *v = field(o, name);
+    if (!v) return 0;
+    if (!cJSON_IsNumber(v)) return srv_fail(e, 400, name, "%s must be a number, not %s", name, type_name(v));
+    if (!(v->valuedouble >= lo && v->valuedouble <= hi))
+        return srv_fail(e, 400, name, "%s: %g is outside [%g, %g]", name, v->valuedouble, lo, hi);
+    *out = (float)v->valuedouble;
+    return 1;
+}
+
+int srv_json_string(const cJSON *o, const char *name, const char **out, srv_err *e)
+{
+    const cJSON *v = field(o, name);
+    if (!v) return 0;
+    if (!cJSON_IsString(v)) return srv_fail(e, 400, name, "%s must be a string, not %s", name, type_name(v));
+    *out = v->valuestring;
+    return 1;
+}
+
+int srv_json_ids(const cJSON *a, const char *what, uint32_t vocab, int32_t **ids, size_t *n, srv_err *e)
+{
+    int count = cJSON_GetArraySize(a);
+    *ids = malloc(((size_t)count + 1) * sizeof **ids);
+    *n = 0;
+    if (!*ids) return srv_fail(e, 500, what, "out of memory");
+    const cJSON *v;
+    cJSON_ArrayForEach(v, a) {
+        if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || !(v->valuedouble >= 0) ||
+            !(v->valuedouble < (double)vocab)) {
+            free(*ids);
+            *ids = NULL;
+            if (!cJSON_IsNumber(v)) return srv_fail(e, 400, what, "%s[%zu] must be a token id, not %s", what, *n, type_name(v));
+            return srv_fail(e, 400, what, "%s[%zu]: %g is not a token id of this model (0..%u)", what, *n, v->valuedouble,
+                            vocab - 1);
+        }
+        (*ids)[(*n)++] = (int32_t)v->valuedouble;
+    }
+    return 1;
+}
