@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tensor_table.h"
+
 static int has_prefix(const txlm_checkpoint *ck, const char *prefix)
 {
     size_t n = strlen(prefix);
@@ -33,7 +35,7 @@ txlm_cluster_order txlm_cluster_order_of_names(const txlm_checkpoint *ck, char *
         snprintf(why, cap, "NVIDIA's output-layer names (crit.out_layers_biases.N): NVIDIA's PyTorch code");
         return TXLM_CLUSTERS_REVERSE;
     }
-    if (has_prefix(ck, "transformer.")) {
+    if (has_prefix(ck, TXLM_HF_PREFIX)) {
         snprintf(why, cap, "names with the transformer. prefix: HF's TransfoXLLMHeadModel");
         return TXLM_CLUSTERS_FORWARD;
     }
