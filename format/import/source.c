@@ -17,6 +17,7 @@
  * the input. A source that takes folders goes before hf_folder, which
  * takes any. X(name) is the txlm_source_kind txlm_source_<name>. */
 #define SOURCES(X)                                                                    \
+    X(txlm)       /* a .txlm, packed again in another --dtype: source_txlm.c */       \
     X(nvidia)     /* NVIDIA's training checkpoint: ckpt_nvidia.c */                   \
     X(module)     /* the authors' whole saved model: ckpt_module.c */                 \
     X(state_dict) /* a safetensors or torch.save state dict: source_state_dict.c */   \

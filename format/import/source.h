@@ -26,7 +26,6 @@ typedef struct txlm_source_options {
     const char *vocab;     /* the vocabulary from this file (vocab.txt, or a pickled one) */
     const char *tokenizer; /* word, wt103, char or text8 over the vocabulary's own (NULL: keep it) */
     int lower_case;        /* lower-case text before looking words up */
-    uint32_t dtype;        /* the type the weights will be stored in (a source may refuse one) */
     const char *source;    /* open with this source by name, without sniffing (NULL: told from the input) */
     uint64_t seed;         /* the synthetic source's seed */
 } txlm_source_options;

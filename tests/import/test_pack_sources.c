@@ -1,7 +1,9 @@
 /* txlm-pack's sources (format/import/source.h) through the executable:
  * diagnostics on stderr and nothing on stdout, a message naming what an
- * unrecognised input looks like, and no output that is an input under
- * another name. */
+ * unrecognised input looks like, a .txlm packed again into another type
+ * (byte for byte what packing the original checkpoint in that type
+ * gives), quantised weights refused, and no output that is an input
+ * under another name. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +90,7 @@ static void test_stderr_only(void)
     free(pack_ok("nvidia", (const char *[]){nv, "-o", out, NULL}));
     free(pack_ok("module", (const char *[]){model, "--vocab", cache, "-o", out, NULL}));
     free(pack_ok("synthetic", (const char *[]){"--synthetic", cfgp, "-o", out, NULL}));
+    free(pack_ok(".txlm", (const char *[]){out, "--dtype", "f16", "-o", tmp_path("quiet2.txlm"), NULL}));
     free(out);
 }
 
@@ -110,8 +113,7 @@ static void test_unrecognised(void)
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         p = keep(tmp_path(files[i].name));
         write_file(p, files[i].bytes, files[i].len);
-        pack_fails(files[i].name, (const char *[]){p, "-o", out, NULL}, out, files[i].says,
-                   "txlm-pack reads NVIDIA's training checkpoint");
+        pack_fails(files[i].name, (const char *[]){p, "-o", out, NULL}, out, files[i].says, "txlm-pack reads a .txlm model");
         unlink(p);
         free(p);
     }
@@ -135,6 +137,41 @@ static void test_unrecognised(void)
     rmdir(p);
     free(p);
     free(out);
+}
+
+/* f32 (and an f16 checkpoint's f16) .txlm packed into each type: the same
+ * file, byte for byte, as packing the original checkpoint in that type. */
+static void test_repack(void)
+{
+    static const char *const types[] = {"f32", "f16", "q8_0", "q4_0"};
+    static const char *const cases[] = {"adaptive_word", "char_preln", "proj_clusters", "decode_steps"};
+    char *src = keep(tmp_path("src.txlm")), *direct = keep(tmp_path("direct.txlm")), *again = keep(tmp_path("again.txlm"));
+    for (int c = 0; c < 5; c++) {
+        char in[1100];
+        /* the last: NVIDIA's float16 checkpoint (shared r biases, 16-bit frequencies kept) packed as f16 */
+        if (c < 4) snprintf(in, sizeof in, "%s/%s", golden, cases[c]);
+        else snprintf(in, sizeof in, "%s/nvidia_f16.pt", training);
+        free(pack_ok(in, (const char *[]){in, "--dtype", c < 4 ? "f32" : "f16", "-o", src, NULL}));
+        for (int t = 0; t < 4; t++) {
+            free(pack_ok(in, (const char *[]){in, "--dtype", types[t], "-o", direct, NULL}));
+            char *e = pack_ok("repack", (const char *[]){src, "--dtype", types[t], "-o", again, NULL});
+            CHECK(strstr(e, "a .txlm model (") != NULL);
+            free(e);
+            if (!same_bytes(direct, again)) fprintf(stderr, "%s: %s from .txlm differs from direct packing\n", in, types[t]);
+            CHECK(same_bytes(direct, again));
+        }
+    }
+    /* quantised weights are not packed again */
+    free(pack_ok("q8_0", (const char *[]){dir_path(golden, "adaptive_word"), "--dtype", "q8_0", "-o", src, NULL}));
+    unlink(again);
+    pack_fails("from q8_0", (const char *[]){src, "--dtype", "q4_0", "-o", again, NULL}, again, "holds q8_0 weights",
+               "second rounding error");
+    pack_fails("from q8_0 to f32", (const char *[]){src, "-o", again, NULL}, again, "holds q8_0 weights", NULL);
+    pack_fails(".txlm with --config", (const char *[]){src, "--config", dir_path(dir_path(golden, "adaptive_word"), "config.json"),
+               "-o", again, NULL}, again, "holds its own hyper-parameters", "--config");
+    free(src);
+    free(direct);
+    free(again);
 }
 
 /* The output may not be an input under another name: a symbolic or a
@@ -181,6 +218,7 @@ int main(int argc, char **argv)
     training = argv[3];
     test_stderr_only();
     test_unrecognised();
+    test_repack();
     test_output_is_input();
     tmp_cleanup();
     if (test_failures) fprintf(stderr, "%d check(s) failed\n", test_failures);

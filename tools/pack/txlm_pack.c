@@ -21,6 +21,7 @@
 static const char usage[] =
     "usage: txlm-pack DIR -o OUT.txlm [options]\n"
     "       txlm-pack CHECKPOINT -o OUT.txlm [options]\n"
+    "       txlm-pack MODEL.txlm --dtype T -o OUT.txlm\n"
     "       txlm-pack --synthetic CONFIG.json -o OUT.txlm [--seed N] [options]\n"
     "\n"
     "Converts a Transformer-XL language model to the .txlm format.\n"
@@ -29,7 +30,9 @@ static const char usage[] =
     "A CHECKPOINT file is told by its content: NVIDIA's training checkpoint\n"
     "(checkpoint_best.pt: config and vocabulary inside), the authors' whole\n"
     "saved model (model.pt, with --vocab cache.pt), or a state dict (with\n"
-    "--config and --vocab).\n"
+    "--config and --vocab). A .txlm with f32 or f16 weights is packed again,\n"
+    "into another --dtype (quantised weights are refused: their rounding error\n"
+    "would compound).\n"
     "\n"
     "  -o, --output F       the .txlm file to write (written atomically; never an input)\n"
     "  --config F           HuggingFace config.json\n"
@@ -228,8 +231,8 @@ static int write_with_export(const txlm_source *s, const txlm_pack_options *opt,
 
 static int run(const args *a, txlm_err *err)
 {
-    txlm_source_options so = {a->config, a->weights, a->vocab, a->tokenizer, a->lower_case, TXLM_DT_F32,
-                              a->synthetic ? "synthetic" : NULL, 1};
+    txlm_source_options so = {a->config, a->weights, a->vocab, a->tokenizer, a->lower_case, a->synthetic ? "synthetic" : NULL,
+                              1};
     txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD, a->allow_nonfinite};
     const char *path = a->synthetic ? a->synthetic : a->input ? a->input : a->weights;
     int rc = parse_dtype(a->dtype, &opt.dtype, err);
@@ -239,7 +242,6 @@ static int run(const args *a, txlm_err *err)
     if (!rc && same_file(a->out, path))
         rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite the input %s", a->out, path);
     if (rc) return rc;
-    so.dtype = opt.dtype;
     txlm_source s;
     rc = txlm_source_open(path, &so, &s, err);
     if (!rc) rc = check_outputs(a, &s, err);
