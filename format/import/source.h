@@ -30,7 +30,7 @@ typedef struct txlm_source_options {
     uint64_t seed;         /* the synthetic source's seed */
 } txlm_source_options;
 
-#define TXLM_SOURCE_MAX_INPUTS 4
+#define TXLM_SOURCE_MAX_INPUTS 32 /* a sharded checkpoint reads several data files */
 
 /* An opened source: what a .txlm needs, and what the packer tells the user. */
 typedef struct txlm_source {
