@@ -11,8 +11,8 @@
 
 #include "model_load.h"
 #include "model_pad.h"
-#include "inv_freq.h"
 #include "quantize.h"
+#include "tensor_table.h"
 #include "txlm_file.h"
 #include "txlm_layout.h"
 
@@ -22,98 +22,90 @@ typedef struct loader {
     txlm_err *err;
 } loader;
 
-/* The uploaded tensor called `name`, which must have the given shape
- * (cols == 0: a 1-D tensor of `rows` elements). NULL if absent and optional. */
-static const txlm_gpu_tensor *get(loader *L, const char *name, uint32_t rows, uint32_t cols, int optional)
+/* The uploaded tensor of kind id, number i, which must have the table's
+ * shape (a tied one is the tensor it is tied to). NULL if absent and optional. */
+static const txlm_gpu_tensor *get(loader *L, txlm_tt_id id, uint32_t i, int optional)
 {
+    txlm_tt_slot s;
+    if (txlm_tt_slot_of(&L->m->h, id, i, &s)) {
+        txlm_fail(L->err, TXLM_ERR_FORMAT, "internal: no tensor %d.%u for these hyper-parameters", (int)id, i);
+        return NULL;
+    }
+    if (s.tied) return get(L, s.tie_id, s.tie_index, optional);
+    const char *name = s.name;
     const txlm_tensor_info *t = txlm_file_find(L->f, name);
     if (!t) {
         if (!optional) txlm_fail(L->err, TXLM_ERR_FORMAT, "model has no tensor '%s'", name);
         return NULL;
     }
-    int ok = cols == 0 ? (t->rank == 1 && t->dims[0] == rows)
-                       : (t->rank == 2 && t->dims[0] == rows && t->dims[1] == cols);
-    /* Kernels read vectors, r biases and cluster weights as f32 only;
-     * the packer never quantises them. */
-    int f32_only = cols == 0 || strstr(name, "_bias") || !strcmp(name, "crit.cluster_weight");
-    if (ok && f32_only && t->dtype != TXLM_DT_F32) {
+    int ok = t->rank == s.rank && t->dims[0] == s.dims[0] && (s.rank == 1 || t->dims[1] == s.dims[1]);
+    if (ok && s.f32_only && t->dtype != TXLM_DT_F32) {
         const txlm_dtype_info *di = txlm_dtype_get(t->dtype);
         txlm_fail(L->err, TXLM_ERR_UNSUPPORTED, "tensor '%s' is %s; it must be f32", name, di ? di->name : "?");
         return NULL;
     }
     if (!ok) {
         char got[96] = "";
-        for (uint32_t i = 0; i < t->rank && i < 4; i++)
-            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%llu", i ? ", " : "", (unsigned long long)t->dims[i]);
-        if (cols)
-            txlm_fail(L->err, TXLM_ERR_FORMAT, "tensor '%s' has shape [%s], expected [%u, %u]", name, got, rows, cols);
+        for (uint32_t k = 0; k < t->rank && k < 4; k++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%llu", k ? ", " : "", (unsigned long long)t->dims[k]);
+        if (s.rank == 2)
+            txlm_fail(L->err, TXLM_ERR_FORMAT, "tensor '%s' has shape [%s], expected [%llu, %llu]", name, got,
+                      (unsigned long long)s.dims[0], (unsigned long long)s.dims[1]);
         else
-            txlm_fail(L->err, TXLM_ERR_FORMAT, "tensor '%s' has shape [%s], expected [%u]", name, got, rows);
+            txlm_fail(L->err, TXLM_ERR_FORMAT, "tensor '%s' has shape [%s], expected [%llu]", name, got,
+                      (unsigned long long)s.dims[0]);
         return NULL;
     }
-    for (uint32_t i = 0; i < L->m->n_tensors; i++)
-        if (txlm_file_tensor(L->f, i) == t) return &L->m->tensors[i];
+    for (uint32_t k = 0; k < L->m->n_tensors; k++)
+        if (txlm_file_tensor(L->f, k) == t) return &L->m->tensors[k];
     txlm_fail(L->err, TXLM_ERR_FORMAT, "internal: tensor '%s' not uploaded", name);
     return NULL;
 }
 
-#define NEED(ptr, ...)                                   \
-    do {                                                 \
-        if (!((ptr) = get(L, __VA_ARGS__, 0))) return L->err->code; \
+#define NEED(ptr, id, i)                                   \
+    do {                                                   \
+        if (!((ptr) = get(L, id, i, 0))) return L->err->code; \
     } while (0)
 
 static int bind_layers(loader *L)
 {
     const txlm_hparams *h = &L->m->h;
-    uint32_t d = h->d_model, hd = h->n_head * h->d_head;
-    char name[TXLM_MAX_NAME];
     L->m->layers = calloc(h->n_layer, sizeof *L->m->layers);
     if (!L->m->layers) return txlm_fail(L->err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     for (uint32_t n = 0; n < h->n_layer; n++) {
         txlm_layer *ly = &L->m->layers[n];
-#define LAYER(field, suffix, rows, cols)                                  \
-        snprintf(name, sizeof name, "layers.%u.%s", n, suffix);           \
-        NEED(ly->field, name, rows, cols)
-        LAYER(qkv, "dec_attn.qkv_net.weight", 3 * hd, d);
-        LAYER(r_net, "dec_attn.r_net.weight", hd, d);
-        LAYER(o_net, "dec_attn.o_net.weight", d, hd);
-        LAYER(attn_ln_g, "dec_attn.layer_norm.weight", d, 0);
-        LAYER(attn_ln_b, "dec_attn.layer_norm.bias", d, 0);
-        LAYER(r_w_bias, "dec_attn.r_w_bias", h->n_head, h->d_head);
-        LAYER(r_r_bias, "dec_attn.r_r_bias", h->n_head, h->d_head);
-        LAYER(ff_w1, "pos_ff.CoreNet.0.weight", h->d_inner, d);
-        LAYER(ff_b1, "pos_ff.CoreNet.0.bias", h->d_inner, 0);
-        LAYER(ff_w2, "pos_ff.CoreNet.3.weight", d, h->d_inner);
-        LAYER(ff_b2, "pos_ff.CoreNet.3.bias", d, 0);
-        LAYER(ff_ln_g, "pos_ff.layer_norm.weight", d, 0);
-        LAYER(ff_ln_b, "pos_ff.layer_norm.bias", d, 0);
-#undef LAYER
+        NEED(ly->qkv, TXLM_TT_QKV, n);
+        NEED(ly->r_net, TXLM_TT_R_NET, n);
+        NEED(ly->o_net, TXLM_TT_O_NET, n);
+        NEED(ly->attn_ln_g, TXLM_TT_ATTN_LN_W, n);
+        NEED(ly->attn_ln_b, TXLM_TT_ATTN_LN_B, n);
+        NEED(ly->r_w_bias, TXLM_TT_R_W_BIAS, n);
+        NEED(ly->r_r_bias, TXLM_TT_R_R_BIAS, n);
+        NEED(ly->ff_w1, TXLM_TT_FF_W1, n);
+        NEED(ly->ff_b1, TXLM_TT_FF_B1, n);
+        NEED(ly->ff_w2, TXLM_TT_FF_W2, n);
+        NEED(ly->ff_b2, TXLM_TT_FF_B2, n);
+        NEED(ly->ff_ln_g, TXLM_TT_FF_LN_W, n);
+        NEED(ly->ff_ln_b, TXLM_TT_FF_LN_B, n);
     }
     return 0;
 }
 
-/* Adaptive embedding and softmax, with tie_weight / tie_projs resolved. */
+/* Adaptive embedding and softmax; get() resolves tie_weight / tie_projs. */
 static int bind_clusters(loader *L)
 {
     txlm_model *m = L->m;
     const txlm_hparams *h = &m->h;
     uint32_t nc = txlm_n_clusters(h);
-    char name[TXLM_MAX_NAME];
     int div1 = h->div_val == 1;
 
     m->n_emb_parts = div1 ? 1 : nc;
     for (uint32_t c = 0; c < m->n_emb_parts; c++) {
         txlm_emb_part *e = &m->emb[c];
-        uint32_t lo = div1 ? 0 : txlm_cluster_begin(h, c), hi = div1 ? h->n_token : txlm_cluster_end(h, c);
-        uint32_t dim = txlm_cluster_dim(h, c);
-        e->id_lo = (int32_t)lo;
-        e->id_hi = (int32_t)hi;
-        snprintf(name, sizeof name, "word_emb.emb_layers.%u.weight", c);
-        NEED(e->table, name, hi - lo, dim);
-        if (!div1 || h->d_embed != h->d_model) {
-            snprintf(name, sizeof name, "word_emb.emb_projs.%u", c);
-            NEED(e->proj, name, h->d_model, dim);
-        }
+        e->id_lo = (int32_t)(div1 ? 0 : txlm_cluster_begin(h, c));
+        e->id_hi = (int32_t)(div1 ? h->n_token : txlm_cluster_end(h, c));
+        NEED(e->table, TXLM_TT_EMB_TABLE, c);
+        if (c < txlm_tt_count(h, TXLM_TT_EMB_PROJ)) NEED(e->proj, TXLM_TT_EMB_PROJ, c);
     }
 
     m->n_clusters = nc;
@@ -123,29 +115,14 @@ static int bind_clusters(loader *L)
         o->end = txlm_cluster_end(h, c);
         o->dim = txlm_cluster_dim(h, c);
         uint32_t t = div1 ? 0 : c;          /* which out_layers tensor holds this cluster */
-        uint32_t rows = div1 ? h->n_token : o->end - o->begin;
         o->row0 = div1 ? o->begin : 0;
-        if (h->tie_weight) {
-            o->weight = m->emb[t].table;
-        } else {
-            snprintf(name, sizeof name, "crit.out_layers.%u.weight", t);
-            NEED(o->weight, name, rows, o->dim);
-        }
-        snprintf(name, sizeof name, "crit.out_layers.%u.bias", t);
-        NEED(o->bias, name, rows, 0);
-        int has_proj = !div1 || h->d_embed != h->d_model;
-        if (has_proj) {
-            if (h->tie_projs[c]) {
-                o->proj = m->emb[div1 ? 0 : c].proj;
-            } else {
-                snprintf(name, sizeof name, "crit.out_projs.%u", c);
-                NEED(o->proj, name, h->d_model, o->dim);
-            }
-        }
+        NEED(o->weight, TXLM_TT_OUT_WEIGHT, t);
+        NEED(o->bias, TXLM_TT_OUT_BIAS, t);
+        if (c < txlm_tt_count(h, TXLM_TT_OUT_PROJ)) NEED(o->proj, TXLM_TT_OUT_PROJ, c);
     }
-    if (h->n_cutoffs) {
-        NEED(m->cluster_w, "crit.cluster_weight", h->n_cutoffs, h->d_embed);
-        NEED(m->cluster_b, "crit.cluster_bias", h->n_cutoffs, 0);
+    if (txlm_tt_count(h, TXLM_TT_CLUSTER_W)) {
+        NEED(m->cluster_w, TXLM_TT_CLUSTER_W, 0);
+        NEED(m->cluster_b, TXLM_TT_CLUSTER_B, 0);
     }
     return 0;
 }
@@ -186,16 +163,18 @@ static int transpose_projections(loader *L)
  * (format/container/inv_freq.h): the sinusoids are computed on the host from them. */
 static int read_inv_freq(txlm_model *m, const txlm_file *f, txlm_err *err)
 {
-    const txlm_tensor_info *t = txlm_file_find(f, TXLM_INV_FREQ_NAME);
+    txlm_tt_slot s;
+    txlm_tt_slot_of(&m->h, TXLM_TT_INV_FREQ, 0, &s);
+    const txlm_tensor_info *t = txlm_file_find(f, s.name);
     if (!t) return 0;
-    uint32_t half = m->h.d_model / 2;
+    uint32_t half = (uint32_t)s.dims[0];
     if (t->rank != 1 || t->dims[0] != half || t->dtype != TXLM_DT_F32)
-        return txlm_fail(err, TXLM_ERR_FORMAT, "tensor '%s' must be f32 [%u]", TXLM_INV_FREQ_NAME, half);
+        return txlm_fail(err, TXLM_ERR_FORMAT, "tensor '%s' must be f32 [%u]", s.name, half);
     if (!(m->inv_freq = malloc(half * sizeof *m->inv_freq))) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     memcpy(m->inv_freq, txlm_file_data(f, t), half * sizeof *m->inv_freq);
     for (uint32_t k = 0; k < half; k++)
         if (!(m->inv_freq[k] > 0.0f && m->inv_freq[k] <= 1.0f))
-            return txlm_fail(err, TXLM_ERR_FORMAT, "tensor '%s'[%u] = %g is not a frequency in (0, 1]", TXLM_INV_FREQ_NAME, k,
+            return txlm_fail(err, TXLM_ERR_FORMAT, "tensor '%s'[%u] = %g is not a frequency in (0, 1]", s.name, k,
                              (double)m->inv_freq[k]);
     return 0;
 }
@@ -211,11 +190,10 @@ static int zero_row_kv(txlm_model *m, const txlm_file *f, txlm_err *err)
     float *w = malloc(3 * hd * d * sizeof *w);
     int rc = m->kv0 && w ? 0 : txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     for (uint32_t n = 0; n < h->n_layer && !rc; n++) {
-        char name[TXLM_MAX_NAME];
-        snprintf(name, sizeof name, "layers.%u.dec_attn.qkv_net.weight", n);
-        const txlm_tensor_info *wt = txlm_file_find(f, name);
-        snprintf(name, sizeof name, "layers.%u.dec_attn.layer_norm.bias", n);
-        const txlm_tensor_info *bt = txlm_file_find(f, name);
+        txlm_tt_slot ws, bs;
+        txlm_tt_slot_of(h, TXLM_TT_QKV, n, &ws);
+        txlm_tt_slot_of(h, TXLM_TT_ATTN_LN_B, n, &bs);
+        const txlm_tensor_info *wt = txlm_file_find(f, ws.name), *bt = txlm_file_find(f, bs.name);
         if (!wt || !bt) return free(w), txlm_fail(err, TXLM_ERR_FORMAT, "layer %u: no qkv_net or layer_norm", n);
         txlm_dequantize(wt->dtype, txlm_file_data(f, wt), 3 * hd * d, w);
         const uint8_t *b = txlm_file_data(f, bt);

@@ -52,6 +52,14 @@ const txlm_src_tensor *txlm_checkpoint_find(const txlm_checkpoint *c, const char
     return NULL;
 }
 
+int txlm_checkpoint_has_prefix(const txlm_checkpoint *c, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    for (uint32_t i = 0; i < c->n_tensors; i++)
+        if (!strncmp(c->tensors[i].name, prefix, n)) return 1;
+    return 0;
+}
+
 float txlm_src_get_f32(const txlm_src_tensor *t, uint64_t i)
 {
     /* Bytes, not typed loads: tensor data in a mapped file is often unaligned. */

@@ -37,6 +37,8 @@ int txlm_safetensors_open_memory(const void *data, uint64_t size, txlm_checkpoin
 void txlm_checkpoint_free(txlm_checkpoint *c);
 /* NULL when absent. */
 const txlm_src_tensor *txlm_checkpoint_find(const txlm_checkpoint *c, const char *name);
+/* 1 when some tensor's name starts with prefix. */
+int txlm_checkpoint_has_prefix(const txlm_checkpoint *c, const char *prefix);
 
 /* Reads element i of a source tensor as float (F32/F16/BF16). */
 float txlm_src_get_f32(const txlm_src_tensor *t, uint64_t i);

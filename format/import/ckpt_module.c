@@ -150,7 +150,7 @@ static const txlm_pk_value *submodule(const txlm_pk_value *m, const char *name)
     return txlm_pk_dict_get(txlm_pk_attr(m, "_modules"), name);
 }
 
-int txlm_module_read(txlm_torch_obj *o, txlm_ckpt_source *out, txlm_err *err)
+int txlm_module_read(txlm_torch_obj *o, txlm_source *out, txlm_err *err)
 {
     memset(out, 0, sizeof *out);
     const txlm_pk_value *root = txlm_torch_root(o);
@@ -176,3 +176,24 @@ int txlm_module_read(txlm_torch_obj *o, txlm_ckpt_source *out, txlm_err *err)
     if (!rc) out->ck = txlm_torch_take(o);
     return rc;
 }
+
+static int sniff(txlm_probe *p) { return txlm_module_is(txlm_probe_torch_root(p)); }
+
+/* The vocabulary is the corpus cache's (--vocab cache.pt) or a vocabulary file's. */
+static int open_module(txlm_probe *p, const txlm_source_options *opt, txlm_source *out, txlm_err *err)
+{
+    int rc = txlm_source_refuse(opt, p->path, 1, 1, 0, err);
+    if (!rc && !opt->vocab)
+        rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: a whole saved model holds no vocabulary: give --vocab "
+                       "(the corpus cache.pt the training code saved, or a vocabulary file)", p->path);
+    txlm_torch_obj *o = txlm_probe_take_torch(p);
+    if (!rc) rc = txlm_module_read(o, out, err);
+    txlm_torch_free(o);
+    if (!rc) rc = txlm_source_input(out, p->path, err);
+    if (!rc) rc = txlm_source_vocab(out, opt->vocab, err);
+    return rc;
+}
+
+const txlm_source_kind txlm_source_module = {
+    "module", "the authors' whole saved model (model.pt, with --vocab cache.pt)", sniff, open_module,
+};

@@ -20,14 +20,6 @@
 #include "ckpt_source.h"
 #include "torch_read.h"
 
-void txlm_ckpt_source_free(txlm_ckpt_source *s)
-{
-    if (!s) return;
-    txlm_checkpoint_free(s->ck);
-    txlm_vocab_buf_free(&s->vocab);
-    s->ck = NULL;
-}
-
 int txlm_nvidia_is(const txlm_pk_value *root)
 {
     return root && root->kind == TXLM_PK_DICT && txlm_pk_dict_get(root, "model_config") &&
@@ -102,7 +94,7 @@ static int take_vocab(txlm_torch_obj *o, const txlm_pk_value *vocab, txlm_vocab_
     return txlm_vocab_from_attrs(where, attrs, out, err);
 }
 
-int txlm_nvidia_read(txlm_torch_obj *o, txlm_ckpt_source *out, txlm_err *err)
+int txlm_nvidia_read(txlm_torch_obj *o, txlm_source *out, txlm_err *err)
 {
     memset(out, 0, sizeof *out);
     const txlm_pk_value *root = txlm_torch_root(o);
@@ -121,3 +113,21 @@ int txlm_nvidia_read(txlm_torch_obj *o, txlm_ckpt_source *out, txlm_err *err)
     if (!rc) out->ck = txlm_torch_take(o);
     return rc;
 }
+
+static int sniff(txlm_probe *p) { return txlm_nvidia_is(txlm_probe_torch_root(p)); }
+
+/* --vocab may replace the checkpoint's vocabulary; its config and weights are its own. */
+static int open_nvidia(txlm_probe *p, const txlm_source_options *opt, txlm_source *out, txlm_err *err)
+{
+    int rc = txlm_source_refuse(opt, p->path, 1, 1, 0, err);
+    txlm_torch_obj *o = txlm_probe_take_torch(p);
+    if (!rc) rc = txlm_nvidia_read(o, out, err);
+    txlm_torch_free(o);
+    if (!rc) rc = txlm_source_input(out, p->path, err);
+    if (!rc && opt->vocab) rc = txlm_source_vocab(out, opt->vocab, err);
+    return rc;
+}
+
+const txlm_source_kind txlm_source_nvidia = {
+    "nvidia", "NVIDIA's training checkpoint (checkpoint_best.pt: config and vocabulary inside)", sniff, open_nvidia,
+};

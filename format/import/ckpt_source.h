@@ -1,8 +1,9 @@
 /* Training checkpoints that carry their own hyper-parameters and
  * vocabulary, read from their pickled objects without running anything:
  * NVIDIA's training checkpoints (ckpt_nvidia.c) and the authors' whole
- * saved modules (ckpt_module.c). Each gives what a config.json, a
- * vocabulary and a state dict would, in the authors' tensor names. */
+ * saved modules (ckpt_module.c), two sources (source.h). Each gives what
+ * a config.json, a vocabulary and a state dict would, in the authors'
+ * tensor names. */
 #ifndef TXLM_CKPT_SOURCE_H
 #define TXLM_CKPT_SOURCE_H
 
@@ -13,26 +14,16 @@
 #include "hparams.h"
 #include "pack.h"
 #include "pickle.h"
+#include "source.h"
 #include "torch.h"
-
-typedef struct txlm_ckpt_source {
-    txlm_hparams h;
-    txlm_checkpoint *ck;          /* the weights, authors' names (crit.out_layers.N.weight, ...) */
-    txlm_vocab_buf vocab;         /* filled when the file holds one (vocab.v.n > 0) */
-    txlm_cluster_order order;
-    char what[160];               /* which code wrote it, for txlm-pack's output */
-    char why[160];                /* why its tail clusters are in `order` */
-} txlm_ckpt_source;
-
-void txlm_ckpt_source_free(txlm_ckpt_source *s);
 
 /* A dict holding model_config, model_state and vocab (train.py's save_checkpoint). */
 int txlm_nvidia_is(const txlm_pk_value *root);
-int txlm_nvidia_read(txlm_torch_obj *o, txlm_ckpt_source *out, txlm_err *err);
+int txlm_nvidia_read(txlm_torch_obj *o, txlm_source *out, txlm_err *err);
 
 /* A whole module saved with torch.save(model) (an object record with _modules). */
 int txlm_module_is(const txlm_pk_value *root);
-int txlm_module_read(txlm_torch_obj *o, txlm_ckpt_source *out, txlm_err *err);
+int txlm_module_read(txlm_torch_obj *o, txlm_source *out, txlm_err *err);
 
 /* pk_hparams.c: hyper-parameters by name from `get` (a dict, or a module
  * tree's attributes). Keys: n_token, n_layer, n_head, d_model, d_head,

@@ -18,22 +18,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int has_prefix(const txlm_checkpoint *ck, const char *prefix)
-{
-    size_t n = strlen(prefix);
-    for (uint32_t i = 0; i < ck->n_tensors; i++)
-        if (!strncmp(ck->tensors[i].name, prefix, n)) return 1;
-    return 0;
-}
+#include "tensor_table.h"
 
 txlm_cluster_order txlm_cluster_order_of_names(const txlm_checkpoint *ck, char *why, size_t cap)
 {
-    if (has_prefix(ck, "crit.out_layers_weights.") || has_prefix(ck, "crit.out_layers_biases.") ||
-        has_prefix(ck, "crit.shared_out_projs.")) {
+    if (txlm_checkpoint_has_prefix(ck, "crit.out_layers_weights.") ||
+        txlm_checkpoint_has_prefix(ck, "crit.out_layers_biases.") || txlm_checkpoint_has_prefix(ck, "crit.shared_out_projs.")) {
         snprintf(why, cap, "NVIDIA's output-layer names (crit.out_layers_biases.N): NVIDIA's PyTorch code");
         return TXLM_CLUSTERS_REVERSE;
     }
-    if (has_prefix(ck, "transformer.")) {
+    if (txlm_checkpoint_has_prefix(ck, TXLM_HF_PREFIX)) {
         snprintf(why, cap, "names with the transformer. prefix: HF's TransfoXLLMHeadModel");
         return TXLM_CLUSTERS_FORWARD;
     }

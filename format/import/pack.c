@@ -21,9 +21,6 @@
 #include "quantize.h"
 #include "txlm_file.h"
 
-#define PREFIX "transformer."
-#define PREFIX_LEN (sizeof PREFIX - 1)
-
 typedef struct key_entry {
     char *key;
     uint32_t value; /* tensor index in the checkpoint */
@@ -32,7 +29,7 @@ typedef struct key_entry {
 typedef struct packer {
     const txlm_hparams *h;
     const txlm_checkpoint *ck;
-    key_entry *index;   /* stb_ds string map: name without "transformer." -> tensor */
+    key_entry *index;   /* stb_ds string map: name without TXLM_HF_PREFIX -> tensor */
     uint8_t *used;      /* per checkpoint tensor */
     float **converted;  /* per checkpoint tensor: its f32 copy when the source is not f32 */
     void **stored;      /* per canonical tensor: its bytes when stored in another dtype */
@@ -43,19 +40,10 @@ typedef struct packer {
     int allow_nonfinite; /* txlm_pack_options.allow_nonfinite */
 } packer;
 
-static const char *key_of(const char *name)
-{
-    /* crit.* is never prefixed in HF checkpoints; "transformer.crit.*" is
-     * kept as is so that it is reported as unknown. */
-    if (strncmp(name, PREFIX, PREFIX_LEN) == 0 && strncmp(name + PREFIX_LEN, "crit.", 5) != 0) return name + PREFIX_LEN;
-    return name;
-}
-
 /* The name a checkpoint following this one's convention would use. */
 static void display_name(const packer *p, const char *key, char *out, size_t cap)
 {
-    int pre = p->prefixed && strncmp(key, "crit.", 5) != 0;
-    snprintf(out, cap, "%s%s", pre ? PREFIX : "", key);
+    snprintf(out, cap, "%s%s", p->prefixed ? txlm_hf_prefix_of(key) : "", key);
 }
 
 static int build_index(packer *p)
@@ -63,7 +51,7 @@ static int build_index(packer *p)
     sh_new_strdup(p->index);
     for (uint32_t i = 0; i < p->ck->n_tensors; i++) {
         const char *name = p->ck->tensors[i].name;
-        const char *key = key_of(name);
+        const char *key = txlm_hf_strip(name);
         if (key != name) p->prefixed = 1;
         ptrdiff_t at = shgeti(p->index, key);
         if (at >= 0)
@@ -90,7 +78,7 @@ static void shape_str(char *out, size_t cap, uint32_t rank, const uint64_t *dims
     if (n < cap) snprintf(out + n, cap - n, "]");
 }
 
-static int check_shape(const packer *p, const txlm_src_tensor *t, const txlm_pack_name *want)
+static int check_shape(const packer *p, const txlm_src_tensor *t, const txlm_tt_slot *want)
 {
     int same = t->rank == want->rank;
     for (uint32_t i = 0; same && i < want->rank; i++) same = t->dims[i] == want->dims[i];
@@ -123,19 +111,7 @@ static int f32_data(packer *p, uint32_t idx, int as_floats, const void **out)
     return 0;
 }
 
-/* Only weight matrices are stored in a smaller type: the kernels read
- * vectors, r biases and the cluster weights as f32. A block type also needs
- * whole blocks per row; other matrices stay f32. */
-static uint32_t stored_dtype(const packer *p, const txlm_pack_name *want)
-{
-    if (p->dtype == TXLM_DT_F32 || want->rank != 2 || strstr(want->name, "_bias") ||
-        !strcmp(want->name, "crit.cluster_weight"))
-        return TXLM_DT_F32;
-    if (want->dims[1] % txlm_dtype_get(p->dtype)->block_elems) return TXLM_DT_F32;
-    return p->dtype;
-}
-
-static int convert(packer *p, uint32_t i, const txlm_pack_name *want, uint32_t dtype, const void *f32, uint64_t nbytes)
+static int convert(packer *p, uint32_t i, const txlm_tt_slot *want, uint32_t dtype, const void *f32, uint64_t nbytes)
 {
     uint64_t n = want->dims[0] * want->dims[1];
     void *buf = malloc(nbytes ? nbytes : 1);
@@ -169,12 +145,12 @@ static int add_tensors(packer *p, txlm_writer *w, const txlm_pack_name *names, u
     p->stored = calloc(n_names ? n_names : 1, sizeof *p->stored);
     if (!p->stored) return txlm_fail(p->err, TXLM_ERR_OUT_OF_MEMORY, "out of memory");
     for (uint32_t i = 0; i < n_names; i++) {
-        const txlm_pack_name *want = &names[i];
+        const txlm_tt_slot *want = &names[i].t;
         uint32_t idx;
-        const txlm_src_tensor *t = lookup(p, want->src, &idx);
+        const txlm_src_tensor *t = lookup(p, names[i].src, &idx);
         if (!t) {
             char shown[TXLM_MAX_NAME + 16], exp[64];
-            display_name(p, want->src, shown, sizeof shown);
+            display_name(p, names[i].src, shown, sizeof shown);
             shape_str(exp, sizeof exp, want->rank, want->dims);
             return txlm_fail(p->err, TXLM_ERR_FORMAT, "checkpoint lacks tensor '%s' (expected shape %s)", shown, exp);
         }
@@ -182,13 +158,13 @@ static int add_tensors(packer *p, txlm_writer *w, const txlm_pack_name *names, u
             return txlm_fail(p->err, TXLM_ERR_UNSUPPORTED, "tensor '%s': dtype %" PRIu32 " cannot be converted to f32", t->name,
                              t->dtype);
         int rc = check_shape(p, t, want);
-        uint32_t dtype = stored_dtype(p, want);
+        uint32_t dtype = txlm_tt_stored_dtype(want, p->dtype);
         const void *data = NULL;
         if (!rc) rc = f32_data(p, idx, dtype != TXLM_DT_F32, &data);
         if (rc) return rc;
         p->used[idx] = 1;
         uint64_t nbytes = t->n_elems * 4;
-        if (p->reverse && !strncmp(want->name, "crit.cluster_", 13)) {
+        if (p->reverse && (want->id == TXLM_TT_CLUSTER_W || want->id == TXLM_TT_CLUSTER_B)) {
             /* f32 always: the row copy is what gets written */
             p->stored[i] = txlm_cluster_rows_reversed(data, want->dims[0], want->rank > 1 ? want->dims[1] : 1);
             if (!p->stored[i]) return txlm_fail(p->err, TXLM_ERR_OUT_OF_MEMORY, "tensor '%s': out of memory", want->name);
@@ -265,7 +241,7 @@ static int check_leftovers(packer *p, txlm_writer *w, const txlm_pack_tie *ties,
     for (uint32_t i = 0; i < p->ck->n_tensors; i++) {
         if (p->used[i]) continue;
         const txlm_src_tensor *t = &p->ck->tensors[i];
-        const char *key = key_of(t->name);
+        const char *key = txlm_hf_strip(t->name);
         int rc = -1;
         for (uint32_t k = 0; k < n_ties && rc < 0; k++)
             if (strcmp(key, ties[k].src) == 0) rc = check_tie(p, i, &ties[k]);

@@ -1,5 +1,6 @@
-/* Which tensors a .txlm holds for given hyper-parameters (docs/tensors.md),
- * and which checkpoint tensors are tied copies of others. */
+/* Which tensors a .txlm holds for given hyper-parameters, as a checkpoint
+ * must supply them (the tensor table, tensor_table.h), and which checkpoint
+ * tensors are tied copies of others. */
 #ifndef TXLM_PACK_NAMES_H
 #define TXLM_PACK_NAMES_H
 
@@ -7,22 +8,20 @@
 
 #include "errmsg.h"
 #include "hparams.h"
-#include "txlm_file.h"
+#include "tensor_table.h"
 
 typedef struct txlm_pack_name {
-    char name[TXLM_MAX_NAME]; /* canonical name in the .txlm */
-    char src[TXLM_MAX_NAME];  /* checkpoint name without "transformer." (differs for shared r biases) */
-    uint32_t rank;            /* 1 or 2 */
-    uint64_t dims[2];
+    txlm_tt_slot t;           /* the tensor in the .txlm (name, shape, dtype rule) */
+    char src[TXLM_MAX_NAME];  /* checkpoint name without TXLM_HF_PREFIX (differs for shared r biases) */
 } txlm_pack_name;
 
 typedef struct txlm_pack_tie {
-    char src[TXLM_MAX_NAME];    /* a checkpoint name, without "transformer.", that is a tied copy */
-    char target[TXLM_MAX_NAME]; /* the canonical tensor it must equal */
+    char src[TXLM_MAX_NAME];    /* a checkpoint name, without TXLM_HF_PREFIX, that is a tied copy */
+    char target[TXLM_MAX_NAME]; /* the checkpoint tensor it must equal */
 } txlm_pack_tie;
 
-/* Fills *names (malloc'd, file order: embedding, layers, crit) and *ties
- * (malloc'd). h must be valid (txlm_hparams_validate). */
+/* Fills *names (malloc'd, file order) and *ties (malloc'd). h must be
+ * valid (txlm_hparams_validate). */
 int txlm_pack_names(const txlm_hparams *h, txlm_pack_name **names, uint32_t *n_names, txlm_pack_tie **ties,
                     uint32_t *n_ties, txlm_err *err);
 

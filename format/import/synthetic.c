@@ -11,9 +11,8 @@
 #include <txlm_status.h>
 #include <xxhash.h>
 
+#include "inv_freq.h"
 #include "pack_names.h"
-
-#define HF_PREFIX "transformer."
 
 static uint64_t splitmix64(uint64_t *s)
 {
@@ -35,22 +34,16 @@ static void fill(float *out, uint64_t n, const char *name, uint64_t seed, float 
     }
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-/* How a tensor is drawn, from its canonical name. */
-static void init_of(const txlm_pack_name *t, float *mean, float *std)
+/* How a tensor is drawn, from its kind. */
+static void init_of(const txlm_tt_slot *t, float *mean, float *std)
 {
     *mean = 0.0f;
-    if (strstr(t->name, "layer_norm.weight")) {
+    if (t->id == TXLM_TT_ATTN_LN_W || t->id == TXLM_TT_FF_LN_W) {
         *mean = 1.0f;
         *std = 0.05f;
-    } else if (strstr(t->name, "layer_norm.bias") || ends_with(t->name, ".bias") || ends_with(t->name, "cluster_bias")) {
+    } else if (t->rank == 1) {
         *std = 0.02f;
-    } else if (strstr(t->name, "r_w_bias") || strstr(t->name, "r_r_bias")) {
+    } else if (t->id == TXLM_TT_R_W_BIAS || t->id == TXLM_TT_R_R_BIAS) {
         *std = 0.1f;
     } else {
         *std = (float)(1.0 / sqrt((double)(t->rank == 2 ? t->dims[1] : t->dims[0]))); /* 1/sqrt(fan-in) */
@@ -67,9 +60,8 @@ typedef struct synth {
 static int add(synth *s, const char *src, uint32_t rank, const uint64_t *dims, txlm_src_tensor **added, txlm_err *err)
 {
     txlm_checkpoint *ck = s->ck;
-    char name[TXLM_MAX_NAME + sizeof HF_PREFIX];
-    /* HF names: everything but crit.* lives under transformer. */
-    snprintf(name, sizeof name, "%s%s", strncmp(src, "crit.", 5) ? HF_PREFIX : "", src);
+    char name[TXLM_MAX_NAME + sizeof TXLM_HF_PREFIX];
+    snprintf(name, sizeof name, "%s%s", txlm_hf_prefix_of(src), src); /* HF's names */
     *added = NULL;
     for (uint32_t i = 0; i < ck->n_tensors; i++)
         if (!strcmp(ck->tensors[i].name, name)) return 0;
@@ -97,8 +89,8 @@ int txlm_synthetic_checkpoint(const txlm_hparams *h, uint64_t seed, txlm_checkpo
     int rc = txlm_pack_names(h, &names, &n_names, &ties, &n_ties, err);
     if (rc) return rc;
     free(ties);
-    uint64_t total = h->d_model / 2; /* pos_emb.inv_freq */
-    for (uint32_t i = 0; i < n_names; i++) total += names[i].dims[0] * (names[i].rank == 2 ? names[i].dims[1] : 1);
+    uint64_t total = h->d_model / 2; /* TXLM_INV_FREQ_NAME */
+    for (uint32_t i = 0; i < n_names; i++) total += names[i].t.dims[0] * (names[i].t.rank == 2 ? names[i].t.dims[1] : 1);
 
     txlm_checkpoint *ck = calloc(1, sizeof *ck);
     if (ck) ck->tensors = calloc(n_names + 1, sizeof *ck->tensors);
@@ -112,15 +104,15 @@ int txlm_synthetic_checkpoint(const txlm_hparams *h, uint64_t seed, txlm_checkpo
     synth s = {ck, ck->impl};
     for (uint32_t i = 0; !rc && i < n_names; i++) {
         txlm_src_tensor *t;
-        rc = add(&s, names[i].src, names[i].rank, names[i].dims, &t, err);
+        rc = add(&s, names[i].src, names[i].t.rank, names[i].t.dims, &t, err);
         if (rc || !t) continue;
         float mean, std;
-        init_of(&names[i], &mean, &std);
+        init_of(&names[i].t, &mean, &std);
         fill((float *)t->data, t->n_elems, t->name, seed, mean, std);
     }
     uint64_t half = h->d_model / 2;
     txlm_src_tensor *inv = NULL;
-    if (!rc) rc = add(&s, "pos_emb.inv_freq", 1, &half, &inv, err);
+    if (!rc) rc = add(&s, TXLM_INV_FREQ_NAME, 1, &half, &inv, err);
     if (inv) {
         float *f = (float *)inv->data;
         for (uint64_t k = 0; k < half; k++) f[k] = (float)(1.0 / pow(10000.0, (double)(2 * k) / (double)h->d_model));

@@ -80,13 +80,20 @@ txlm_checkpoint *txlm_torch_take(txlm_torch_obj *o)
     return c;
 }
 
+int txlm_torch_state_dict(txlm_torch_obj *o, txlm_checkpoint **out, txlm_err *err)
+{
+    *out = NULL;
+    int rc = txlm_torch_collect(o, err);
+    if (!rc) *out = txlm_torch_take(o);
+    return rc;
+}
+
 int txlm_torch_open(const char *path, txlm_checkpoint **out, txlm_err *err)
 {
     *out = NULL;
     txlm_torch_obj *o = NULL;
     int rc = txlm_torch_load(path, &o, err);
-    if (!rc) rc = txlm_torch_collect(o, err);
-    if (!rc) *out = txlm_torch_take(o);
+    if (!rc) rc = txlm_torch_state_dict(o, out, err);
     txlm_torch_free(o);
     return rc;
 }

@@ -22,6 +22,8 @@ int txlm_torch_load(const char *path, txlm_torch_obj **out, txlm_err *err);
 const txlm_pk_value *txlm_torch_root(const txlm_torch_obj *o);
 /* Adds tensor value v (TXLM_PK_TENSOR, float storage) as `name`. */
 int txlm_torch_add(txlm_torch_obj *o, const char *name, const txlm_pk_value *v, txlm_err *err);
+/* The state dict of a loaded file, as txlm_torch_open gives it. */
+int txlm_torch_state_dict(txlm_torch_obj *o, txlm_checkpoint **out, txlm_err *err);
 /* The tensors added so far, owning the file's mapping: o keeps nothing. */
 txlm_checkpoint *txlm_torch_take(txlm_torch_obj *o);
 void txlm_torch_free(txlm_torch_obj *o);

@@ -13,12 +13,12 @@ static void training_forms(const char *path)
     txlm_err err = {0, ""};
     if (txlm_torch_load(path, &o, &err)) return;
     const txlm_pk_value *root = txlm_torch_root(o);
-    txlm_ckpt_source s;
+    txlm_source s;
     int rc = -1;
     if (txlm_nvidia_is(root)) rc = txlm_nvidia_read(o, &s, &err);
     else if (txlm_module_is(root)) rc = txlm_module_read(o, &s, &err);
     if (rc > 0) fuzz_require(err.code == rc && err.msg[0], "a status and a message on failure");
-    if (rc >= 0) txlm_ckpt_source_free(&s);
+    if (rc >= 0) txlm_source_free(&s);
     txlm_torch_free(o);
 }
 

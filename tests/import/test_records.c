@@ -142,7 +142,7 @@ static txlm_torch_obj *load_object(const buf *object, int n_keys, const char *co
 static void test_module_trees(void)
 {
     txlm_err err = {0};
-    txlm_ckpt_source src;
+    txlm_source src;
     /* 40 modules deep: refused with a message, not a crash */
     buf b = {0};
     pk_begin(&b);
@@ -151,7 +151,7 @@ static void test_module_trees(void)
     txlm_torch_obj *o = load_object(&b, 0, NULL, NULL);
     CHECK(o && txlm_module_is(txlm_torch_root(o)));
     if (o) EXPECT_ERR(txlm_module_read(o, &src, &err), &err, TXLM_ERR_FORMAT, "nested deeper than 32");
-    txlm_ckpt_source_free(&src);
+    txlm_source_free(&src);
     txlm_torch_free(o);
     buf_free(&b);
 
@@ -165,7 +165,7 @@ static void test_module_trees(void)
     pk_op(&b, 'u'), pk_op(&b, 'u'), pk_op(&b, 'b'), pk_op(&b, '.');
     o = load_object(&b, 0, NULL, NULL);
     if (o) EXPECT_ERR(txlm_module_read(o, &src, &err), &err, TXLM_ERR_FORMAT, "self.self.self.self");
-    txlm_ckpt_source_free(&src);
+    txlm_source_free(&src);
     txlm_torch_free(o);
     buf_free(&b);
 
@@ -182,7 +182,7 @@ static void test_module_trees(void)
     if (o)
         EXPECT_ERR(txlm_module_read(o, &src, &err), &err, TXLM_ERR_UNSUPPORTED, "'r_w_bias' is an object of global "
                    "'torch.nn.parameter.Parameter'", "not a tensor");
-    txlm_ckpt_source_free(&src);
+    txlm_source_free(&src);
     txlm_torch_free(o);
     buf_free(&b);
 }
@@ -224,7 +224,7 @@ static void test_nvidia_vocab(void)
         buf b = {0};
         nvidia_with_vocab(&b, cases[i].idx2sym);
         txlm_torch_obj *o = load_object(&b, 0, NULL, NULL);
-        txlm_ckpt_source src;
+        txlm_source src;
         txlm_err err = {0};
         CHECK(o && txlm_nvidia_is(txlm_torch_root(o)));
         int rc = o ? txlm_nvidia_read(o, &src, &err) : -1;
@@ -234,7 +234,7 @@ static void test_nvidia_vocab(void)
             CHECK(src.vocab.v.n == 3 && src.vocab.v.eos_id == 0 && src.vocab.v.unk_id == -1 && src.ck->n_tensors == 0);
             CHECK(src.h.same_length_rule == TXLM_SAME_LENGTH_NVIDIA && src.order == TXLM_CLUSTERS_REVERSE);
         }
-        txlm_ckpt_source_free(&src);
+        txlm_source_free(&src);
         txlm_torch_free(o);
         buf_free(&b);
     }
@@ -277,7 +277,7 @@ static void test_unread_storages(void)
     const char *copy = tmp_path("damaged.pt");
     if (bytes) write_file(copy, bytes, len);
     o = NULL;
-    txlm_ckpt_source src;
+    txlm_source src;
     memset(&src, 0, sizeof src);
     int rc = txlm_torch_load(copy, &o, &err);
     if (!rc) rc = txlm_nvidia_read(o, &src, &err);
@@ -285,7 +285,7 @@ static void test_unread_storages(void)
     if (!rc) rc = txlm_pack_write(&src.h, &src.vocab.v, src.ck, &opt, tmp_path("damaged.txlm"), &err);
     EXPECT_OK(rc, &err);
     printf("%d storages outside the model damaged; packed all the same\n", damaged);
-    txlm_ckpt_source_free(&src);
+    txlm_source_free(&src);
     txlm_torch_free(o);
     free(bytes);
     free(path);
@@ -310,7 +310,7 @@ static void test_fixture_hparams(void)
         char *path = malloc(strlen(fixtures) + 64);
         sprintf(path, "%s/%s", fixtures, cases[i].file);
         txlm_torch_obj *o = NULL;
-        txlm_ckpt_source src;
+        txlm_source src;
         memset(&src, 0, sizeof src);
         txlm_err err = {0};
         int rc = txlm_torch_load(path, &o, &err);
@@ -328,7 +328,7 @@ static void test_fixture_hparams(void)
             CHECK(h->same_length_rule == (cases[i].module ? TXLM_SAME_LENGTH_AUTHORS : TXLM_SAME_LENGTH_NVIDIA));
             CHECK(cases[i].module || (src.vocab.v.n == 60 && src.vocab.v.eos_id == 0 && src.vocab.v.unk_id == 9));
         }
-        txlm_ckpt_source_free(&src);
+        txlm_source_free(&src);
         txlm_torch_free(o);
         free(path);
     }

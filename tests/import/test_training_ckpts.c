@@ -5,7 +5,8 @@
  * with txlm logprobs: every log-probability of several segments, memory
  * carried, within 5e-4 of what that code computes (through the library,
  * and HF's zero-memory start once through txlm logprobs' flag).
- * txlm-pack must also say which tail-cluster order it used.
+ * txlm-pack must also say which tail-cluster order it used (on stderr:
+ * its stdout stays empty).
  *
  * usage: test_import_training_ckpts TXLM_PACK TXLM FIXTURE_DIR */
 #include <math.h>
@@ -57,7 +58,7 @@ static char *pack(const cJSON *c, const char *name, const char *order)
     int st = run_tool(argv, &out, &err);
     char want[64];
     snprintf(want, sizeof want, "tail-cluster order: %s", order);
-    if (st != 0 || !out || !strstr(out, want)) {
+    if (st != 0 || !err || !strstr(err, want) || (out && out[0])) {
         fprintf(stderr, "%s: txlm-pack exit %d, stdout \"%s\", stderr \"%s\" (wanted \"%s\")\n", name, st, out ? out : "",
                 err ? err : "", want);
         free(out_path);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/run_tool.h"
 #include "../common/slurp.h"
 #include "../common/tmpdir.h"
 
@@ -88,6 +89,30 @@ int file_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+int same_bytes(const char *a, const char *b)
+{
+    size_t la = 0, lb = 0;
+    char *x = read_file(a, &la), *y = read_file(b, &lb);
+    int same = x && y && la == lb && !memcmp(x, y, la);
+    free(x);
+    free(y);
+    return same;
+}
+
+int run_exe(const char *exe, const char *const *args, char **out, char **err)
+{
+    const char *argv[32];
+    int n = 0;
+    argv[n++] = exe;
+    for (int i = 0; args[i] && n < 31; i++) argv[n++] = args[i];
+    argv[n] = NULL;
+    *out = *err = NULL;
+    int st = run_tool(argv, out, err);
+    if (!*out) *out = calloc(1, 1);
+    if (!*err) *err = calloc(1, 1);
+    return st;
 }
 
 st_entry *st_add(st_image *im, const char *name, const char *dtype, int rank, const uint64_t *dims, const void *data,

@@ -35,6 +35,11 @@ const char *tmp_path(const char *name);
 void write_file(const char *path, const void *data, size_t len);
 char *read_file(const char *path, size_t *len); /* NULL on failure */
 int file_exists(const char *path);
+/* 1 when both files read and hold the same bytes. */
+int same_bytes(const char *a, const char *b);
+/* Runs `exe` with args (NULL-terminated, up to 30); *out and *err receive
+ * what it printed (never NULL). Returns its exit status. */
+int run_exe(const char *exe, const char *const *args, char **out, char **err);
 
 /* ---- safetensors images ---- */
 typedef struct st_entry {

@@ -13,6 +13,7 @@
 
 #include "quantize.h"
 #include "ref_ops.h"
+#include "tensor_table.h"
 #include "txlm_file.h"
 
 typedef struct ref_layer {
@@ -52,12 +53,17 @@ static const float *find(const ref_model *m, const char *name)
     return NULL;
 }
 
-static const float *need(const ref_model *m, txlm_err *err, int *rc, const char *fmt, uint32_t a)
+/* Tensor i of kind id as the table names it; a tied one is its target. */
+static const float *need(const ref_model *m, txlm_err *err, int *rc, txlm_tt_id id, uint32_t i)
 {
-    char name[TXLM_MAX_NAME];
-    snprintf(name, sizeof name, fmt, a);
-    const float *p = find(m, name);
-    if (!p && !*rc) *rc = txlm_fail(err, TXLM_ERR_FORMAT, "reference: model has no tensor '%s'", name);
+    txlm_tt_slot s;
+    if (txlm_tt_slot_of(&m->h, id, i, &s)) {
+        if (!*rc) *rc = txlm_fail(err, TXLM_ERR_FORMAT, "reference: no tensor %d.%u for these hyper-parameters", (int)id, i);
+        return NULL;
+    }
+    if (s.tied) return need(m, err, rc, s.tie_id, s.tie_index);
+    const float *p = find(m, s.name);
+    if (!p && !*rc) *rc = txlm_fail(err, TXLM_ERR_FORMAT, "reference: model has no tensor '%s'", s.name);
     return p;
 }
 
@@ -69,21 +75,20 @@ static int bind(ref_model *m, txlm_err *err)
     if (!m->layers) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "reference: out of memory");
     for (uint32_t n = 0; n < h->n_layer; n++) {
         ref_layer *L = &m->layers[n];
-        L->qkv = need(m, err, &rc, "layers.%u.dec_attn.qkv_net.weight", n);
-        L->r_net = need(m, err, &rc, "layers.%u.dec_attn.r_net.weight", n);
-        L->o_net = need(m, err, &rc, "layers.%u.dec_attn.o_net.weight", n);
-        L->attn_ln_g = need(m, err, &rc, "layers.%u.dec_attn.layer_norm.weight", n);
-        L->attn_ln_b = need(m, err, &rc, "layers.%u.dec_attn.layer_norm.bias", n);
-        L->r_w_bias = need(m, err, &rc, "layers.%u.dec_attn.r_w_bias", n);
-        L->r_r_bias = need(m, err, &rc, "layers.%u.dec_attn.r_r_bias", n);
-        L->ff_w1 = need(m, err, &rc, "layers.%u.pos_ff.CoreNet.0.weight", n);
-        L->ff_b1 = need(m, err, &rc, "layers.%u.pos_ff.CoreNet.0.bias", n);
-        L->ff_w2 = need(m, err, &rc, "layers.%u.pos_ff.CoreNet.3.weight", n);
-        L->ff_b2 = need(m, err, &rc, "layers.%u.pos_ff.CoreNet.3.bias", n);
-        L->ff_ln_g = need(m, err, &rc, "layers.%u.pos_ff.layer_norm.weight", n);
-        L->ff_ln_b = need(m, err, &rc, "layers.%u.pos_ff.layer_norm.bias", n);
+        L->qkv = need(m, err, &rc, TXLM_TT_QKV, n);
+        L->r_net = need(m, err, &rc, TXLM_TT_R_NET, n);
+        L->o_net = need(m, err, &rc, TXLM_TT_O_NET, n);
+        L->attn_ln_g = need(m, err, &rc, TXLM_TT_ATTN_LN_W, n);
+        L->attn_ln_b = need(m, err, &rc, TXLM_TT_ATTN_LN_B, n);
+        L->r_w_bias = need(m, err, &rc, TXLM_TT_R_W_BIAS, n);
+        L->r_r_bias = need(m, err, &rc, TXLM_TT_R_R_BIAS, n);
+        L->ff_w1 = need(m, err, &rc, TXLM_TT_FF_W1, n);
+        L->ff_b1 = need(m, err, &rc, TXLM_TT_FF_B1, n);
+        L->ff_w2 = need(m, err, &rc, TXLM_TT_FF_W2, n);
+        L->ff_b2 = need(m, err, &rc, TXLM_TT_FF_B2, n);
+        L->ff_ln_g = need(m, err, &rc, TXLM_TT_FF_LN_W, n);
+        L->ff_ln_b = need(m, err, &rc, TXLM_TT_FF_LN_B, n);
     }
-    int has_proj = !div1 || h->d_embed != h->d_model;
     for (uint32_t c = 0; c < txlm_n_clusters(h); c++) {
         ref_cluster *cl = &m->cl[c];
         cl->begin = txlm_cluster_begin(h, c);
@@ -91,23 +96,21 @@ static int bind(ref_model *m, txlm_err *err)
         cl->dim = txlm_cluster_dim(h, c);
         /* div_val 1: one table and one output layer, sliced by cluster */
         uint32_t t = div1 ? 0 : c, row0 = div1 ? cl->begin : 0;
-        const float *table = need(m, err, &rc, "word_emb.emb_layers.%u.weight", t);
-        const float *bias = need(m, err, &rc, "crit.out_layers.%u.bias", t);
-        const float *weight = h->tie_weight ? table : need(m, err, &rc, "crit.out_layers.%u.weight", t);
+        const float *table = need(m, err, &rc, TXLM_TT_EMB_TABLE, t);
+        const float *bias = need(m, err, &rc, TXLM_TT_OUT_BIAS, t);
+        const float *weight = need(m, err, &rc, TXLM_TT_OUT_WEIGHT, t);
         if (rc) return rc;
         cl->emb = table + (size_t)row0 * cl->dim;
         cl->weight = weight + (size_t)row0 * cl->dim;
         cl->bias = bias + row0;
-        if (has_proj) {
-            cl->emb_proj = need(m, err, &rc, "word_emb.emb_projs.%u", t);
-            cl->proj = h->tie_projs[c] ? cl->emb_proj : need(m, err, &rc, "crit.out_projs.%u", c);
+        if (c < txlm_tt_count(h, TXLM_TT_OUT_PROJ)) {
+            cl->emb_proj = need(m, err, &rc, TXLM_TT_EMB_PROJ, t);
+            cl->proj = need(m, err, &rc, TXLM_TT_OUT_PROJ, c);
         }
     }
-    if (h->n_cutoffs) {
-        m->cluster_w = find(m, "crit.cluster_weight");
-        m->cluster_b = find(m, "crit.cluster_bias");
-        if (!m->cluster_w || !m->cluster_b)
-            rc = txlm_fail(err, TXLM_ERR_FORMAT, "reference: model has clusters but no crit.cluster_weight/bias");
+    if (txlm_tt_count(h, TXLM_TT_CLUSTER_W)) {
+        m->cluster_w = need(m, err, &rc, TXLM_TT_CLUSTER_W, 0);
+        m->cluster_b = need(m, err, &rc, TXLM_TT_CLUSTER_B, 0);
     }
     return rc;
 }

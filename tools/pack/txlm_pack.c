@@ -1,7 +1,10 @@
-/* txlm-pack: a Transformer-XL checkpoint folder (config.json, weights,
- * vocabulary) -> one .txlm file. */
+/* txlm-pack: a Transformer-XL checkpoint (any source format/import/source.h
+ * knows) -> one .txlm file. It parses its arguments, opens the source,
+ * prints what the source says (on stderr: stdout carries only --help and
+ * --version) and packs. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,19 +13,15 @@
 
 #include <txlm.h>
 
-#include "checkpoint.h"
 #include "ckpt_checks.h"
-#include "ckpt_source.h"
 #include "export_hf.h"
-#include "open_input.h"
 #include "pack.h"
-#include "vocab_txt.h"
-#include "synthetic.h"
-#include "torch.h"
+#include "source.h"
 
 static const char usage[] =
     "usage: txlm-pack DIR -o OUT.txlm [options]\n"
     "       txlm-pack CHECKPOINT -o OUT.txlm [options]\n"
+    "       txlm-pack MODEL.txlm --dtype T -o OUT.txlm\n"
     "       txlm-pack --synthetic CONFIG.json -o OUT.txlm [--seed N] [options]\n"
     "\n"
     "Converts a Transformer-XL language model to the .txlm format.\n"
@@ -31,9 +30,11 @@ static const char usage[] =
     "A CHECKPOINT file is told by its content: NVIDIA's training checkpoint\n"
     "(checkpoint_best.pt: config and vocabulary inside), the authors' whole\n"
     "saved model (model.pt, with --vocab cache.pt), or a state dict (with\n"
-    "--config and --vocab).\n"
+    "--config and --vocab). A .txlm with f32 or f16 weights is packed again,\n"
+    "into another --dtype (quantised weights are refused: their rounding error\n"
+    "would compound).\n"
     "\n"
-    "  -o, --output F       the .txlm file to write (written atomically)\n"
+    "  -o, --output F       the .txlm file to write (written atomically; never an input)\n"
     "  --config F           HuggingFace config.json\n"
     "  --weights F          model.safetensors, or a torch.save checkpoint (zip, or the\n"
     "                       legacy format of PyTorch < 1.6); nothing in it is executed\n"
@@ -60,11 +61,12 @@ static const char usage[] =
     "                       reported, with its count and first element, either way)\n"
     "  -h, --help           this text\n"
     "\n"
-    "Each file's form is told by its content, never by its name. Progress\n"
-    "(bytes written / total) goes to stderr when it is a terminal.\n";
+    "Each file's form is told by its content, never by its name. What was read,\n"
+    "the defaults taken and warnings go to stderr, and so does progress\n"
+    "(bytes written / total) when stderr is a terminal.\n";
 
 typedef struct args {
-    const char *dir, *out, *config, *weights, *vocab, *tokenizer, *dtype, *synthetic, *seed, *export_st, *order;
+    const char *input, *out, *config, *weights, *vocab, *tokenizer, *dtype, *synthetic, *seed, *export_st, *order;
     int lower_case, allow_nonfinite;
 } args;
 
@@ -76,12 +78,31 @@ static int fail(const char *fmt, const char *a)
     return 1;
 }
 
+/* The option's slot for a value, or NULL. */
+static const char **slot_of(args *a, const char *s)
+{
+    static const struct {
+        const char *flag;
+        size_t at;
+    } flags[] = {
+        {"-o", offsetof(args, out)},          {"--output", offsetof(args, out)},
+        {"--config", offsetof(args, config)}, {"--weights", offsetof(args, weights)},
+        {"--vocab", offsetof(args, vocab)},   {"--tokenizer", offsetof(args, tokenizer)},
+        {"--dtype", offsetof(args, dtype)},   {"--synthetic", offsetof(args, synthetic)},
+        {"--seed", offsetof(args, seed)},     {"--export-safetensors", offsetof(args, export_st)},
+        {"--cluster-order", offsetof(args, order)},
+    };
+    for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
+        if (!strcmp(s, flags[i].flag)) return (const char **)((char *)a + flags[i].at);
+    return NULL;
+}
+
 /* 0 = run, 1 = error, 2 = --help shown. */
 static int parse_args(int argc, char **argv, args *a)
 {
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
-        const char **slot = NULL;
+        const char **slot = slot_of(a, s);
         if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
             fputs(usage, stdout);
             return 2;
@@ -90,111 +111,22 @@ static int parse_args(int argc, char **argv, args *a)
             printf("txlm-pack %d.%d.%d\n", TXLM_VERSION_MAJOR, TXLM_VERSION_MINOR, TXLM_VERSION_PATCH);
             return 2;
         }
-        if (!strcmp(s, "--lower-case")) {
-            a->lower_case = 1;
-            continue;
-        }
-        if (!strcmp(s, "--allow-nonfinite")) {
-            a->allow_nonfinite = 1;
-            continue;
-        }
-        if (!strcmp(s, "-o") || !strcmp(s, "--output")) slot = &a->out;
-        else if (!strcmp(s, "--config")) slot = &a->config;
-        else if (!strcmp(s, "--weights")) slot = &a->weights;
-        else if (!strcmp(s, "--vocab")) slot = &a->vocab;
-        else if (!strcmp(s, "--tokenizer")) slot = &a->tokenizer;
-        else if (!strcmp(s, "--dtype")) slot = &a->dtype;
-        else if (!strcmp(s, "--synthetic")) slot = &a->synthetic;
-        else if (!strcmp(s, "--seed")) slot = &a->seed;
-        else if (!strcmp(s, "--export-safetensors")) slot = &a->export_st;
-        else if (!strcmp(s, "--cluster-order")) slot = &a->order;
-        if (slot) {
-            if (i + 1 >= argc) return fail("%s needs a value (see --help)", s);
-            *slot = argv[++i];
-        } else if (s[0] == '-' && s[1]) {
-            return fail("unknown option '%s' (see --help)", s);
-        } else if (a->dir) {
-            return fail("more than one input folder given ('%s')", s);
-        } else {
-            a->dir = s;
-        }
+        if (!strcmp(s, "--lower-case")) a->lower_case = 1;
+        else if (!strcmp(s, "--allow-nonfinite")) a->allow_nonfinite = 1;
+        else if (slot && i + 1 >= argc) return fail("%s needs a value (see --help)", s);
+        else if (slot) *slot = argv[++i];
+        else if (s[0] == '-' && s[1]) return fail("unknown option '%s' (see --help)", s);
+        else if (a->input) return fail("more than one input given ('%s')", s);
+        else a->input = s;
     }
     if (!a->out) return fail("%s", "no output file given (-o OUT.txlm)");
-    if (a->synthetic && (a->dir || a->config || a->weights))
+    if (a->synthetic && (a->input || a->config || a->weights))
         return fail("%s", "--synthetic takes no input folder, --config or --weights");
     if (!a->synthetic && (a->seed || a->export_st)) return fail("%s", "--seed and --export-safetensors need --synthetic");
     if (a->synthetic) return 0;
-    if (!a->dir && !(a->config && a->weights && a->vocab))
-        return fail("%s", "no input folder given (txlm-pack DIR -o OUT.txlm, see --help)");
+    if (!a->input && !(a->config && a->weights && a->vocab))
+        return fail("%s", "no input folder or checkpoint given (txlm-pack DIR -o OUT.txlm, see --help)");
     return 0;
-}
-
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
-/* The explicit path, else the first candidate present in dir. */
-static char *pick(const char *explicit_path, const char *dir, const char *const *names)
-{
-    if (explicit_path) return strdup(explicit_path);
-    for (int i = 0; names[i]; i++) {
-        size_t n = strlen(dir) + strlen(names[i]) + 2;
-        char *p = malloc(n);
-        if (!p) return NULL;
-        snprintf(p, n, "%s/%s", dir, names[i]);
-        if (exists(p)) return p;
-        free(p);
-    }
-    return NULL;
-}
-
-/* The first bytes of a file (0 when it cannot be read): forms are told by content. */
-static size_t read_head(const char *path, unsigned char head[16])
-{
-    FILE *f;
-    if (txlm_fopen_input(path, &f, NULL)) return 0; /* the reader that opens it next says why */
-    size_t n = fread(head, 1, 16, f);
-    fclose(f);
-    return n;
-}
-
-/* What a file is, told by its first bytes only (never by its name): HF's
- * vocab.bin is a torch.save file, a vocab.pkl may be either, and a
- * vocab.txt never starts like a pickle. */
-static int file_is(const char *path, int (*sniff)(const void *head, uint64_t len))
-{
-    unsigned char head[16];
-    size_t n = read_head(path, head);
-    return sniff(head, n);
-}
-
-/* --tokenizer and --lower-case on top of what the vocabulary file says. */
-static int tokenizer_options(const args *a, txlm_vocab_buf *v, txlm_err *err)
-{
-    if (a->tokenizer) {
-        if (!strcmp(a->tokenizer, "word")) v->v.kind = TXLM_TOK_WORD;
-        else if (!strcmp(a->tokenizer, "wt103")) {
-            v->v.kind = TXLM_TOK_WORD;
-            v->v.flags |= TXLM_VOCAB_WT103_NORM;
-        }
-        else if (!strcmp(a->tokenizer, "char")) v->v.kind = TXLM_TOK_CHAR_BYTE;
-        else if (!strcmp(a->tokenizer, "text8")) v->v.kind = TXLM_TOK_CHAR_TEXT8;
-        else
-            return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "--tokenizer '%s': expected word, wt103, char or text8",
-                             a->tokenizer);
-    }
-    if (a->lower_case) v->v.flags |= TXLM_VOCAB_LOWER_CASE;
-    return 0;
-}
-
-static int load_vocab(const char *path, const args *a, txlm_vocab_buf *v, txlm_err *err)
-{
-    char note[512] = "";
-    int rc = file_is(path, txlm_vocab_sniff_pickle) ? txlm_vocab_load_pickle(path, v, err) : txlm_vocab_load_txt_noted(path, v, note, sizeof note, err);
-    if (!rc && note[0]) fprintf(stderr, "txlm-pack: %s\n", note);
-    return rc ? rc : tokenizer_options(a, v, err);
 }
 
 static int parse_dtype(const char *name, uint32_t *out, txlm_err *err)
@@ -207,20 +139,6 @@ static int parse_dtype(const char *name, uint32_t *out, txlm_err *err)
             return 0;
         }
     return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "--dtype '%s': unknown type", name);
-}
-
-/* Writing onto an input would destroy it before it is fully read. */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-static void progress(void *user, uint64_t done, uint64_t total)
-{
-    (void)user;
-    fprintf(stderr, "\rtxlm-pack: writing %.1f / %.1f MiB", (double)done / (1 << 20), (double)total / (1 << 20));
-    if (done >= total) fputc('\n', stderr);
 }
 
 static int parse_seed(const char *s, uint64_t *out, txlm_err *err)
@@ -236,15 +154,58 @@ static int parse_seed(const char *s, uint64_t *out, txlm_err *err)
     return 0;
 }
 
-/* What txlm-pack tells on stdout about the choices it made. */
-static void say_config(const txlm_config_notes *n)
+/* The same file (device and inode), however it is named: through
+ * symbolic or hard links too. Writing onto an input would destroy it
+ * before it is fully read. */
+static int same_file(const char *a, const char *b)
 {
-    for (const char *p = n->text; *p;) {
-        const char *nl = strchr(p, '\n');
-        int len = nl ? (int)(nl - p) : (int)strlen(p);
-        printf("txlm-pack: %.*s\n", len, p);
-        p += len + (nl != NULL);
+    struct stat sa, sb;
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* Every output against every input the source read, and the two outputs apart. */
+static int check_outputs(const args *a, const txlm_source *s, txlm_err *err)
+{
+    const char *outs[2] = {a->out, a->export_st};
+    for (int k = 0; k < 2; k++)
+        for (uint32_t i = 0; outs[k] && i < s->n_inputs; i++)
+            if (same_file(outs[k], s->inputs[i]))
+                return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite the input %s", outs[k],
+                                 s->inputs[i]);
+    if (a->export_st && (!strcmp(a->out, a->export_st) || same_file(a->out, a->export_st)))
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: given as both outputs", a->out);
+    return 0;
+}
+
+static void progress(void *user, uint64_t done, uint64_t total)
+{
+    (void)user;
+    fprintf(stderr, "\rtxlm-pack: writing %.1f / %.1f MiB", (double)done / (1 << 20), (double)total / (1 << 20));
+    if (done >= total) fputc('\n', stderr);
+}
+
+/* What the source is and the choices made, each line on stderr. */
+static void say_source(const args *a, const txlm_source *s, uint32_t order)
+{
+    const txlm_hparams *h = &s->h;
+    fprintf(stderr, "txlm-pack: %s: %s\n", a->synthetic ? a->synthetic : a->input ? a->input : a->weights, s->what);
+    for (const char *p = s->notes; *p;) {
+        size_t len = strcspn(p, "\n");
+        fprintf(stderr, "txlm-pack: %.*s\n", (int)len, p);
+        p += len + (p[len] == '\n');
     }
+    if (h->n_cutoffs >= 2)
+        fprintf(stderr, "txlm-pack: tail-cluster order: %s (%s%s)\n", txlm_cluster_order_name(order),
+                a->order ? "--cluster-order; told from the checkpoint: " : "", s->why);
+    else
+        fprintf(stderr, "txlm-pack: tail-cluster order: %s (%s; no effect with %u tail cluster%s)\n",
+                txlm_cluster_order_name(order), s->why, h->n_cutoffs, h->n_cutoffs == 1 ? "" : "s");
+    fprintf(stderr, "txlm-pack: mem_len %u, tgt_len %u, clamp_len %d, same_length %s%s\n", h->mem_len, h->tgt_len, h->clamp_len,
+            h->same_length ? "true" : "false",
+            h->same_length_rule == TXLM_SAME_LENGTH_NVIDIA ? " with NVIDIA's rule (mask_len = klen - mem_len - 1)" : "");
+    if (s->zero_memory)
+        fprintf(stderr, "txlm-pack: its code starts a text from mem_len rows of zeros: txlm eval, score, logprobs and "
+                        "generate do the same with --zero-memory 1\n");
 }
 
 /* The model and its HF export, all or nothing: the model is packed under
@@ -252,8 +213,7 @@ static void say_config(const txlm_config_notes *n)
  * is followed), then the export replaces its three files at once, and
  * only then does the model take OUT's name. A failure before that last
  * rename leaves OUT and the export's files as they were. */
-static int write_with_export(const txlm_hparams *h, const txlm_vocab *v, const txlm_checkpoint *ck,
-                             const txlm_pack_options *opt, const args *a, txlm_err *err)
+static int write_with_export(const txlm_source *s, const txlm_pack_options *opt, const args *a, txlm_err *err)
 {
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.pack-XXXXXX", a->out) >= (int)sizeof tmp)
@@ -261,165 +221,37 @@ static int write_with_export(const txlm_hparams *h, const txlm_vocab *v, const t
     int fd = mkstemp(tmp);
     if (fd < 0) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot create a file beside it: %s", a->out, strerror(errno));
     close(fd);
-    int rc = txlm_pack_write(h, v, ck, opt, tmp, err);
-    if (!rc) rc = txlm_export_hf(h, v, ck, a->export_st, err);
+    int rc = txlm_pack_write(&s->h, &s->vocab.v, s->ck, opt, tmp, err);
+    if (!rc) rc = txlm_export_hf(&s->h, &s->vocab.v, s->ck, a->export_st, err);
     if (!rc && rename(tmp, a->out))
         rc = txlm_fail(err, TXLM_ERR_IO, "%s: cannot rename the packed model into place: %s", a->out, strerror(errno));
     if (rc) unlink(tmp);
     return rc;
 }
 
-/* --synthetic: a model of the config's shape with seeded random weights,
- * through the same packer (names, ties, shapes) as a real checkpoint. */
-static int run_synthetic(const args *a, txlm_err *err)
-{
-    txlm_hparams h;
-    txlm_vocab_buf v;
-    txlm_checkpoint *ck = NULL;
-    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD, a->allow_nonfinite};
-    uint64_t seed;
-    memset(&v, 0, sizeof v);
-    int rc = parse_seed(a->seed, &seed, err);
-    if (!rc && (same_file(a->out, a->synthetic) || same_file(a->out, a->export_st) ||
-                (a->export_st && !strcmp(a->out, a->export_st))))
-        rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite an input", a->out);
-    if (!rc) rc = parse_dtype(a->dtype, &opt.dtype, err);
-    txlm_config_notes notes = {.hf_defaults = 1};
-    if (!rc) rc = txlm_config_load_json_notes(a->synthetic, &h, &notes, err);
-    if (!rc) say_config(&notes);
-    if (!rc) rc = a->vocab ? load_vocab(a->vocab, a, &v, err) : txlm_synthetic_vocab(h.n_token, &v, err);
-    if (!rc && a->vocab && v.v.n != h.n_token)
-        rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "--vocab %s has %u symbols but the config's n_token is %u", a->vocab,
-                       v.v.n, h.n_token);
-    if (!rc && !a->vocab) rc = tokenizer_options(a, &v, err);
-    if (!rc) rc = txlm_synthetic_checkpoint(&h, seed, &ck, err);
-    if (!rc) rc = a->export_st ? write_with_export(&h, &v.v, ck, &opt, a, err) : txlm_pack_write(&h, &v.v, ck, &opt, a->out, err);
-    txlm_checkpoint_free(ck);
-    txlm_vocab_buf_free(&v);
-    return rc;
-}
-
-static void say_source(const txlm_hparams *h, txlm_cluster_order order, const char *why, int overridden)
-{
-    if (h->n_cutoffs >= 2)
-        printf("txlm-pack: tail-cluster order: %s (%s%s)\n", txlm_cluster_order_name(order),
-               overridden ? "--cluster-order; told from the checkpoint: " : "", why);
-    else
-        printf("txlm-pack: tail-cluster order: %s (%s; no effect with %u tail cluster%s)\n", txlm_cluster_order_name(order),
-               why, h->n_cutoffs, h->n_cutoffs == 1 ? "" : "s");
-    printf("txlm-pack: mem_len %u, tgt_len %u, clamp_len %d, same_length %s%s\n", h->mem_len, h->tgt_len, h->clamp_len,
-           h->same_length ? "true" : "false",
-           h->same_length_rule == TXLM_SAME_LENGTH_NVIDIA ? " with NVIDIA's rule (mask_len = klen - mem_len - 1)" : "");
-}
-
-/* --cluster-order, else what the source says. */
-static int pick_order(const args *a, txlm_cluster_order told, uint32_t *out, txlm_err *err)
-{
-    *out = told;
-    if (!a->order) return 0;
-    int o = txlm_cluster_order_parse(a->order);
-    if (o < 0) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "--cluster-order '%s': expected forward or reverse", a->order);
-    *out = (uint32_t)o;
-    return 0;
-}
-
-/* A training checkpoint that carries its hyper-parameters: NVIDIA's, or a
- * whole saved module (whose vocabulary comes from --vocab). *done = 0: it
- * is neither (a state dict: the config and vocabulary are needed). */
-static int run_training_file(const args *a, const char *path, int *done, txlm_err *err)
-{
-    txlm_torch_obj *o = NULL;
-    txlm_ckpt_source src;
-    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD, a->allow_nonfinite};
-    memset(&src, 0, sizeof src);
-    *done = 0;
-    int rc = txlm_torch_load(path, &o, err);
-    if (rc) return rc;
-    const txlm_pk_value *root = txlm_torch_root(o);
-    if (txlm_nvidia_is(root)) rc = txlm_nvidia_read(o, &src, err);
-    else if (txlm_module_is(root)) rc = txlm_module_read(o, &src, err);
-    else goto out;
-    *done = 1;
-    if (!rc && txlm_module_is(root) && !a->vocab)
-        rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: a whole saved model holds no vocabulary: give --vocab "
-                       "(the corpus cache.pt the training code saved, or a vocabulary file)", path);
-    if (!rc && (a->config || a->weights))
-        rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s holds its own hyper-parameters and weights: no --config or --weights",
-                       path);
-    if (!rc && a->vocab) {
-        txlm_vocab_buf_free(&src.vocab);
-        rc = load_vocab(a->vocab, a, &src.vocab, err);
-    } else if (!rc) {
-        rc = tokenizer_options(a, &src.vocab, err);
-    }
-    if (!rc) rc = parse_dtype(a->dtype, &opt.dtype, err);
-    if (!rc) rc = pick_order(a, src.order, &opt.cluster_order, err);
-    if (!rc) {
-        printf("txlm-pack: %s: %s\n", path, src.what);
-        say_source(&src.h, opt.cluster_order, src.why, a->order != NULL);
-        rc = txlm_pack_write(&src.h, &src.vocab.v, src.ck, &opt, a->out, err);
-    }
-out:
-    txlm_ckpt_source_free(&src);
-    txlm_torch_free(o);
-    return rc;
-}
-
-
-static int is_file(const char *path)
-{
-    struct stat st;
-    return path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 static int run(const args *a, txlm_err *err)
 {
-    if (a->synthetic) return run_synthetic(a, err);
-    static const char *const config_names[] = {"config.json", NULL};
-    static const char *const weight_names[] = {"model.safetensors", "pytorch_model.bin", NULL};
-    static const char *const vocab_names[] = {"vocab.txt", "vocab.pkl", "vocab.bin", NULL};
-    int file = is_file(a->dir), done = 0;
-    if (file && same_file(a->out, a->dir))
-        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite an input", a->out);
-    if (file && file_is(a->dir, txlm_torch_sniff)) {
-        int rc = run_training_file(a, a->dir, &done, err);
-        if (rc || done) return rc;
-    }
-    if (file && a->weights) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: a checkpoint file and --weights", a->dir);
-    char *config = pick(a->config, file ? "." : a->dir, file ? (const char *const[]){NULL} : config_names);
-    char *weights = file ? strdup(a->dir) : pick(a->weights, a->dir, weight_names);
-    char *vocab = pick(a->vocab, file ? "." : a->dir, file ? (const char *const[]){NULL} : vocab_names);
-    txlm_hparams h;
-    txlm_vocab_buf v;
-    txlm_checkpoint *ck = NULL;
-    txlm_config_notes notes = {.hf_defaults = 1};
+    txlm_source_options so = {a->config, a->weights, a->vocab, a->tokenizer, a->lower_case, a->synthetic ? "synthetic" : NULL,
+                              1};
     txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD, a->allow_nonfinite};
-    memset(&v, 0, sizeof v);
-    int rc = 0;
-    if (!config) rc = txlm_fail(err, TXLM_ERR_IO, file ? "%s: a state dict needs --config (and --vocab)" : "%s: no config.json",
-                                a->dir);
-    else if (!weights) rc = txlm_fail(err, TXLM_ERR_IO, "%s: no model.safetensors or pytorch_model.bin", a->dir);
-    else if (!vocab) rc = txlm_fail(err, TXLM_ERR_IO, file ? "%s: a state dict needs --vocab" : "%s: no vocab.txt, vocab.pkl or vocab.bin",
-                                    a->dir);
-    else if (same_file(a->out, config) || same_file(a->out, weights) || same_file(a->out, vocab))
-        rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite an input", a->out);
-    if (!rc) rc = parse_dtype(a->dtype, &opt.dtype, err);
-    if (!rc) rc = txlm_config_load_json_notes(config, &h, &notes, err);
-    if (!rc) rc = load_vocab(vocab, a, &v, err);
-    if (!rc) rc = txlm_checkpoint_open(weights, &ck, err);
-    char why[320];
-    if (!rc) rc = pick_order(a, txlm_cluster_order_of_names(ck, why, sizeof why), &opt.cluster_order, err);
-    if (!rc) rc = txlm_check_finite(ck, a->allow_nonfinite, stderr, "txlm-pack: ", err);
+    const char *path = a->synthetic ? a->synthetic : a->input ? a->input : a->weights;
+    int rc = parse_dtype(a->dtype, &opt.dtype, err);
+    if (!rc) rc = parse_seed(a->seed, &so.seed, err);
+    if (!rc && a->order && txlm_cluster_order_parse(a->order) < 0)
+        rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "--cluster-order '%s': expected forward or reverse", a->order);
+    if (!rc && same_file(a->out, path))
+        rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite the input %s", a->out, path);
+    if (rc) return rc;
+    txlm_source s;
+    rc = txlm_source_open(path, &so, &s, err);
+    if (!rc) rc = check_outputs(a, &s, err);
     if (!rc) {
-        say_config(&notes);
-        say_source(&h, opt.cluster_order, why, a->order != NULL);
-        rc = txlm_pack_write(&h, &v.v, ck, &opt, a->out, err);
+        opt.cluster_order = a->order ? (uint32_t)txlm_cluster_order_parse(a->order) : s.order;
+        say_source(a, &s, opt.cluster_order);
+        rc = txlm_check_finite(s.ck, a->allow_nonfinite, stderr, "txlm-pack: ", err);
     }
-    txlm_checkpoint_free(ck);
-    txlm_vocab_buf_free(&v);
-    free(config);
-    free(weights);
-    free(vocab);
+    if (!rc) rc = a->export_st ? write_with_export(&s, &opt, a, err) : txlm_pack_write(&s.h, &s.vocab.v, s.ck, &opt, a->out, err);
+    txlm_source_free(&s);
     return rc;
 }
 
