@@ -16,6 +16,7 @@
 #include "export_hf.h"
 #include "open_input.h"
 #include "pack.h"
+#include "same_file.h"
 #include "vocab_txt.h"
 #include "synthetic.h"
 #include "torch.h"
@@ -216,6 +217,27 @@ static int same_file(const char *a, const char *b)
     return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* --synthetic's outputs (OUT; with --export-safetensors also the folder's
+ * config.json and vocab.txt, written beside it) against its inputs (the
+ * config, --vocab) and each other: the output named by one, or NULL. */
+static const char *synthetic_clash(const args *a)
+{
+    char cfg[4096] = "", voc[4096] = "";
+    if (a->export_st) { /* the names txlm_export_hf writes */
+        const char *slash = strrchr(a->export_st, '/');
+        int dl = slash ? (int)(slash - a->export_st) : 1;
+        snprintf(cfg, sizeof cfg, "%.*s/config.json", dl, slash ? a->export_st : ".");
+        snprintf(voc, sizeof voc, "%.*s/vocab.txt", dl, slash ? a->export_st : ".");
+    }
+    static char named[4096];
+    const char *outs[4] = {a->out, a->export_st, *cfg ? cfg : NULL, *voc ? voc : NULL}, *ins[2] = {a->synthetic, a->vocab};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; outs[i] && j < 2 + i; j++)
+            if (j < 2 ? txlm_paths_same(outs[i], ins[j]) : txlm_paths_same(outs[i], outs[j - 2]))
+                return snprintf(named, sizeof named, "%s", outs[i]), named;
+    return NULL;
+}
+
 static void progress(void *user, uint64_t done, uint64_t total)
 {
     (void)user;
@@ -280,9 +302,8 @@ static int run_synthetic(const args *a, txlm_err *err)
     uint64_t seed;
     memset(&v, 0, sizeof v);
     int rc = parse_seed(a->seed, &seed, err);
-    if (!rc && (same_file(a->out, a->synthetic) || same_file(a->out, a->export_st) ||
-                (a->export_st && !strcmp(a->out, a->export_st))))
-        rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite an input", a->out);
+    const char *clash = rc ? NULL : synthetic_clash(a);
+    if (clash) rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite an input or another output", clash);
     if (!rc) rc = parse_dtype(a->dtype, &opt.dtype, err);
     txlm_config_notes notes = {.hf_defaults = 1};
     if (!rc) rc = txlm_config_load_json_notes(a->synthetic, &h, &notes, err);
