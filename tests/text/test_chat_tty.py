@@ -2,8 +2,9 @@
 """txlm chat on a terminal (a pseudo-terminal here), stdout to a file:
   - the prompt "> " goes to the terminal (stderr), never into stdout;
   - a line is edited and kept in a history: the Up arrow brings "w5 w9"
-    back, and Enter sends it again, so the replies are those of the same
-    line typed twice (checked against the chat fed by a pipe);
+    back (shown on the terminal, no bell), and Enter sends it again, so
+    the replies are those of the same line typed twice (checked against
+    the chat fed by a pipe);
   - Ctrl-D at the prompt ends the chat with exit status 0 and leaves the
     terminal on a new line (the last bytes are a line break, not "> ").
 usage: test_chat_tty.py TXLM TXLM_PACK GOLDEN_CASE_DIR"""
@@ -73,7 +74,10 @@ def replies_done(n, seconds=60):
 check(read_until(b"> "), "the prompt on the terminal")
 os.write(fd, b"w5 w9\r")
 check(replies_done(1) and read_until(b"> "), "the first line answered, the prompt again")
-os.write(fd, b"\x1b[A\r")  # Up arrow: the line before, then Enter
+mark = len(seen)
+os.write(fd, b"\x1b[A")  # Up arrow: the line before comes back on the terminal
+check(read_until(b"w5 w9", 10) and b"\x07" not in seen[mark:], f"the Up arrow shows the line before: {seen[mark:]!r}")
+os.write(fd, b"\r")
 check(replies_done(2) and read_until(b"> "), "the line from the history answered, the prompt again")
 os.write(fd, b"\x04")  # Ctrl-D
 read_until(b"\n", 10)
