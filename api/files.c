@@ -6,6 +6,7 @@
 #include "atomic_write.h"
 #include "nonfinite.h"
 #include "open_input.h"
+#include "same_file.h"
 #include "txlm.h"
 #include "txlm_api_error.h"
 #include "txlm_file.h"
@@ -108,3 +109,48 @@ txlm_status txlm_write_files(int n, const char *const *paths, const void *const 
     txlm_err err = {0};
     return txlm_atomic_write_files(n, paths, data, sizes, &err) ? txlm_api_fail(&err) : TXLM_OK;
 }
+
+struct txlm_output {
+    txlm_atomic a;
+};
+
+txlm_status txlm_output_open(const char *path, txlm_output **out)
+{
+    if (!out) return txlm_api_bad_arg("txlm_output_open: out is NULL");
+    *out = NULL;
+    if (!path) return txlm_api_bad_arg("txlm_output_open: path is NULL");
+    txlm_output *o = malloc(sizeof *o);
+    txlm_err err = {0};
+    if (!o) return txlm_api_fail((txlm_fail(&err, TXLM_ERR_OUT_OF_MEMORY, "%s: out of memory", path), &err));
+    if (txlm_atomic_open(&o->a, path, &err)) {
+        free(o);
+        return txlm_api_fail(&err);
+    }
+    *out = o;
+    return TXLM_OK;
+}
+
+txlm_status txlm_output_write(txlm_output *o, const void *data, size_t n)
+{
+    if (!o || (n && !data)) return txlm_api_bad_arg("txlm_output_write: no output or no data");
+    txlm_err err = {0};
+    return txlm_atomic_write(&o->a, data, n, &err) ? txlm_api_fail(&err) : TXLM_OK;
+}
+
+txlm_status txlm_output_commit(txlm_output *o)
+{
+    if (!o) return txlm_api_bad_arg("txlm_output_commit: no output");
+    txlm_err err = {0};
+    int rc = txlm_atomic_commit(&o->a, &err);
+    free(o);
+    return rc ? txlm_api_fail(&err) : TXLM_OK;
+}
+
+void txlm_output_abort(txlm_output *o)
+{
+    if (!o) return;
+    txlm_atomic_abort(&o->a);
+    free(o);
+}
+
+int txlm_same_file(const char *a, const char *b) { return txlm_paths_same(a, b); }

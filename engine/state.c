@@ -112,6 +112,11 @@ int txlm_state_load(txlm_session *s, const void *buf, size_t size, txlm_err *err
     if (hd.version != STATE_VERSION || hd.header_bytes != sizeof hd)
         return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "session state: version %u not supported (this build reads %u)",
                          hd.version, STATE_VERSION);
+    /* a cut file: its header, intact, says how long the state was */
+    size_t want = sizeof hd + payload_floats(h, hd.mlen, hd.has_z > 0) * 4 + 8;
+    if (hd.model_id == s->m->id && size < want)
+        return txlm_fail(err, TXLM_ERR_FORMAT, "session state: %zu bytes, but its header describes %zu: the file is truncated",
+                         size, want);
     uint64_t sum;
     memcpy(&sum, (const uint8_t *)buf + size - 8, 8);
     if (XXH3_64bits(buf, size - 8) != sum) return txlm_fail(err, TXLM_ERR_CHECKSUM, "session state: checksum mismatch");

@@ -51,12 +51,16 @@ typedef enum txlm_log_level {
     TXLM_LOG_WARNING = 1,
     TXLM_LOG_INFO = 2,
 } txlm_log_level;
-/* Receives one message (one line, no newline) the library would print. */
+/* Receives one message (one line, no newline) the library would print,
+ * at level TXLM_LOG_ERROR or TXLM_LOG_WARNING (TXLM_LOG_INFO is reserved:
+ * nothing is passed at it today). */
 typedef void (*txlm_log_fn)(void *user, txlm_log_level level, const char *message);
 /* Where the library's messages (Vulkan validation and driver messages) go:
  * to fn, or to stderr when fn is NULL (the default). Process-wide; fn is
  * called on whichever thread's Vulkan call reports, so it must be
- * thread-safe. Set it before creating a context. */
+ * thread-safe. It may be set or changed at any time, contexts open or not:
+ * fn and user change together under a lock, and each message goes to the
+ * callback set when it is reported. */
 TXLM_API void txlm_set_log_callback(txlm_log_fn fn, void *user);
 
 /* ---- devices and contexts ------------------------------------------- */

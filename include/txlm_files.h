@@ -80,6 +80,26 @@ TXLM_API txlm_status txlm_input_open(const char *path, FILE **out);
  * so a failure leaves every old output as it was. */
 TXLM_API txlm_status txlm_write_files(int n, const char *const *paths, const void *const *data, const size_t *sizes);
 
+/* One output written in steps, its temporary file created at once: a path
+ * that cannot be written (no such directory, a directory as the output)
+ * fails at txlm_output_open, before the work that makes its data. The
+ * temporary is the same as txlm_write_files' and nothing is replaced
+ * before txlm_output_commit. Each handle is used by one thread at a time. */
+typedef struct txlm_output txlm_output;
+TXLM_API txlm_status txlm_output_open(const char *path, txlm_output **out);
+/* Appends n bytes. */
+TXLM_API txlm_status txlm_output_write(txlm_output *o, const void *data, size_t n);
+/* Syncs the data and renames it onto the path; o is freed either way (on
+ * failure the path is as it was). */
+TXLM_API txlm_status txlm_output_commit(txlm_output *o);
+/* Drops the temporary (the path is as it was) and frees o; NULL is ignored. */
+TXLM_API void txlm_output_abort(txlm_output *o);
+/* 1 when a and b are one file: the same device and inode, through symbolic
+ * and hard links, or, where neither exists yet, the same name in the same
+ * directory however spelt ("x", "./x"); else 0. What a program checks so
+ * that an output never replaces one of its inputs or another output. */
+TXLM_API int txlm_same_file(const char *a, const char *b);
+
 #ifdef __cplusplus
 }
 #endif

@@ -42,6 +42,7 @@ struct txlm_detokenizer {
     wt_moses moses;
     int started;  /* the line's text has begun */
     held num[2];  /* " @,@ ", " @.@ " */
+    uint64_t work; /* bytes the stages examined (txlm_detok_work) */
 };
 
 static const char *const num_pat[2][2] = {{" @,@ ", ","}, {" @.@ ", "."}};
@@ -60,6 +61,7 @@ static int put_all(txlm_detok *d, const char *s, sink next)
 static int held_run(txlm_detok *d, held *h, const char *const (*pat)[2], size_t np, int final, sink next)
 {
     while (h->n) {
+        d->work += h->n * np;
         int prefix = 0;
         for (size_t k = 0; k < np; k++) {
             size_t m = strlen(pat[k][0]);
@@ -78,7 +80,7 @@ static int held_run(txlm_detok *d, held *h, const char *const (*pat)[2], size_t 
     return 0;
 }
 
-static int out_byte(txlm_detok *d, char c) { return wt_buf_putc(&d->out, c); }
+static int out_byte(txlm_detok *d, char c) { return d->work++, wt_buf_putc(&d->out, c); }
 
 static int num1_byte(txlm_detok *d, char c)
 {
@@ -98,6 +100,7 @@ static int end_token(txlm_detok *d)
     if (!d->tok.n) return 0;
     d->spaced.n = 0;
     if (wt_moses_token(&d->moses, d->tok.p, d->tok.n, &d->spaced)) return -1;
+    d->work += d->tok.n + d->spaced.n;
     d->tok.n = 0;
     for (size_t i = 0; i < d->spaced.n; i++) {
         if (!d->started && d->spaced.p[i] == ' ') continue;
@@ -115,6 +118,7 @@ static int cp_run(txlm_detok *d, int final)
         size_t need = u < 0x80 ? 1 : u >= 0xF0 && u < 0xF5 ? 4 : u >= 0xE0 ? 3 : u >= 0xC2 ? 2 : 1, len;
         if (d->raw_n < need && !final) return 0;
         uint32_t c = wt_utf8(d->raw, d->raw_n, &len);
+        d->work += len;
         if (wt_is_space(c) ? end_token(d) : wt_buf_put(&d->tok, d->raw, len)) return -1;
         memmove(d->raw, d->raw + len, d->raw_n -= len);
     }
@@ -171,6 +175,7 @@ static int push_word(txlm_detok *d, int32_t id, const char *s, uint32_t len)
         d->last = ' ';
     }
     if (len) d->wrote = 1, d->last = s[len - 1];
+    d->work += len;
     return wt_buf_put(&d->out, s, len);
 }
 
@@ -225,6 +230,10 @@ void txlm_detok_reset(txlm_detok *d)
     d->wrote = 0, d->last = 0;
     new_line(d);
 }
+
+uint64_t txlm_detok_work(const txlm_detok *d) { return d->work; }
+
+size_t txlm_detok_held(const txlm_detok *d) { return d->out.cap + d->tok.cap + d->spaced.cap; }
 
 void txlm_detok_free(txlm_detok *d)
 {

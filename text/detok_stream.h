@@ -24,5 +24,12 @@ int txlm_detok_flush(txlm_detok *d, const char **piece, size_t *len, txlm_err *e
 /* A new stream, dropping what was held back. */
 void txlm_detok_reset(txlm_detok *d);
 void txlm_detok_free(txlm_detok *d);
+/* What the tests count instead of timing the detokenizer: the bytes its
+ * stages have examined since it was made (each byte at each stage, the
+ * held bytes at each look at them), and the bytes of its buffers. A cost
+ * per token that grows with the stream shows in the first, a line held
+ * whole in the second. */
+uint64_t txlm_detok_work(const txlm_detok *d);
+size_t txlm_detok_held(const txlm_detok *d);
 
 #endif

@@ -136,13 +136,27 @@ for x in rows[:2]:
     assert len(x["eval_segment_ms"]) == 3 and len(x["gen_step_ms"]) == 3, x
     assert x["total_bytes"] == x["batch"] * (x["stream_ring_bytes"] + x["stream_scratch_bytes"]) + x["batch_bytes"], x
 assert rows[0]["eval_x_batch1"] == 1 and rows[0]["gen_x_batch1"] == 1, rows[0]
+# -r 2: the throughput's deviation over the repetitions, for each workload
+for x in rows[:2]:
+    assert x["eval_tokens_per_s_sd"] >= 0 and x["gen_tokens_per_s_sd"] >= 0, x
 big = rows[2]
 assert not big["fits"] and "does not fit" in big["why"] and big["total_bytes"] > big["available_bytes"], big
 assert "eval_tokens_per_s" not in big, big
 PY
 "$txlm" bench -m m.txlm --batch 1,2 --tokens 8 --gen-tokens 2 --reps 1 --tgt-len 8 --mem-len 16 > bench.txt || fail "bench --batch text"
-grep -Eq '^batch +eval tok/s +x b1 +seg ms +p50 +p90 +gen tok/s +x b1 +step ms +p50 +p90 +ring/stream +scratch/stream +shared$' bench.txt &&
-    grep -Eq '^ +1 +[0-9.]+ +1\.00 ' bench.txt && grep -Eq '^ +2 +[0-9.]+ +[0-9.]+ ' bench.txt || fail "bench --batch table: $(cat bench.txt)"
+grep -Eq '^batch +eval tok/s +\+/- sd +x b1 +seg ms +p50 +p90 +gen tok/s +\+/- sd +x b1 +step ms +p50 +p90 +ring/stream +scratch/stream +shared$' bench.txt &&
+    grep -Eq '^ +1 +[0-9.]+ +- +1\.00 ' bench.txt && grep -Eq '^ +2 +[0-9.]+ +- +[0-9.]+ ' bench.txt || fail "bench --batch table: $(cat bench.txt)"
+# with -r 3 the deviation is a number; the CSV rows name the model and the device
+"$txlm" bench -m m.txlm --batch 1 --workloads eval --tokens 8 --reps 3 --tgt-len 8 --mem-len 16 > bench3.txt &&
+    "$txlm" bench -m m.txlm --batch 1 --workloads eval --tokens 8 --reps 3 --tgt-len 8 --mem-len 16 -o csv > bench3.csv ||
+    fail "bench --batch -r 3"
+grep -Eq '^ +1 +[0-9.]+ +[0-9.]+ +1\.00 ' bench3.txt || fail "bench --batch -r 3 table: $(cat bench3.txt)"
+python3 - bench3.csv <<'PY' || fail "bench --batch CSV: $(cat bench3.csv)"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 1 and rows[0]["model"] == "m.txlm" and rows[0]["device"], rows
+assert float(rows[0]["eval_tokens_per_s_sd"]) >= 0 and rows[0]["gen_tokens_per_s_sd"] == "", rows
+PY
 # without a batch-1 row there is no ratio ("-", JSON null); a workload left out is null
 "$txlm" bench -m m.txlm --batch 2 --workloads gen --tokens 8 --gen-tokens 2 --reps 1 --tgt-len 8 --mem-len 16 --json > b2.json &&
     "$txlm" bench -m m.txlm --batch 2 --workloads gen --tokens 8 --gen-tokens 2 --reps 1 --tgt-len 8 --mem-len 16 > b2.txt ||
@@ -153,7 +167,7 @@ row = json.load(open(sys.argv[1]))["batches"][0]
 assert row["eval_tokens_per_s"] is None and row["eval_x_batch1"] is None and row["eval_segment_ms"] is None, row
 assert row["gen_tokens_per_s"] > 0 and row["gen_x_batch1"] is None and len(row["gen_step_ms"]) == 3, row
 PY
-grep -Eq '^ +2 +[0-9.]+ +- ' b2.txt || fail "bench --batch 2 text: $(cat b2.txt)"
+grep -Eq '^ +2 +[0-9.]+ +- +- ' b2.txt || fail "bench --batch 2 text: $(cat b2.txt)"
 echo "ok: bench --batch"
 
 # ---- refused: one line, status 1 -----------------------------------------

@@ -55,7 +55,7 @@ PY
 "$txlm" bench -m "$tmp/model.txlm" --workloads eval,gen --mem-len 6 --tgt-len 4 --tokens 4 --reps 1 > "$tmp/out.txt"
 grep -q "eval (tgt 4, mem 6)" "$tmp/out.txt" && grep -q "generation (mem 6)" "$tmp/out.txt" &&
     grep -Eq "weights read in generation +[0-9.]+ +GB/s" "$tmp/out.txt" && grep -Eq "device copy rate +[0-9.]+ +GB/s" "$tmp/out.txt" &&
-    grep -Eq "as a share of the copy rate +[0-9]+ +%" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: table"; exit 1; }
+    grep -Eq "^share of the copy rate +[0-9]+ +%" "$tmp/out.txt" || { cat "$tmp/out.txt"; echo "FAIL: table"; exit 1; }
 # TXLM_PROFILE=1: each recorder prints device time by kernel; the rows
 # add up to the whole and name the kernels a segment and a token run
 TXLM_PROFILE=1 "$txlm" bench -m "$tmp/model.txlm" --workloads gen --mem-len 6 --tgt-len 4 --gen-tokens 3 --reps 1 \
@@ -117,5 +117,20 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 assert [r["workload"] for r in rows] == ["device opened", "eval (tgt 4, mem 6)"], rows
 r = rows[1]
 assert float(r["median"]) > 0 and float(r["mean"]) > 0 and float(r["sd"]) >= 0 and r["reps"] == "3", r
+# every row names the model and the device; no label starts with a space
+assert all(x["model"].endswith("model.txlm") and x["device"] for x in rows), rows
+assert all(x["workload"] == x["workload"].strip() for x in rows), rows
 PY
+# -r 1: one run has no deviation to tell: none shown (not "+/- 0.00"), null in JSON, empty in CSV
+"$txlm" bench -m "$tmp/model.txlm" -r 1 --workloads eval --tokens 8 --mem-len 6 --tgt-len 4 > "$tmp/r1.txt"
+grep -Eq '^eval \(tgt 4, mem 6\) +[0-9.]+ +[0-9.]+ +tokens/s \(1\)$' "$tmp/r1.txt" && ! grep -q '+/- 0.00' "$tmp/r1.txt" ||
+    { echo "FAIL: -r 1 table"; cat "$tmp/r1.txt"; exit 1; }
+"$txlm" bench -m "$tmp/model.txlm" -r 1 -o json --workloads eval --tokens 8 --mem-len 6 --tgt-len 4 |
+    python3 -c 'import json, sys; r = json.load(sys.stdin); assert r["eval_tokens_per_s_sd"] is None, r' ||
+    { echo "FAIL: -r 1 JSON"; exit 1; }
+"$txlm" bench -m "$tmp/model.txlm" -r 1 -o csv --workloads eval --tokens 8 --mem-len 6 --tgt-len 4 | grep -q ',,tokens/s,1$' ||
+    { echo "FAIL: -r 1 CSV"; exit 1; }
+# one model a run: a second -m is refused, not silently taken instead of the first
+if "$txlm" bench -m "$tmp/model.txlm" -m "$tmp/other.txlm" > /dev/null 2> "$tmp/err"; then echo "FAIL: two -m accepted"; exit 1; fi
+grep -q "once per model" "$tmp/err" || { echo "FAIL: two -m: $(cat "$tmp/err")"; exit 1; }
 echo "txlm bench: every workload and the error cases behave"

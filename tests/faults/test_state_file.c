@@ -110,7 +110,7 @@ int main(int argc, char **argv)
     } cases[] = {{len / 2, 0x20, len, TXLM_ERR_CHECKSUM, "checksum"},
                  {len - 3, 0x01, len, TXLM_ERR_CHECKSUM, "checksum"},
                  {8, 0x02, len, TXLM_ERR_UNSUPPORTED, "version"},
-                 {0, 0x00, len - 8, TXLM_ERR_CHECKSUM, "checksum"},
+                 {0, 0x00, len - 8, TXLM_ERR_FORMAT, "the file is truncated"},
                  {0, 0x00, 20, TXLM_ERR_FORMAT, "too short"},
                  {0, 0x00, 0, TXLM_ERR_IO, "cannot read"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

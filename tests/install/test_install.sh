@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # meson install into a temporary prefix, build examples/embed.c and
 # examples/chat.c against the installed pkg-config file, and run them on a
-# packed golden model.
+# packed golden model; embed.c again against the installed static library
+# (no libtxlm.so at run time); the installed bin/txlm run from the staged
+# prefix with no LD_LIBRARY_PATH (its run path finds lib/).
 # usage: test_install.sh BUILD_DIR SOURCE_DIR TXLM_PACK GOLDEN_CASE_DIR
 set -euo pipefail
 build=$1 src=$2 pack=$3 case_dir=$4
@@ -35,4 +37,21 @@ echo "$out"
 grep -q "^txlm $(pkg-config --modversion txlm), session: " "$tmp/chat.err" || { echo "FAIL: chat example: $(cat "$tmp/chat.err")"; exit 1; }
 again=$(printf 'w5 w9 w12\nw7\n' | "$tmp/chat" "$tmp/model.txlm" 3 2> /dev/null)
 [ "$out" = "$again" ] || { echo "FAIL: the chat example's seeded replies differ between runs"; exit 1; }
-echo "installed library, header and txlm.pc work"
+# the static library: the same program, with no libtxlm.so in it
+static=$(find "$root" -name libtxlm.a | head -n 1)
+[ -n "$static" ] || { echo "FAIL: libtxlm.a not installed"; exit 1; }
+cc "$src/examples/embed.c" "${sanflags[@]}" $(pkg-config --cflags txlm) "$static" \
+    $(pkg-config --static --libs txlm | sed 's/-ltxlm//') -o "$tmp/embed_static"
+! env -u LD_LIBRARY_PATH ldd "$tmp/embed_static" | grep -q libtxlm || { echo "FAIL: the static build still needs libtxlm.so"; exit 1; }
+again=$(printf 'w5 w9 w12\nw7\n' | "$tmp/embed_static" "$tmp/model.txlm" 7)
+first=$(printf 'w5 w9 w12\nw7\n' | "$tmp/embed" "$tmp/model.txlm" 7)
+[ "$again" = "$first" ] || { echo "FAIL: the static build answers differently"; exit 1; }
+# the installed command, from a prefix the loader does not search
+txlm="$root/bin/txlm"
+[ -x "$txlm" ] || { echo "FAIL: bin/txlm not installed"; exit 1; }
+env -u LD_LIBRARY_PATH "$txlm" --version > "$tmp/version.txt" 2> "$tmp/version.err" ||
+    { echo "FAIL: the installed txlm does not start: $(cat "$tmp/version.err")"; exit 1; }
+env -u LD_LIBRARY_PATH ldd "$txlm" | grep libtxlm | grep -q "$root" ||
+    { echo "FAIL: bin/txlm does not find the installed libtxlm: $(env -u LD_LIBRARY_PATH ldd "$txlm" | grep libtxlm)"; exit 1; }
+env -u LD_LIBRARY_PATH "$txlm" info -m "$tmp/model.txlm" > /dev/null || { echo "FAIL: the installed txlm info"; exit 1; }
+echo "installed library (shared and static), header, txlm.pc and bin/txlm work"

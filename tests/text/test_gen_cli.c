@@ -13,7 +13,10 @@
  *   again, /reset forgets (the first turn's greedy reply again), the
  *   memory is kept across turns (the second reply is generate's
  *   continuation of the whole conversation), Ctrl-C stops a reply and the
- *   chat goes on.
+ *   chat goes on; from a pipe no prompt is printed (stdout holds the
+ *   replies alone); /reset with an argument is refused and forgets
+ *   nothing; -p is fed first, unanswered; /save never replaces the model
+ *   or the --state-in file.
  * usage: test_gen_cli TXLM TXLM_PACK GOLDEN_DIR */
 #include <fcntl.h>
 #include <signal.h>
@@ -90,7 +93,11 @@ static void test_refusals(void)
     refused("generate", (const char *const[]){"-p", "w5", "--top-p", "2", NULL}, "outside (0, 1]");
     refused("generate", (const char *const[]){"-p", "w5", "--top-p", "0", NULL}, "outside (0, 1]");
     refused("generate", (const char *const[]){"-p", "w5", "-n", "99999999999", NULL}, "out of range");
-    refused("generate", (const char *const[]){"-p", "w5", "-n", "-2", NULL}, "-1 for no limit");
+    refused("generate", (const char *const[]){"-p", "w5", "-n", "-2", NULL}, "out of range (-1 to 2147483647)");
+    refused("generate", (const char *const[]){"-p", "w5", "-n", "9999999999", NULL}, "out of range (-1 to 2147483647)");
+    refused("generate", (const char *const[]){"-p", "w5", "--clamp-len", "-5", NULL}, "--clamp-len: -5 is out of range (-1 to");
+    refused("chat", (const char *const[]){"--clamp-len", "-2", NULL}, "--clamp-len: -2 is out of range (-1 to");
+    refused("generate", (const char *const[]){"-p", "w5", "--top-k", "9999999999", NULL}, "out of range (0 to 2147483647)");
     refused("generate", (const char *const[]){"-p", "w5", "--repeat-penalty", "0", NULL}, "above 0");
     refused("generate", (const char *const[]){"-p", "w5", "--stop", "", NULL}, "empty");
     refused("generate", (const char *const[]){"--state-in", path_in("missing"), NULL}, "--state-in");
@@ -183,24 +190,16 @@ static void test_penalty(void)
     free(plain), free(one), free(pen);
 }
 
-/* The next prompt at or after p: "> " at a line's start (a reply may hold "<unk> "). */
-static const char *next_prompt(const char *out, const char *p)
-{
-    for (; p && (p = strstr(p, "> ")); p++)
-        if (p == out || p[-1] == '\n' || (p - out >= 2 && !strncmp(p - 2, "> ", 2))) return p;
-    return NULL;
-}
-
-/* The replies of a chat: what follows each prompt, up to its line's end
- * (commands answer nothing on stdout: their prompts are skipped). */
+/* The replies of a chat from a pipe: stdout holds them alone, a line each
+ * (no prompts; commands answer on stderr). */
 static int replies(const char *out, char r[][512], int cap)
 {
     int n = 0;
-    for (const char *p = next_prompt(out, out); p && n < cap; p = next_prompt(out, p)) {
-        while (!strncmp(p, "> ", 2)) p += 2;
+    for (const char *p = out; *p && n < cap;) {
         size_t len = strcspn(p, "\n");
-        if (p[len] == '\n') snprintf(r[n++], 512, "%.*s", (int)len, p);
-        p += len;
+        if (p[len] != '\n') break;
+        snprintf(r[n++], 512, "%.*s", (int)len, p);
+        p += len + 1;
     }
     return n;
 }
@@ -216,7 +215,7 @@ static void test_chat(void)
     printf("chat:\n%s", out);
     TCHECK(st == 0);
     int n = replies(out, r, 8);
-    TCHECK(n == 5);
+    TCHECK(n == 5 && !strstr(out, "> ") && !strstr(err, "> "));
     TCHECK(!strcmp(r[2], r[3]) && !strcmp(r[0], r[4]) && r[0][0]); /* /load, /reset */
     TCHECK(strstr(err, "saved to") && strstr(err, "loaded") && strstr(err, "memory cleared"));
     /* the second reply continues the whole conversation */
@@ -261,17 +260,70 @@ static void test_chat_sigint(void)
     int status = 0;
     TCHECK(waitpid(pid, &status, 0) == pid);
     char *out = slurp(out_path, NULL);
-    int prompts = 0, words[3] = {0, 0, 0};
-    for (const char *p = next_prompt(out, out); p; p = next_prompt(out, p + 2)) {
-        const char *end = next_prompt(out, p + 2);
-        for (const char *q = p; prompts < 3 && *q && (!end || q < end); q++) words[prompts] += *q == 'w' && (q[-1] == ' ' || q[-1] == '\n');
-        prompts++;
-    }
-    printf("chat after Ctrl-C: exit %d, %d prompts, replies of %d and %d words\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-           prompts, words[0], words[1]);
-    /* the first reply stopped early, the prompt again, the second line answered in full (300 tokens) */
-    TCHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0 && prompts == 3 && words[0] < 250 && words[1] >= 280);
+    /* --stop never: the replies hold line breaks of their own, so only their words are counted */
+    int words = 0;
+    for (const char *q = out; q && *q; q++) words += *q == 'w' && (q == out || q[-1] == ' ' || q[-1] == '\n');
+    printf("chat after Ctrl-C: exit %d, %d words in the two replies\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1, words);
+    /* the second line answered in full (300 tokens, a few of them line breaks), the first stopped early */
+    TCHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0 && words >= 281 && words < 550);
     free(out);
+}
+
+static int copy_file(const char *from, const char *to)
+{
+    size_t n = 0;
+    char *b = slurp(from, &n);
+    FILE *f = b ? fopen(to, "wb") : NULL;
+    int rc = !f || fwrite(b, 1, n, f) != n;
+    if (f && fclose(f)) rc = 1;
+    free(b);
+    return rc;
+}
+
+static int same_bytes(const char *a, const char *b)
+{
+    size_t na = 0, nb = 0;
+    char *x = slurp(a, &na), *y = slurp(b, &nb);
+    int same = x && y && na == nb && !memcmp(x, y, na);
+    free(x), free(y);
+    return same;
+}
+
+/* /reset with an argument, -p fed unanswered, /save onto an input. */
+static void test_chat_edges(void)
+{
+    static char r[8][512];
+    char *out, *err;
+    /* "/reset now" is refused: the memory stays, so the second reply is the one without any /reset */
+    int st = run("chat", (const char *const[]){"--temp", "0", "-n", "8", NULL}, "w5 w9\n/reset now\nw7 w8\n", &out, &err);
+    char *plain_out, *plain_err;
+    TCHECK(run("chat", (const char *const[]){"--temp", "0", "-n", "8", NULL}, "w5 w9\nw7 w8\n", &plain_out, &plain_err) == 0);
+    printf("/reset now: %s", err);
+    TCHECK(st == 0 && strstr(err, "/reset takes no argument") && !strstr(err, "memory cleared") && !strcmp(out, plain_out));
+    free(out), free(err), free(plain_out), free(plain_err);
+    /* -p: fed first, unanswered; the first line's reply continues it */
+    st = run("chat", (const char *const[]){"--temp", "0", "-n", "8", "-p", "w5 w9\n", NULL}, "w7 w8\n", &out, &err);
+    TCHECK(st == 0 && replies(out, r, 8) == 1);
+    char *cont = gen((const char *const[]){"-p", "w5 w9\nw7 w8\n", "-n", "8", "--temp", "0", "--stop", "\\n", "--no-display-prompt", NULL});
+    cont[strcspn(cont, "\n")] = 0;
+    printf("chat -p: \"%s\", generate: \"%s\"\n", r[0], cont);
+    TCHECK(!strcmp(cont, r[0]));
+    free(out), free(err), free(cont);
+    /* /save onto the model or the state the chat started from: refused, both intact */
+    char state[1100], model_copy[1100], state_copy[1100]; /* path_in's buffers are reused */
+    snprintf(state, sizeof state, "%s", path_in("edge.state"));
+    snprintf(model_copy, sizeof model_copy, "%s", path_in("copy.txlm"));
+    snprintf(state_copy, sizeof state_copy, "%s", path_in("copy.state"));
+    free(gen((const char *const[]){"-p", "w5", "-n", "2", "--seed", "1", "--state-out", state, NULL}));
+    TCHECK(copy_file(model, model_copy) == 0 && copy_file(state, state_copy) == 0);
+    char script[4096];
+    snprintf(script, sizeof script, "/save %s\n/save %s\n/save -\nw5\n", model, state);
+    st = run("chat", (const char *const[]){"--state-in", state, "-n", "2", NULL}, script, &out, &err);
+    printf("/save onto inputs: %s", err);
+    TCHECK(st == 0 && strstr(err, "the same file as the model") && strstr(err, "the same file as --state-in") &&
+           strstr(err, "/save -: standard output holds the conversation") && !strstr(err, "saved to"));
+    TCHECK(same_bytes(model, model_copy) && same_bytes(state, state_copy));
+    free(out), free(err);
 }
 
 int main(int argc, char **argv)
@@ -292,6 +344,7 @@ int main(int argc, char **argv)
     test_penalty();
     test_chat();
     test_chat_sigint();
+    test_chat_edges();
     rm_tree(dir);
     free(dir);
     printf("%d failures\n", text_failures);

@@ -6,6 +6,7 @@
 
 #include "attn.h"
 #include "cli.h"
+#include "cli_files.h"
 
 static void usage(void)
 {
@@ -36,7 +37,9 @@ static void usage(void)
         "           --terms, else probs; key index k is text position first_query - mlen + k\n"
         "  --csv F  a header line, then layer,head,matrix,query,key,query_pos,key_pos,distance,masked,value\n"
         "           per entry (head is a number or 'mean', matrix one of a b c d probs, query/key matrix\n"
-        "           indices, *_pos text positions, distance = mlen + query - key)\n");
+        "           indices, *_pos text positions, distance = mlen + query - key)\n\n"
+        "Any output may be \"-\", standard output (one of them; a PNG or float32 never to a terminal). No\n"
+        "output may be the model, the -f FILE or another output; all are checked before the model loads.\n");
 }
 
 typedef struct opts {
@@ -45,6 +48,7 @@ typedef struct opts {
     uint32_t seg_len;
     attn_figure_opts fig;
     txlm_session_options so;
+    int slot[3];  /* -o, --f32, --csv: their index in the command's cli_files (-1: not given) */
 } opts;
 
 /* "all", "mean" (when allowed) or an index below `count` (checked later). */
@@ -71,7 +75,7 @@ static int parse(int argc, char **argv, opts *o)
         if (!(v = cli_option_value(argc, argv, &i, "attention", attention_flags))) return 1;
         uint32_t u;
         int r;
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = v;
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) { if (cli_set_once(&o->model, v, a)) return 1; }
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) o->text = v;
         else if (!strcmp(a, "-f") || !strcmp(a, "--file")) o->file = v;
         else if (!strcmp(a, "--tokens")) o->tokens = v;
@@ -108,7 +112,8 @@ static int read_tokens(txlm_model *m, const opts *o, const char *text, size_t le
     return cli_tokenize(m, o->text, strlen(o->text), "-p TEXT", ids, n);
 }
 
-static int produce(txlm_model *m, const opts *o, const int32_t *ids, uint32_t n)
+/* io: the outputs opened; o->slot: where -o, --f32 and --csv are in it. */
+static int produce(txlm_model *m, const opts *o, const int32_t *ids, uint32_t n, cli_files *io)
 {
     txlm_model_params p;
     txlm_model_get_params(m, &p);
@@ -124,7 +129,6 @@ static int produce(txlm_model *m, const opts *o, const int32_t *ids, uint32_t n)
     attn_slice *s = NULL;
     uint32_t ns = 0;
     int rc = attn_select(&r, layer, o->head, &s, &ns);
-    const char *paths[3] = {o->out, o->f32, o->csv};
     void *data[3] = {NULL, NULL, NULL};
     size_t sizes[3] = {0, 0, 0};
     if (!rc && o->out) {
@@ -137,7 +141,8 @@ static int produce(txlm_model *m, const opts *o, const int32_t *ids, uint32_t n)
     }
     if (!rc && o->f32) rc = attn_dump_f32(&r, s, ns, o->terms, &data[1], &sizes[1]);
     if (!rc && o->csv) rc = attn_dump_csv(&r, s, ns, o->terms, &data[2], &sizes[2]);
-    if (!rc) rc = cli_write_files(3, paths, (const void *const *)data, sizes);
+    for (int k = 0; k < 3 && !rc; k++) rc = cli_files_write(io, o->slot[k], data[k], sizes[k]);
+    if (!rc) rc = cli_files_commit(io);
     for (int k = 0; k < 3; k++) free(data[k]);
     attn_slices_free(s, ns);
     attn_run_free(&r);
@@ -163,12 +168,21 @@ int cmd_attention(int argc, char **argv)
     /* the input file first: a bad one fails before the device starts */
     char *text = NULL;
     size_t len = 0;
-    if (o.file && !(text = cli_read_file(o.file, &len))) return 1;
+    cli_files io;
+    cli_files_init(&io);
+    cli_files_input(&io, "the model", o.model);
+    cli_files_input(&io, "the text", o.file);
+    o.slot[0] = cli_files_output(&io, "-o", o.out, 1);
+    o.slot[1] = cli_files_output(&io, "--f32", o.f32, 1);
+    o.slot[2] = cli_files_output(&io, "--csv", o.csv, 0);
+    if (cli_files_open(&io)) return 1;
+    if (o.file && !(text = cli_read_file(o.file, &len))) goto done;
     if (cli_open_model(o.model, &mo, &ctx, &m)) goto done;
     if (read_tokens(m, &o, text, len, &ids, &n)) goto done;
-    rc = produce(m, &o, ids, n);
+    rc = produce(m, &o, ids, n, &io);
     if (!rc) rc = cli_validation_status(ctx);
 done:
+    cli_files_abort(&io);
     free(text);
     free(ids);
     txlm_model_free(m);

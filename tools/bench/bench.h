@@ -44,10 +44,12 @@ typedef struct bench_result {
 
 enum { BENCH_TEXT, BENCH_MD, BENCH_CSV, BENCH_JSON };
 
-/* Median, mean and sample standard deviation (0 for one value) of a series. */
+/* Median, mean and sample standard deviation (NAN for one value) of a series. */
 double bench_median(const series *s);
 double bench_mean(const series *s);
 double bench_sd(const series *s);
+/* A CSV field in quotes (quotes doubled), on stdout. */
+void bench_csv_field(const char *s);
 /* The figures in o->format on stdout. */
 void bench_report(const bench_opts *o, const txlm_device_info *dev, const bench_result *r);
 

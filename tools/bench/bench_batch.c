@@ -8,6 +8,7 @@
  * is allocated. */
 #include "bench_batch.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +40,9 @@ static int cmp_ms(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Mean, median and 90th percentile (nearest rank) of the step times. */
-static void summarize(timing *t, double *out, double *tps)
+/* Mean, median and 90th percentile (nearest rank) of the step times; the
+ * rate's median and standard deviation over the repetitions. */
+static void summarize(timing *t, double *out, double *tps, double *sd)
 {
     double sum = 0;
     for (size_t i = 0; i < t->n; i++) sum += t->ms[i];
@@ -49,6 +51,7 @@ static void summarize(timing *t, double *out, double *tps)
     out[1] = t->n ? t->ms[(t->n + 1) / 2 - 1] : 0;
     out[2] = t->n ? t->ms[(size_t)((double)t->n * 0.9 + 0.999999) - 1] : 0;
     *tps = bench_median(&t->tps);
+    *sd = bench_sd(&t->tps);
 }
 
 /* B streams' token buffers: stream k at offset k x 4099 of the bench's ids. */
@@ -103,7 +106,7 @@ static int time_eval(streams *s, const bench_opts *o, batch_row *row)
         rc = run_tokens(s, o, o->tokens, 1, &t);
         t.tps.v[t.tps.n++] = (double)o->tokens * s->cb.n / (cli_now() - t0);
     }
-    if (!rc) summarize(&t, row->eval_ms, &row->eval_tps);
+    if (!rc) summarize(&t, row->eval_ms, &row->eval_tps, &row->eval_sd);
     free(t.ms);
     return rc;
 }
@@ -134,7 +137,7 @@ static int time_gen(streams *s, const bench_opts *o, batch_row *row)
         }
         t.tps.v[t.tps.n++] = (double)o->gen_tokens * s->cb.n / (cli_now() - t0);
     }
-    if (!rc) summarize(&t, row->gen_ms, &row->gen_tps);
+    if (!rc) summarize(&t, row->gen_ms, &row->gen_tps, &row->gen_sd);
     free(t.ms);
     free(drawn);
     return rc;
@@ -177,6 +180,7 @@ int bench_batch_run(txlm_model *m, const bench_opts *o, batch_result *r)
         batch_row *row = &r->rows[i];
         memset(row, 0, sizeof *row);
         row->streams = (uint32_t)o->batches[i];
+        row->eval_sd = row->gen_sd = NAN; /* not measured */
         plan(m, o, row);
         if (!row->fits) continue;
         if ((o->workloads & W_EVAL) && with_streams(m, o, row, time_eval)) return 1;

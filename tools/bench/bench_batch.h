@@ -14,6 +14,7 @@ typedef struct batch_row {
     char why[160];             /* when it does not fit, or the plan refused it */
     txlm_batch_sizes z;
     double eval_tps, gen_tps;  /* tokens/s, all streams together: medians over the repetitions */
+    double eval_sd, gen_sd;    /* their standard deviations over the repetitions (NAN for one) */
     double eval_ms[3], gen_ms[3]; /* per segment step / per token step: mean, p50, p90 */
 } batch_row;
 

@@ -32,7 +32,7 @@ double bench_mean(const series *s)
 
 double bench_sd(const series *s)
 {
-    if (s->n < 2) return s->n ? 0 : NAN;
+    if (s->n < 2) return NAN; /* one run has no spread to tell: not 0 */
     double m = bench_mean(s), ss = 0;
     for (uint32_t i = 0; i < s->n; i++) ss += (s->v[i] - m) * (s->v[i] - m);
     return sqrt(ss / (s->n - 1));
@@ -61,7 +61,7 @@ static int rows_of(const bench_opts *o, const bench_result *r, row *out)
         double rate = (double)r->step_bytes * bench_median(&r->gen_tps);
         out[n++] = (row){"weights read in generation", NULL, rate * 1e-9, "GB/s", 2};
         out[n++] = (row){"device copy rate", NULL, r->copy_rate * 1e-9, "GB/s", 2};
-        out[n++] = (row){"  as a share of the copy rate", NULL, 100 * rate / r->copy_rate, "%", 0};
+        out[n++] = (row){"share of the copy rate", NULL, 100 * rate / r->copy_rate, "%", 0};
     }
     for (uint32_t i = 0; (o->workloads & W_VANILLA) && i < o->n_lens; i++) {
         out[n] = (row){"", NULL, r->xl_ms[i], "ms/token", 2};
@@ -85,7 +85,9 @@ static void print_text(const bench_opts *o, const txlm_device_info *dev, const b
             continue;
         }
         char ms[48];
-        snprintf(ms, sizeof ms, "%.*f +/- %.*f", rows[i].digits, bench_mean(rows[i].s), rows[i].digits, bench_sd(rows[i].s));
+        int d = rows[i].digits;
+        if (rows[i].s->n > 1) snprintf(ms, sizeof ms, "%.*f +/- %.*f", d, bench_mean(rows[i].s), d, bench_sd(rows[i].s));
+        else snprintf(ms, sizeof ms, "%.*f", d, bench_mean(rows[i].s));
         printf("%-30s %12.*f %24s  %s (%u)\n", rows[i].what, rows[i].digits, bench_median(rows[i].s), ms, rows[i].unit,
                rows[i].s->n);
     }
@@ -97,24 +99,40 @@ static void print_md(const bench_opts *o, const txlm_device_info *dev, const ben
     printf("| workload | median | mean ± sd | unit | reps |\n|---|---:|---:|---|---:|\n");
     for (int i = 0; i < n; i++) {
         const row *w = &rows[i];
-        if (w->s)
+        if (w->s && w->s->n > 1)
             printf("| %s | %.*f | %.*f ± %.*f | %s | %u |\n", w->what, w->digits, bench_median(w->s), w->digits,
                    bench_mean(w->s), w->digits, bench_sd(w->s), w->unit, w->s->n);
+        else if (w->s)
+            printf("| %s | %.*f | %.*f | %s | 1 |\n", w->what, w->digits, bench_median(w->s), w->digits, bench_mean(w->s), w->unit);
         else
             printf("| %s | %.*f | | %s | |\n", w->what, w->digits, w->value, w->unit);
     }
 }
 
-static void print_csv(const bench_result *r, const row *rows, int n)
+void bench_csv_field(const char *s)
 {
-    printf("workload,median,mean,sd,unit,reps\n\"device opened\",%.6g,,,s,1\n", r->context_s);
-    for (int i = 0; i < n; i++) {
-        const row *w = &rows[i];
-        if (w->s)
-            printf("\"%s\",%.6g,%.6g,%.6g,%s,%u\n", w->what, bench_median(w->s), bench_mean(w->s), bench_sd(w->s), w->unit,
-                   w->s->n);
-        else
-            printf("\"%s\",%.6g,,,%s,\n", w->what, w->value, w->unit);
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"') putchar('"');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+/* Every row names the model and the device, so that rows of several runs
+ * can be put together; the standard deviation is empty for one run. */
+static void print_csv(const bench_opts *o, const txlm_device_info *dev, const bench_result *r, const row *rows, int n)
+{
+    printf("model,device,workload,median,mean,sd,unit,reps\n");
+    for (int i = -1; i < n; i++) {
+        const row *w = i < 0 ? NULL : &rows[i];
+        bench_csv_field(o->model), putchar(','), bench_csv_field(dev->name), putchar(',');
+        bench_csv_field(w ? w->what : "device opened");
+        if (!w) printf(",%.6g,,,s,1\n", r->context_s);
+        else if (!w->s) printf(",%.6g,,,%s,\n", w->value, w->unit);
+        else if (w->s->n > 1)
+            printf(",%.6g,%.6g,%.6g,%s,%u\n", bench_median(w->s), bench_mean(w->s), bench_sd(w->s), w->unit, w->s->n);
+        else printf(",%.6g,%.6g,,%s,1\n", bench_median(w->s), bench_mean(w->s), w->unit);
     }
 }
 
@@ -122,8 +140,10 @@ static void print_series(const char *name, const series *s)
 {
     printf(",\n  \"%s\": [", name);
     for (uint32_t i = 0; i < s->n; i++) printf("%s%.6g", i ? ", " : "", s->v[i]);
-    printf("],\n  \"%s_median\": %.6g,\n  \"%s_mean\": %.6g,\n  \"%s_sd\": %.6g", name, bench_median(s), name,
-           bench_mean(s), name, bench_sd(s));
+    printf("],\n  \"%s_median\": %.6g,\n  \"%s_mean\": %.6g,\n  \"%s_sd\": ", name, bench_median(s), name,
+           bench_mean(s), name);
+    if (s->n > 1) printf("%.6g", bench_sd(s));
+    else printf("null");
 }
 
 static void print_json(const bench_opts *o, const txlm_device_info *dev, const bench_result *r)
@@ -159,7 +179,7 @@ void bench_report(const bench_opts *o, const txlm_device_info *dev, const bench_
     switch (o->format) {
     case BENCH_JSON: print_json(o, dev, r); break;
     case BENCH_MD: print_md(o, dev, r, rows, n); break;
-    case BENCH_CSV: print_csv(r, rows, n); break;
+    case BENCH_CSV: print_csv(o, dev, r, rows, n); break;
     default: print_text(o, dev, r, rows, n); break;
     }
 }

@@ -22,8 +22,9 @@ static void usage(void)
            "                  [-o text|md|csv|json] [--workloads load,eval,gen,vanilla] [--attn-lens 128,320,640,1600]\n"
            "                  [--vanilla-tokens V] [--ids FILE] [--seed S] [--no-verify] [--batch 1,2,4,... [--memory-budget MIB]]\n\n"
            "Times, on the device txlm uses (-r R repetitions, also --reps R, default 3: the median and the mean\n"
-           "+/- standard deviation of each; -o picks a table (text, default), a Markdown table (md), CSV rows\n"
-           "(csv) or JSON (json, also --json)):\n"
+           "+/- standard deviation of each, the mean alone for -r 1; -o picks a table (text, default), a Markdown\n"
+           "table (md), CSV rows naming the model and the device (csv) or JSON (json, also --json); -m once: a\n"
+           "run times one model):\n"
            "  load     model file to the first sampled token (after the device is opened; the opening is\n"
            "           reported on its own)\n"
            "  eval     scoring N tokens (default 512) in segments of L (default: the model's tgt_len), after\n"
@@ -272,8 +273,12 @@ static int parse_args(int argc, char **argv, bench_opts *o, const char **ids_pat
         if (!strcmp(a, "--json")) { o->format = BENCH_JSON; continue; }
         if (!strcmp(a, "--no-verify")) { o->mo.no_verify = 1; continue; }
         if (!(v = cli_option_value(argc, argv, &i, "bench", bench_flags))) return 1;
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = v;
-        else if (!strcmp(a, "--mem-len")) { if (cli_parse_u32(v, a, &o->mem_len)) return 1; }
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
+            if (o->model)
+                return cli_error("bench: -m given twice (%s and %s): a run times one model; run bench once per model",
+                                 o->model, v);
+            o->model = v;
+        } else if (!strcmp(a, "--mem-len")) { if (cli_parse_u32(v, a, &o->mem_len)) return 1; }
         else if (!strcmp(a, "--tgt-len")) { if (cli_parse_u32(v, a, &o->tgt_len)) return 1; }
         else if (!strcmp(a, "--tokens")) { if (cli_parse_u32(v, a, &o->tokens)) return 1; }
         else if (!strcmp(a, "--gen-tokens")) { if (cli_parse_u32(v, a, &o->gen_tokens)) return 1; }

@@ -16,6 +16,7 @@
 #include "ckpt_checks.h"
 #include "export_hf.h"
 #include "pack.h"
+#include "same_file.h"
 #include "source.h"
 
 static const char usage[] =
@@ -154,26 +155,30 @@ static int parse_seed(const char *s, uint64_t *out, txlm_err *err)
     return 0;
 }
 
-/* The same file (device and inode), however it is named: through
- * symbolic or hard links too. Writing onto an input would destroy it
- * before it is fully read. */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-/* Every output against every input the source read, and the two outputs apart. */
+/* Every output (OUT; with --export-safetensors also the config.json and
+ * vocab.txt written beside it) against every input the source read and
+ * against each other: txlm_paths_same follows symbolic and hard links, so
+ * writing onto an input, which would destroy it before it is fully read,
+ * is refused however the two are named. */
 static int check_outputs(const args *a, const txlm_source *s, txlm_err *err)
 {
-    const char *outs[2] = {a->out, a->export_st};
-    for (int k = 0; k < 2; k++)
+    char cfg[4096] = "", voc[4096] = "";
+    if (a->export_st) { /* the names txlm_export_hf writes */
+        const char *slash = strrchr(a->export_st, '/');
+        int dl = slash ? (int)(slash - a->export_st) : 1;
+        snprintf(cfg, sizeof cfg, "%.*s/config.json", dl, slash ? a->export_st : ".");
+        snprintf(voc, sizeof voc, "%.*s/vocab.txt", dl, slash ? a->export_st : ".");
+    }
+    const char *outs[4] = {a->out, a->export_st, *cfg ? cfg : NULL, *voc ? voc : NULL};
+    for (int k = 0; k < 4; k++) {
         for (uint32_t i = 0; outs[k] && i < s->n_inputs; i++)
-            if (same_file(outs[k], s->inputs[i]))
+            if (txlm_paths_same(outs[k], s->inputs[i]))
                 return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite the input %s", outs[k],
                                  s->inputs[i]);
-    if (a->export_st && (!strcmp(a->out, a->export_st) || same_file(a->out, a->export_st)))
-        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: given as both outputs", a->out);
+        for (int j = 0; outs[k] && j < k; j++)
+            if (outs[j] && txlm_paths_same(outs[k], outs[j]))
+                return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: given as two outputs", outs[k]);
+    }
     return 0;
 }
 
@@ -239,7 +244,7 @@ static int run(const args *a, txlm_err *err)
     if (!rc) rc = parse_seed(a->seed, &so.seed, err);
     if (!rc && a->order && txlm_cluster_order_parse(a->order) < 0)
         rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "--cluster-order '%s': expected forward or reverse", a->order);
-    if (!rc && same_file(a->out, path))
+    if (!rc && txlm_paths_same(a->out, path))
         rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite the input %s", a->out, path);
     if (rc) return rc;
     txlm_source s;

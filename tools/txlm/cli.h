@@ -28,19 +28,26 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_lib_error(txlm_status st, const char *what);
 /* Parses "a,b,c" of non-negative integers; *out is malloc'd. */
 int cli_parse_list(const char *s, int32_t **out, uint32_t *n, const char *what);
-/* Writes a whole file atomically (format/container/atomic_write.h: an unredirectable
- * temporary, synced, then renamed); 1 after printing why not. */
-int cli_write_file(const char *path, const void *data, size_t size);
-/* The same for n files (NULL paths skipped), all written before any replaces its old version. */
-int cli_write_files(int n, const char *const *paths, const void *const *data, const size_t *sizes);
+/* *slot = v for a flag given at most once (as -m MODEL): 1 after printing
+ * why when it was given before. */
+int cli_set_once(const char **slot, const char *v, const char *flag);
+/* Above this share of <unk> tokens a figure (or a continuation) says
+ * little: the text is mostly words the model cannot represent. */
+#define CLI_UNK_WARN_RATE 0.05
+/* A warning on stderr when unk of the n tokens of `what` are above that
+ * share; `why` says what follows from it. */
+void cli_warn_unk(uint64_t unk, uint64_t n, const char *what, const char *why);
 /* Returns the value after a flag or NULL (and prints an error). */
 const char *cli_value(int argc, char **argv, int *i);
 /* The value after argv[*i] when the command knows it as a flag taking a
  * value (flags: NULL-terminated; the session options are added), else
  * NULL after printing "CMD: unknown option": an unknown flag in last
- * position is unknown, not one that "needs a value". */
+ * position is unknown, not one that "needs a value"; a bare word (a
+ * model named without -m) is told to be no option. */
 const char *cli_option_value(int argc, char **argv, int *i, const char *cmd, const char *const *flags);
-/* Parses an unsigned or signed integer in range, printing an error on failure. */
+/* Parses an integer in [lo, hi], printing an error (with the range) on failure. */
+int cli_parse_range(const char *s, const char *flag, int32_t lo, int32_t hi, int32_t *out);
+/* The same for [0, INT32_MAX] and for any int32. */
 int cli_parse_u32(const char *s, const char *flag, uint32_t *out);
 int cli_parse_i32(const char *s, const char *flag, int32_t *out);
 /* Context options from the environment (TXLM_DEVICE is read by the library). */

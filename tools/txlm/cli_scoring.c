@@ -33,7 +33,7 @@ static int shared_option(cli_text_run *r, int argc, char **argv, int *i, const c
     if (!with_value[k]) return -1;
     if (!(v = cli_value(argc, argv, i))) return 1;
     if (k < 2) {
-        if (r->n_models == 2) return cli_error("%s: more than two models given", cmd);
+        if (r->n_models == 2) return cli_error("%s: more than two models given (-m %s -m %s -m %s)", cmd, r->model[0], r->model[1], v);
         return r->model[r->n_models++] = v, 0;
     }
     if (k < 4) return set_file(r, v, cmd);
@@ -56,8 +56,17 @@ int cli_text_run_parse(cli_text_run *r, int argc, char **argv, const char *cmd, 
         if (rc < 0) return cli_error("%s: unknown option \"%s\" (see txlm %s --help)", cmd, argv[i], cmd);
         if (rc) return 1;
     }
-    if (r->n_models != models || !r->file)
-        return cli_error("%s: %s and FILE are required", cmd, models == 1 ? "-m MODEL" : "two -m MODEL");
+    if (r->n_models > models)
+        return cli_error("%s: %d models given (-m %s -m %s); it takes %s", cmd, r->n_models, r->model[0], r->model[1],
+                         models == 1 ? "one (txlm compare compares two)" : "two");
+    if (r->n_models < models)
+        return models == 1 ? cli_error("%s: -m MODEL is required", cmd)
+                           : cli_error("%s: two -m MODEL are required (%d given)", cmd, r->n_models);
+    if (!r->file) return cli_error("%s: FILE is required (\"-\" reads standard input)", cmd);
+    cli_files_init(&r->io);
+    cli_files_input(&r->io, models == 1 ? "the model" : "model A", r->model[0]);
+    cli_files_input(&r->io, "model B", models == 2 ? r->model[1] : NULL);
+    cli_files_input(&r->io, "the text", r->file);
     return cli_text_run_start(r);
 }
 
@@ -78,8 +87,11 @@ int cli_text_run_start(cli_text_run *r)
     return 0;
 }
 
+int cli_text_run_outputs(cli_text_run *r) { return cli_files_open(&r->io); }
+
 int cli_text_run_finish(cli_text_run *r, int rc)
 {
+    cli_files_abort(&r->io);
     if (fflush(stdout) && !rc) rc = cli_error("writing the output failed");
     if (cli_interrupted) rc = (cli_error("interrupted"), 130);
     cli_sigint_restore();
@@ -306,6 +318,12 @@ void cli_json_string(FILE *f, const char *s, size_t len)
 void cli_json_number(FILE *f, double x, int digits)
 {
     if (isfinite(x)) fprintf(f, "%.*f", digits, x);
+    else fputs("null", f);
+}
+
+void cli_json_sig(FILE *f, double x, int digits)
+{
+    if (isfinite(x)) fprintf(f, "%.*g", digits, x);
     else fputs("null", f);
 }
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli_files.h"
 #include "txlm.h"
 
 /* ---- options and opening ---------------------------------------------- */
@@ -25,6 +26,7 @@ typedef struct cli_text_run {
     FILE *in;
     double in_bytes;             /* the text's size when known (else 0), for the progress bar */
     double done_bytes;           /* read so far */
+    cli_files io;                /* the models and the text as inputs; the command adds its outputs */
 } cli_text_run;
 
 /* The arguments every scoring command takes: -m MODEL (up to two), FILE,
@@ -33,9 +35,9 @@ typedef struct cli_text_run {
  * taken, 1 after printing an error, -1 when it is not one. */
 typedef int (*cli_arg_fn)(void *user, int argc, char **argv, int *i);
 /* All of argv: --help (prints usage, returns -1), the options above and
- * the command's own (own); then exactly `models` -m and a FILE, and
- * cli_text_run_start. 0, or 1 after printing what is wrong. r is
- * initialised first. */
+ * the command's own (own); then exactly `models` -m and a FILE, r->io
+ * given them as inputs, and cli_text_run_start. 0, or 1 after printing
+ * what is wrong. r is initialised first. */
 int cli_text_run_parse(cli_text_run *r, int argc, char **argv, const char *cmd, int models, void (*usage)(void),
                        cli_arg_fn own, void *user);
 /* --json (1 in *json) and --per-token FILE (*per_token), which eval and
@@ -45,8 +47,12 @@ int cli_report_option(int argc, char **argv, int *i, int *json, const char **per
  * fast) and catches Ctrl-C, which also cancels loading a model. 0 or 1
  * after printing why. */
 int cli_text_run_start(cli_text_run *r);
+/* The outputs added to r->io checked and their temporaries created
+ * (cli_files_open): 0, or 1 after printing why. */
+int cli_text_run_outputs(cli_text_run *r);
 /* The end: stdout flushed, Ctrl-C reported (exit status 130), SIGINT
- * restored, the text closed. Returns the exit status given rc. */
+ * restored, the text closed, outputs not committed dropped. Returns the
+ * exit status given rc. */
 int cli_text_run_finish(cli_text_run *r, int rc);
 /* The segment length for model params p, and so.max_segment set to it. */
 uint32_t cli_text_run_segment(cli_text_run *r, const txlm_model_params *p);
@@ -148,6 +154,9 @@ double cli_stats_se(const cli_stats *s);
 void cli_json_string(FILE *f, const char *s, size_t len);
 /* A JSON number with the given printf precision, or null when not finite. */
 void cli_json_number(FILE *f, double x, int digits);
+/* The same with the given number of significant digits (small values such
+ * as a KL divergence keep their precision). */
+void cli_json_sig(FILE *f, double x, int digits);
 /* A TSV field: tab, newline and carriage return written as \t \n \r
  * (only a character model's token can hold them). */
 void cli_tsv_field(FILE *f, const char *s, size_t len);

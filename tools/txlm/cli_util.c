@@ -21,7 +21,24 @@ int cli_error(const char *fmt, ...)
 
 int cli_lib_error(txlm_status st, const char *what)
 {
-    return cli_error("%s: %s (%s)", what, txlm_last_error(), txlm_status_string(st));
+    const char *msg = txlm_last_error(), *kind = txlm_status_string(st);
+    /* "checksum mismatch (checksum mismatch)" says nothing twice */
+    if (strstr(msg, kind)) return cli_error("%s: %s", what, msg);
+    return cli_error("%s: %s (%s)", what, msg, kind);
+}
+
+int cli_set_once(const char **slot, const char *v, const char *flag)
+{
+    if (*slot) return cli_error("%s given twice (%s and %s): give it once", flag, *slot, v);
+    *slot = v;
+    return 0;
+}
+
+void cli_warn_unk(uint64_t unk, uint64_t n, const char *what, const char *why)
+{
+    if (n && (double)unk / (double)n > CLI_UNK_WARN_RATE)
+        fprintf(stderr, "txlm: warning: %.1f%% of %s are <unk>: the text holds words the model's vocabulary lacks, and %s\n",
+                100.0 * (double)unk / (double)n, what, why);
 }
 
 int cli_parse_list(const char *s, int32_t **out, uint32_t *n, const char *what)
@@ -52,13 +69,6 @@ int cli_parse_list(const char *s, int32_t **out, uint32_t *n, const char *what)
     return 0;
 }
 
-int cli_write_files(int n, const char *const *paths, const void *const *data, const size_t *sizes)
-{
-    return txlm_write_files(n, paths, data, sizes) ? cli_error("%s", txlm_last_error()) : 0;
-}
-
-int cli_write_file(const char *path, const void *data, size_t size) { return cli_write_files(1, &path, &data, &size); }
-
 const char *cli_value(int argc, char **argv, int *i)
 {
     if (*i + 1 >= argc) {
@@ -78,30 +88,36 @@ static int in_list(const char *a, const char *const *flags)
 const char *cli_option_value(int argc, char **argv, int *i, const char *cmd, const char *const *flags)
 {
     static const char *const session_flags[] = {"--mem-len", "--clamp-len", "--same-length", "--zero-memory", NULL};
-    if (!in_list(argv[*i], flags) && !in_list(argv[*i], session_flags)) {
-        cli_error("%s: unknown option \"%s\" (see txlm %s --help)", cmd, argv[*i], cmd);
+    const char *a = argv[*i];
+    if (a[0] != '-' || !a[1]) {
+        if (in_list("-m", flags)) cli_error("%s: \"%s\" is not an option; a model is given as -m %s (see txlm %s --help)", cmd, a, a, cmd);
+        else cli_error("%s: \"%s\" is not an option (see txlm %s --help)", cmd, a, cmd);
+        return NULL;
+    }
+    if (!in_list(a, flags) && !in_list(a, session_flags)) {
+        cli_error("%s: unknown option \"%s\" (see txlm %s --help)", cmd, a, cmd);
         return NULL;
     }
     return cli_value(argc, argv, i);
 }
 
-int cli_parse_i32(const char *s, const char *flag, int32_t *out)
+int cli_parse_range(const char *s, const char *flag, int32_t lo, int32_t hi, int32_t *out)
 {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
     if (!*s || *end || (errno && errno != ERANGE)) return cli_error("%s: \"%s\" is not an integer", flag, s);
-    if (errno == ERANGE || v < INT32_MIN || v > INT32_MAX)
-        return cli_error("%s: %s is out of range (%d to %d)", flag, s, INT32_MIN, INT32_MAX);
+    if (errno == ERANGE || v < lo || v > hi) return cli_error("%s: %s is out of range (%d to %d)", flag, s, lo, hi);
     *out = (int32_t)v;
     return 0;
 }
 
+int cli_parse_i32(const char *s, const char *flag, int32_t *out) { return cli_parse_range(s, flag, INT32_MIN, INT32_MAX, out); }
+
 int cli_parse_u32(const char *s, const char *flag, uint32_t *out)
 {
     int32_t v = 0;
-    if (cli_parse_i32(s, flag, &v)) return 1;
-    if (v < 0) return cli_error("%s: must not be negative", flag);
+    if (cli_parse_range(s, flag, 0, INT32_MAX, &v)) return 1;
     *out = (uint32_t)v;
     return 0;
 }
@@ -178,7 +194,8 @@ char *cli_read_file(const char *path, size_t *len)
 int cli_session_option(const char *flag, const char *v, txlm_session_options *so)
 {
     if (!strcmp(flag, "--mem-len")) return cli_parse_u32(v, flag, &so->mem_len);
-    if (!strcmp(flag, "--clamp-len")) return cli_parse_i32(v, flag, &so->clamp_len);
+    /* the library's clamp_len: 0 the model's, -1 none, else a distance */
+    if (!strcmp(flag, "--clamp-len")) return cli_parse_range(v, flag, -1, INT32_MAX, &so->clamp_len);
     uint32_t z = 0;
     if (!strcmp(flag, "--zero-memory"))
         return cli_parse_u32(v, flag, &z) || z > 1 ? cli_error("--zero-memory must be 0 or 1") : (so->zero_memory = (int)z, 0);

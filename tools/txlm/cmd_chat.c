@@ -3,82 +3,129 @@
  * streamed until it ends its line (or a --stop string, or -n tokens).
  * Ctrl-C stops the reply and returns to the prompt; at the prompt it
  * ends the chat, as end of input does. Lines starting with '/' are
- * commands: /save FILE, /load FILE, /reset, /help, /quit. */
+ * commands: /save FILE, /load FILE, /reset, /help, /quit. Lines come
+ * through chat_input.c: edited, with history, on a terminal. */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "chat_input.h"
 #include "cli.h"
+#include "cli_files.h"
+#include "cli_scoring.h"
 #include "gen_common.h"
 
 static const char commands_help[] =
-    "  /save FILE   save the session (memory and sampler) to FILE\n"
+    "  /save FILE   save the session (memory and sampler) to FILE (never the model, --state-in or -f FILE)\n"
     "  /load FILE   go on from a saved session\n"
     "  /reset       forget everything said so far\n"
     "  /quit        end (as end of input and Ctrl-C at the prompt do)\n";
 
 static void usage(void)
 {
-    printf("usage: txlm chat -m MODEL [-n TOKENS] [--temperature T] [--top-k K] [--top-p P] [--repeat-penalty R]\n"
-           "                 [--stop STR]... [--seed S] [--state-in FILE] [--mem-len M] [--clamp-len C]\n"
-           "                 [--same-length 0|1] [--zero-memory 0|1] [--no-verify]\n\n"
+    printf("usage: txlm chat -m MODEL [-p PROMPT | -f PROMPT_FILE] [-n TOKENS] [--temperature T] [--top-k K]\n"
+           "                 [--top-p P] [--repeat-penalty R] [--repeat-last-n N] [--stop STR]... [--seed S]\n"
+           "                 [--state-in FILE] [--mem-len M] [--clamp-len C] [--same-length 0|1]\n"
+           "                 [--zero-memory 0|1] [--no-verify]\n\n"
            "Reads lines from standard input; each is fed to the model with the memory of the whole\n"
            "conversation, and the reply streams until the model ends its line, a --stop string appears\n"
            "(then it replaces the line-break stop), or -n tokens (default -1: no limit). Ctrl-C stops the\n"
-           "reply and returns to the prompt.\n\n%s\nCommands:\n%s",
+           "reply and returns to the prompt. On a terminal, lines are edited and kept in a history (the Up\n"
+           "arrow brings one back), and the prompt \"> \" goes to standard error; from a pipe or a file there\n"
+           "is no prompt, and standard output holds the replies alone, one line each.\n"
+           "-p PROMPT or -f FILE (\"-\" is not standard input here: it holds the conversation) is fed\n"
+           "first, unanswered: the start the conversation goes on from.\n\n%s\nCommands:\n%s",
            gen_help, commands_help);
 }
 
-static const char *const own_flags[] = {"-m", "--model", "--state-in", NULL};
+typedef struct chat_args {
+    const char *model, *state_in, *prompt, *prompt_file;
+    gen_opts g;
+    txlm_session_options so;
+    txlm_model_options mo;
+} chat_args;
 
-static int parse(int argc, char **argv, const char **model, const char **state_in, gen_opts *g,
-                 txlm_session_options *so, txlm_model_options *mo)
+static const char *const own_flags[] = {"-m", "--model", "--state-in", "-p", "--prompt", "-f", "--file", NULL};
+
+static int own_flag(const char *f)
+{
+    for (int k = 0; own_flags[k]; k++)
+        if (!strcmp(f, own_flags[k])) return 1;
+    return 0;
+}
+
+static int parse(int argc, char **argv, chat_args *a)
 {
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i], *v;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) return usage(), 2;
-        if (!strcmp(f, "--no-verify")) { mo->no_verify = 1; continue; }
-        int own = !strcmp(f, "-m") || !strcmp(f, "--model") || !strcmp(f, "--state-in");
-        if (!(v = cli_option_value(argc, argv, &i, "chat", own ? own_flags : gen_flags))) return 1;
+        if (!strcmp(f, "--no-verify")) { a->mo.no_verify = 1; continue; }
+        if (!(v = cli_option_value(argc, argv, &i, "chat", own_flag(f) ? own_flags : gen_flags))) return 1;
         int r;
-        if (!strcmp(f, "-m") || !strcmp(f, "--model")) *model = v;
-        else if (!strcmp(f, "--state-in")) *state_in = v;
-        else if ((r = gen_option(f, v, g)) != 0) { if (r < 0) return 1; }
-        else if ((r = cli_session_option(f, v, so)) >= 0) { if (r) return 1; }
+        if (!strcmp(f, "-m") || !strcmp(f, "--model")) { if (cli_set_once(&a->model, v, f)) return 1; }
+        else if (!strcmp(f, "--state-in")) a->state_in = v;
+        else if (!strcmp(f, "-p") || !strcmp(f, "--prompt")) a->prompt = v;
+        else if (!strcmp(f, "-f") || !strcmp(f, "--file")) a->prompt_file = v;
+        else if ((r = gen_option(f, v, &a->g)) != 0) { if (r < 0) return 1; }
+        else if ((r = cli_session_option(f, v, &a->so)) >= 0) { if (r) return 1; }
         else return cli_error("chat: unknown option \"%s\" (see txlm chat --help)", f);
     }
-    if (!*model) return cli_error("chat: -m MODEL is required");
-    if (*state_in && cli_check_input(*state_in, "--state-in")) return 1;
-    return g->n_stops ? 0 : gen_add_stop(g, "\\n"); /* a reply is a line */
+    if (!a->model) return cli_error("chat: -m MODEL is required");
+    if (a->prompt && a->prompt_file) return cli_error("chat: give -p or -f, not both");
+    if (a->prompt_file && !strcmp(a->prompt_file, "-"))
+        return cli_error("chat: -f -: standard input holds the conversation; give the starting prompt as a file");
+    if (a->state_in && cli_check_input(a->state_in, "--state-in")) return 1;
+    if (a->prompt_file && cli_check_input(a->prompt_file, "-f")) return 1;
+    return a->g.n_stops ? 0 : gen_add_stop(&a->g, "\\n"); /* a reply is a line */
+}
+
+/* /save FILE: checked against what the chat read (the model, the state it
+ * started from, the starting prompt), written through a temporary. */
+static int save(const chat_args *a, txlm_session *s, const char *path)
+{
+    if (!strcmp(path, "-")) return cli_error("/save -: standard output holds the conversation; give a file");
+    cli_files io;
+    cli_files_init(&io);
+    cli_files_input(&io, "the model", a->model);
+    cli_files_input(&io, "--state-in", a->state_in);
+    cli_files_input(&io, "the starting prompt", a->prompt_file);
+    int k = cli_files_output(&io, "/save", path, 1);
+    if (cli_files_open(&io)) return 1;
+    int rc = cli_files_write_state(&io, k, s, "/save") || cli_files_commit(&io);
+    cli_files_abort(&io);
+    if (!rc) fprintf(stderr, "txlm: saved to %s\n", path);
+    return rc;
 }
 
 /* A '/' command: 0 handled, 1 to quit, -1 not a command. Errors are told
  * and the chat goes on. */
-static int command(char *line, txlm_session *s, gen_stream *st)
+static int command(char *line, const chat_args *a, txlm_session *s, gen_stream *st)
 {
     line[strcspn(line, "\r\n")] = 0;
     char *arg = strchr(line, ' ');
     if (arg) *arg++ = 0;
+    int takes_file = !strcmp(line, "/save") || !strcmp(line, "/load");
     txlm_status e = TXLM_OK;
-    if (!strcmp(line, "/quit") || !strcmp(line, "/exit")) return 1;
-    if (!strcmp(line, "/help")) fputs(commands_help, stdout);
+    if (!takes_file && arg && *arg) cli_error("%s takes no argument (\"%s\" was given; /help lists the commands)", line, arg);
+    else if (!strcmp(line, "/quit") || !strcmp(line, "/exit")) return 1;
+    else if (!strcmp(line, "/help")) fputs(commands_help, stderr);
     else if (!strcmp(line, "/reset")) txlm_session_reset(s), fprintf(stderr, "txlm: memory cleared\n");
-    else if ((!strcmp(line, "/save") || !strcmp(line, "/load")) && (!arg || !*arg)) cli_error("%s needs a FILE", line);
-    else if (!strcmp(line, "/save") && !(e = txlm_session_save_file(s, arg))) fprintf(stderr, "txlm: saved to %s\n", arg);
+    else if (takes_file && (!arg || !*arg)) cli_error("%s needs a FILE", line);
+    else if (!strcmp(line, "/save")) save(a, s, arg);
     else if (!strcmp(line, "/load") && !(e = txlm_session_restore_file(s, arg))) fprintf(stderr, "txlm: loaded %s\n", arg);
-    else if (strcmp(line, "/save") && strcmp(line, "/load")) cli_error("unknown command %s (/help lists them)", line);
+    else if (!takes_file) cli_error("unknown command %s (/help lists them)", line);
     if (e) cli_lib_error(e, line);
     txlm_detokenizer_reset(st->d);
     return 0;
 }
 
 /* One turn: the line fed, the reply streamed. 0, or 1 when the session failed. */
-static int turn(const char *line, txlm_model *m, txlm_session *s, gen_stream *st, const gen_opts *g)
+static int turn(const char *line, size_t len, txlm_model *m, txlm_session *s, gen_stream *st, const gen_opts *g)
 {
     int32_t *ids = NULL;
     size_t n = 0, made = 0;
-    txlm_status e = txlm_tokenize(m, line, strlen(line), &ids, &n);
+    txlm_status e = txlm_tokenize(m, line, len, &ids, &n);
     if (!e && n) e = txlm_session_feed_long(s, ids, n, gen_stop_requested, NULL, NULL);
     if (!e) gen_stream_remember(st, ids, n);
     txlm_free(ids);
@@ -90,44 +137,53 @@ static int turn(const char *line, txlm_model *m, txlm_session *s, gen_stream *st
     return rc;
 }
 
-/* The next line typed, or NULL at the end (end of input, Ctrl-C). */
-static char *read_line(char **buf, size_t *cap)
-{
-    fputs("> ", stdout);
-    fflush(stdout);
-    gen_interrupted = 0;
-    errno = 0;
-    if (getline(buf, cap, stdin) >= 0) return *buf;
-    if (gen_interrupted) fputc('\n', stdout);
-    return NULL;
-}
-
-static int loop(txlm_model *m, txlm_session *s, const gen_opts *g)
+static int loop(const chat_args *a, txlm_model *m, txlm_session *s)
 {
     gen_stream st;
-    if (gen_stream_open(&st, m, g)) return 1;
-    char *line = NULL;
-    size_t cap = 0;
+    if (gen_stream_open(&st, m, &a->g)) return 1;
+    chat_input in;
+    chat_input_open(&in);
+    const char *got;
+    size_t len = 0;
     int rc = 0;
-    while (!rc && read_line(&line, &cap)) {
-        int c = line[0] == '/' ? command(line, s, &st) : -1;
+    for (gen_interrupted = 0; !rc && (got = chat_input_read(&in, &len)); gen_interrupted = 0) {
+        int c = got[0] == '/' ? command(in.line, a, s, &st) : -1;
         if (c == 1) break;
-        if (c < 0) rc = turn(line, m, s, &st, g);
+        if (c < 0) rc = turn(got, len, m, s, &st, &a->g);
+        fflush(stdout);
     }
-    free(line);
+    chat_input_close(&in);
     gen_stream_close(&st);
     return rc;
 }
 
+/* -p / -f: fed before the first line, unanswered. 0, 130 when cancelled, else 1. */
+static int starting_prompt(const chat_args *a, txlm_model *m, txlm_session *s)
+{
+    size_t len = a->prompt ? strlen(a->prompt) : 0;
+    char *owned = NULL;
+    if (a->prompt_file && !(owned = cli_read_file(a->prompt_file, &len))) return 1;
+    const char *text = owned ? owned : a->prompt;
+    int32_t *ids = NULL;
+    size_t n = 0;
+    txlm_model_params p;
+    txlm_model_get_params(m, &p);
+    txlm_status e = len ? txlm_tokenize(m, text, len, &ids, &n) : TXLM_OK;
+    uint64_t unk = 0;
+    for (size_t i = 0; i < n; i++) unk += ids[i] == p.unk_id;
+    cli_warn_unk(unk, n, "the starting prompt's tokens", "the replies follow words the model never saw");
+    if (!e && n) e = txlm_session_feed_long(s, ids, n, gen_stop_requested, NULL, NULL);
+    txlm_free(ids);
+    free(owned);
+    return e == TXLM_ERR_CANCELLED ? 130 : e ? cli_lib_error(e, "feeding the starting prompt") : 0;
+}
+
 int cmd_chat(int argc, char **argv)
 {
-    const char *model = NULL, *state_in = NULL;
-    gen_opts g;
-    gen_defaults(&g, -1);
-    txlm_session_options so = {.same_length = -1};
-    txlm_model_options mo = {.progress = gen_stop_requested};
-    int rc = parse(argc, argv, &model, &state_in, &g, &so, &mo);
-    if (rc) return gen_free(&g), rc == 2 ? 0 : 1;
+    chat_args a = {.so = {.same_length = -1}, .mo = {.progress = gen_stop_requested}};
+    gen_defaults(&a.g, -1);
+    int rc = parse(argc, argv, &a);
+    if (rc) return gen_free(&a.g), rc == 2 ? 0 : 1;
     /* no SA_RESTART: Ctrl-C at the prompt ends the read */
     struct sigaction sa = {.sa_handler = gen_on_sigint}, old;
     sigemptyset(&sa.sa_mask);
@@ -135,16 +191,17 @@ int cmd_chat(int argc, char **argv)
     txlm_context *ctx = NULL;
     txlm_model *m = NULL;
     txlm_session *s = NULL;
-    txlm_status e = cli_open_model(model, &mo, &ctx, &m);
+    txlm_status e = cli_open_model(a.model, &a.mo, &ctx, &m);
     txlm_model_params p;
-    if (!e) txlm_model_get_params(m, &p), so.max_segment = p.tgt_len ? p.tgt_len : 128;
-    if (!e && (e = txlm_session_create(m, &so, &s))) cli_lib_error(e, "creating a session");
-    if (!e && state_in && (e = txlm_session_restore_file(s, state_in))) cli_lib_error(e, "--state-in");
-    if (!e && (!state_in || g.seed_given)) txlm_session_set_seed(s, gen_seed(&g));
-    rc = e ? (e == TXLM_ERR_CANCELLED ? 130 : 1) : loop(m, s, &g);
+    if (!e) txlm_model_get_params(m, &p), a.so.max_segment = p.tgt_len ? p.tgt_len : 128;
+    if (!e && (e = txlm_session_create(m, &a.so, &s))) cli_lib_error(e, "creating a session");
+    if (!e && a.state_in && (e = txlm_session_restore_file(s, a.state_in))) cli_lib_error(e, "--state-in");
+    if (!e && (!a.state_in || a.g.seed_given)) txlm_session_set_seed(s, gen_seed(&a.g));
+    rc = e ? (e == TXLM_ERR_CANCELLED ? 130 : 1) : starting_prompt(&a, m, s);
+    if (!rc) rc = loop(&a, m, s);
     if (!rc && cli_validation_status(ctx)) rc = 1;
     sigaction(SIGINT, &old, NULL);
-    gen_free(&g);
+    gen_free(&a.g);
     txlm_session_free(s);
     txlm_model_free(m);
     txlm_context_destroy(ctx);

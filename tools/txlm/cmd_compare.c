@@ -19,14 +19,15 @@ static void usage(void)
            "vocabularies must be the same), and reports the KL divergence KL(A || B) of B's next-token\n"
            "distribution from A's (mean with its standard error, and max), how often their most likely\n"
            "tokens agree, and B's mean NLL and perplexity (bits per character for character models)\n"
-           "minus A's. --per-token writes one TSV row a position (\"-\": standard output):\n"
+           "minus A's. --per-token writes one TSV row a position (\"-\": standard output, the figures then go\n"
+           "to standard error; a file is checked before the text is read and must not be a model or the text):\n"
            "  position  token  nll_a  nll_b  kl  top_a  top_b\n"
            "Ctrl-C prints the figures so far and exits 130.\n");
 }
 
 typedef struct compare_state {
     const char *per_token;
-    int json;
+    int json, out_k;       /* out_k: --per-token's index in run.io */
     cli_text_run run;
     txlm_model *m[2];
     txlm_model_params p;
@@ -142,30 +143,33 @@ static void print_json(const compare_state *c, int chars)
     double n = (double)c->kl.n, agree = n > 0 ? (double)c->agree / n : NAN, ln2 = log(2.0);
     double fa = chars ? c->nll[0].mean / ln2 : exp(c->nll[0].mean), fb = chars ? c->nll[1].mean / ln2 : exp(c->nll[1].mean);
     const char *fig = chars ? "bpc" : "perplexity";
-    printf("{\"file\": ");
-    cli_json_string(stdout, c->run.file, strlen(c->run.file));
-    printf(", \"model_a\": ");
-    cli_json_string(stdout, c->run.model[0], strlen(c->run.model[0]));
-    printf(", \"model_b\": ");
-    cli_json_string(stdout, c->run.model[1], strlen(c->run.model[1]));
-    printf(", \"tokens\": %llu, \"interrupted\": %s", (unsigned long long)c->kl.n, cli_interrupted ? "true" : "false");
-    const struct { const char *name; double v; int digits; } f[] = {
-        {"kl_mean", c->kl.mean, 8}, {"kl_mean_se", cli_stats_se(&c->kl), 8}, {"kl_max", c->kl_max, 8},
-        {"top1_agreement", agree, 6}, {"top1_agreement_se", sqrt(agree * (1 - agree) / n), 6},
-        {"mean_nll_a", c->nll[0].mean, 6}, {"mean_nll_b", c->nll[1].mean, 6},
-        {"delta_mean_nll", c->diff.mean, 6}, {"delta_mean_nll_se", cli_stats_se(&c->diff), 6},
+    FILE *o = c->run.io.report;
+    fprintf(o, "{\"file\": ");
+    cli_json_string(o, c->run.file, strlen(c->run.file));
+    fprintf(o, ", \"model_a\": ");
+    cli_json_string(o, c->run.model[0], strlen(c->run.model[0]));
+    fprintf(o, ", \"model_b\": ");
+    cli_json_string(o, c->run.model[1], strlen(c->run.model[1]));
+    fprintf(o, ", \"tokens\": %llu, \"interrupted\": %s", (unsigned long long)c->kl.n, cli_interrupted ? "true" : "false");
+    /* sig: significant digits, for figures that may be tiny (a KL of 1e-9 keeps its digits) */
+    const struct { const char *name; double v; int digits, sig; } f[] = {
+        {"kl_mean", c->kl.mean, 9, 1}, {"kl_mean_se", cli_stats_se(&c->kl), 6, 1}, {"kl_max", c->kl_max, 9, 1},
+        {"top1_agreement", agree, 6, 0}, {"top1_agreement_se", sqrt(agree * (1 - agree) / n), 6, 1},
+        {"mean_nll_a", c->nll[0].mean, 6, 0}, {"mean_nll_b", c->nll[1].mean, 6, 0},
+        {"delta_mean_nll", c->diff.mean, 6, 0}, {"delta_mean_nll_se", cli_stats_se(&c->diff), 6, 1},
     };
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
-        printf(", \"%s\": ", f[i].name);
-        cli_json_number(stdout, f[i].v, f[i].digits);
+        fprintf(o, ", \"%s\": ", f[i].name);
+        if (f[i].sig) cli_json_sig(o, f[i].v, f[i].digits);
+        else cli_json_number(o, f[i].v, f[i].digits);
     }
-    printf(", \"%s_a\": ", fig);
-    cli_json_number(stdout, fa, 6);
-    printf(", \"%s_b\": ", fig);
-    cli_json_number(stdout, fb, 6);
-    printf(", \"delta_%s\": ", fig);
-    cli_json_number(stdout, fb - fa, 6);
-    printf("}\n");
+    fprintf(o, ", \"%s_a\": ", fig);
+    cli_json_number(o, fa, 6);
+    fprintf(o, ", \"%s_b\": ", fig);
+    cli_json_number(o, fb, 6);
+    fprintf(o, ", \"delta_%s\": ", fig);
+    cli_json_number(o, fb - fa, 6);
+    fprintf(o, "}\n");
 }
 
 static void print_text(const compare_state *c, int chars)
@@ -173,12 +177,13 @@ static void print_text(const compare_state *c, int chars)
     double n = (double)c->kl.n, agree = (double)c->agree / n, ln2 = log(2.0);
     double fa = chars ? c->nll[0].mean / ln2 : exp(c->nll[0].mean), fb = chars ? c->nll[1].mean / ln2 : exp(c->nll[1].mean);
     const char *fig = chars ? "bits per character" : "perplexity";
-    printf("%s: %llu tokens%s\n", c->run.file, (unsigned long long)c->kl.n, cli_interrupted ? " (interrupted)" : "");
-    printf("  A %s: mean NLL %.6f, %s %.4f\n", c->run.model[0], c->nll[0].mean, fig, fa);
-    printf("  B %s: mean NLL %.6f, %s %.4f\n", c->run.model[1], c->nll[1].mean, fig, fb);
-    printf("  KL(A || B): mean %.8f +/- %.8f, max %.8f\n", c->kl.mean, cli_stats_se(&c->kl), c->kl_max);
-    printf("  top-1 agreement: %.4f%% +/- %.4f%%\n", 100 * agree, 100 * sqrt(agree * (1 - agree) / n));
-    printf("  B - A: mean NLL %+.6f +/- %.6f, %s %+.4f (%+.3f%%)\n", c->diff.mean, cli_stats_se(&c->diff), fig, fb - fa,
+    FILE *o = c->run.io.report;
+    fprintf(o, "%s: %llu tokens%s\n", c->run.file, (unsigned long long)c->kl.n, cli_interrupted ? " (interrupted)" : "");
+    fprintf(o, "  A %s: mean NLL %.6f, %s %.4f\n", c->run.model[0], c->nll[0].mean, fig, fa);
+    fprintf(o, "  B %s: mean NLL %.6f, %s %.4f\n", c->run.model[1], c->nll[1].mean, fig, fb);
+    fprintf(o, "  KL(A || B): mean %.8f +/- %.8f, max %.8f\n", c->kl.mean, cli_stats_se(&c->kl), c->kl_max);
+    fprintf(o, "  top-1 agreement: %.4f%% +/- %.4f%%\n", 100 * agree, 100 * sqrt(agree * (1 - agree) / n));
+    fprintf(o, "  B - A: mean NLL %+.6f +/- %.6f, %s %+.4f (%+.3f%%)\n", c->diff.mean, cli_stats_se(&c->diff), fig, fb - fa,
            100 * (fb - fa) / fa);
 }
 
@@ -200,7 +205,7 @@ static int open_models(compare_state *c, txlm_context **ctx)
 }
 
 /* --per-token to a file is kept in memory and written whole at the end
- * (atomically, as every output of txlm); "-" streams to stdout. */
+ * (through the temporary opened before the work); "-" streams to stdout. */
 static int compare_run(compare_state *c)
 {
     char *buf = NULL;
@@ -217,7 +222,7 @@ static int compare_run(compare_state *c)
     cli_progress_end(&c->pb);
     if (c->out && c->out != stdout) {
         if (fclose(c->out)) rc = rc ? rc : cli_error("out of memory");
-        else if (!rc && c->kl.n > 0) rc = cli_write_file(c->per_token, buf, size);
+        else if (!rc && c->kl.n > 0) rc = cli_files_write(&c->run.io, c->out_k, buf, size) || cli_files_commit(&c->run.io);
     }
     c->out = NULL;
     free(buf);
@@ -230,7 +235,8 @@ int cmd_compare(int argc, char **argv)
     int rc = cli_text_run_parse(&c.run, argc, argv, "compare", 2, usage, own_option, &c);
     if (rc) return rc < 0 ? 0 : rc;
     txlm_context *ctx = NULL;
-    rc = open_models(&c, &ctx) || compare_run(&c);
+    c.out_k = cli_files_output(&c.run.io, "--per-token", c.per_token, 0);
+    rc = cli_text_run_outputs(&c.run) || open_models(&c, &ctx) || compare_run(&c);
     if (!rc && c.kl.n == 0 && !cli_interrupted) rc = cli_error("%s: fewer than two tokens to compare", c.run.file);
     else if (!rc || (cli_interrupted && c.kl.n > 0)) {
         int chars = c.p.tokenizer != TXLM_TOKENIZER_WORD;

@@ -12,20 +12,17 @@
 #include "cli_scoring.h"
 #include "eval_batch.h"
 
-/* Above this share of <unk> targets the perplexity says little about the
- * model: the text is mostly words it cannot represent. */
-#define UNK_WARN_RATE 0.05
-
 static void usage(void)
 {
     printf("usage: txlm eval -m MODEL (FILE | -f FILE | -) [--tgt-len L] [--mem-len M] [--clamp-len C] [--same-length 0|1]\n"
            "                 [--zero-memory 0|1] [--json] [--per-token OUT.f32] [--progress] [--no-verify] [--batch N]\n\n"
            "Scores every token of FILE given the ones before it: segments of L tokens (default: the model's\n"
            "tgt_len), memory of M (default: the model's mem_len). Prints perplexity (word models) or bits per\n"
-           "character (character models) with its standard error (PPL = x +/- y: the mean NLL's standard\n"
-           "error times the perplexity), the <unk> targets (a warning above 5%%), the tokens evaluated and\n"
-           "tokens/s. --json prints one JSON object. --per-token writes each target's NLL (nats) as\n"
-           "little-endian float32. A progress bar with the running figure goes to stderr on a terminal\n"
+           "character (character models) with its standard error (\"perplexity x +/- y\": the mean NLL's\n"
+           "standard error times the perplexity), the <unk> targets (a warning above 5%%), the tokens evaluated\n"
+           "and tokens/s. --json prints one JSON object. --per-token writes each target's NLL (nats) as\n"
+           "little-endian float32 (\"-\": standard output, never a terminal; the figures then go to standard\n"
+           "error); it must not be the model or the text, and is checked before the text is. A progress bar with the running figure goes to stderr on a terminal\n"
            "(--progress: always). Ctrl-C prints the figures over the text scored so far and exits 130.\n"
            "FILE - reads standard input; any other FILE must be a regular file.\n\n"
            "--batch N: the authors' eval.py with bsz N: the tokens cut into N contiguous parts of\n"
@@ -36,7 +33,7 @@ static void usage(void)
 
 typedef struct eval_state {
     const char *per_token;
-    int json, chars;
+    int json, chars, out;  /* out: --per-token's index in run.io */
     cli_text_run run;
     cli_scorer sc;
     cli_stats nll;
@@ -117,34 +114,35 @@ static void print_json(const eval_state *e, double secs)
 {
     double mean = e->nll.mean, se = cli_stats_se(&e->nll), n = (double)e->nll.n;
     const char *fig = e->chars ? "bpc" : "perplexity";
-    printf("{\"file\": ");
-    cli_json_string(stdout, e->run.file, strlen(e->run.file));
-    printf(", \"tokens\": %llu, \"interrupted\": %s, \"mean_nll\": ", (unsigned long long)e->nll.n,
-           cli_interrupted ? "true" : "false");
+    FILE *o = e->run.io.report;
+    fprintf(o, "{\"file\": ");
+    cli_json_string(o, e->run.file, strlen(e->run.file));
+    fprintf(o, ", \"tokens\": %llu, \"interrupted\": %s, \"mean_nll\": ", (unsigned long long)e->nll.n,
+            cli_interrupted ? "true" : "false");
     /* JSON has no NaN or infinity: exp of a mean NLL above 709 is null */
-    cli_json_number(stdout, mean, 6);
-    printf(", \"mean_nll_se\": ");
-    cli_json_number(stdout, se, 6);
-    printf(", \"%s\": ", fig);
-    cli_json_number(stdout, figure(e, mean), 6);
-    printf(", \"%s_se\": ", fig);
-    cli_json_number(stdout, figure_se(e, mean, se), 6);
-    printf(", \"unk\": %llu, \"unk_rate\": ", (unsigned long long)e->unk);
-    cli_json_number(stdout, (double)e->unk / n, 6);
-    printf(", \"seconds\": %.3f, \"tokens_per_second\": ", secs);
-    cli_json_number(stdout, n / secs, 2);
-    printf(", \"tgt_len\": %u, \"mem_len\": %u", e->sc.q.seg, e->run.so.mem_len ? e->run.so.mem_len : e->sc.p.mem_len);
-    if (e->batch) printf(", \"batch\": %u, \"dropped_tokens\": %llu", e->batch, (unsigned long long)e->dropped);
-    printf("}\n");
+    cli_json_number(o, mean, 6);
+    fprintf(o, ", \"mean_nll_se\": ");
+    cli_json_number(o, se, 6);
+    fprintf(o, ", \"%s\": ", fig);
+    cli_json_number(o, figure(e, mean), 6);
+    fprintf(o, ", \"%s_se\": ", fig);
+    cli_json_number(o, figure_se(e, mean, se), 6);
+    fprintf(o, ", \"unk\": %llu, \"unk_rate\": ", (unsigned long long)e->unk);
+    cli_json_number(o, (double)e->unk / n, 6);
+    fprintf(o, ", \"seconds\": %.3f, \"tokens_per_second\": ", secs);
+    cli_json_number(o, n / secs, 2);
+    fprintf(o, ", \"tgt_len\": %u, \"mem_len\": %u", e->sc.q.seg, e->run.so.mem_len ? e->run.so.mem_len : e->sc.p.mem_len);
+    if (e->batch) fprintf(o, ", \"batch\": %u, \"dropped_tokens\": %llu", e->batch, (unsigned long long)e->dropped);
+    fprintf(o, "}\n");
 }
 
 static void print_text(const eval_state *e, double secs)
 {
     double mean = e->nll.mean, se = cli_stats_se(&e->nll);
-    printf("%s: %llu tokens, mean NLL %.4f +/- %.4f, %s %.4f +/- %.4f, %llu <unk> (%.2f%%), %.1f tokens/s%s\n",
-           e->run.file, (unsigned long long)e->nll.n, mean, se, e->chars ? "bits per character" : "perplexity",
-           figure(e, mean), figure_se(e, mean, se), (unsigned long long)e->unk, 100.0 * (double)e->unk / (double)e->nll.n,
-           (double)e->nll.n / secs, cli_interrupted ? " (interrupted)" : "");
+    fprintf(e->run.io.report, "%s: %llu tokens, mean NLL %.4f +/- %.4f, %s %.4f +/- %.4f, %llu <unk> (%.2f%%), %.1f tokens/s%s\n",
+            e->run.file, (unsigned long long)e->nll.n, mean, se, e->chars ? "bits per character" : "perplexity",
+            figure(e, mean), figure_se(e, mean, se), (unsigned long long)e->unk, 100.0 * (double)e->unk / (double)e->nll.n,
+            (double)e->nll.n / secs, cli_interrupted ? " (interrupted)" : "");
 }
 
 /* The figures, the <unk> warning and the per-token file. */
@@ -152,12 +150,10 @@ static int report(eval_state *e, double secs)
 {
     if (e->json) print_json(e, secs);
     else print_text(e, secs);
-    double rate = (double)e->unk / (double)e->nll.n;
-    if (rate > UNK_WARN_RATE)
-        fprintf(stderr, "txlm: warning: %.1f%% of the tokens scored are <unk>: the text holds words the model's "
-                        "vocabulary lacks, and its perplexity is not comparable with one over the model's own kind of text\n",
-                100 * rate);
-    return e->per_token ? cli_write_file(e->per_token, e->nlls, e->nll.n * sizeof *e->nlls) : 0;
+    cli_warn_unk(e->unk, e->nll.n, "the tokens scored",
+                 "its perplexity is not comparable with one over the model's own kind of text");
+    if (!e->per_token) return 0;
+    return cli_files_write(&e->run.io, e->out, e->nlls, e->nll.n * sizeof *e->nlls) || cli_files_commit(&e->run.io);
 }
 
 /* The text streamed through one session, segment by segment as it is read. */
@@ -203,8 +199,10 @@ int cmd_eval(int argc, char **argv)
     eval_state e = {0};
     int rc = cli_text_run_parse(&e.run, argc, argv, "eval", 1, usage, own_option, &e);
     if (rc) return rc < 0 ? 0 : rc;
+    e.out = cli_files_output(&e.run.io, "--per-token", e.per_token, 1);
     double secs = 0;
-    rc = e.batch ? run_batched(&e, &secs) : run_streamed(&e, &secs);
+    rc = cli_text_run_outputs(&e.run);
+    if (!rc) rc = e.batch ? run_batched(&e, &secs) : run_streamed(&e, &secs);
     if (!rc && e.nll.n == 0 && !cli_interrupted) rc = cli_error("%s: fewer than two tokens to evaluate", e.run.file);
     else if (!rc && e.nll.n > 0) {
         rc = report(&e, secs);

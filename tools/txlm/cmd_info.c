@@ -72,14 +72,16 @@ int cmd_info(int argc, char **argv)
                    "--check also reads every value and reports the tensors holding NaN or infinity (count, first\n"
                    "element; for q8_0 and q4_0 the elements of blocks whose scale is not finite); exit 1 if any.\n");
             return 0;
-        } else if (!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model")) {
-            if (!(path = cli_value(argc, argv, &i))) return 1;
         } else if (!strcmp(argv[i], "--no-verify")) {
             no_verify = 1;
         } else if (!strcmp(argv[i], "--check")) {
             check = 1;
         } else {
-            return cli_error("info: unknown option \"%s\" (see txlm info --help)", argv[i]);
+            static const char *const flags[] = {"-m", "--model", NULL};
+            const char *f = argv[i], *v = cli_option_value(argc, argv, &i, "info", flags);
+            if (!v || (strcmp(f, "-m") && strcmp(f, "--model") ? cli_error("info: unknown option \"%s\" (see txlm info --help)", f)
+                                                                : cli_set_once(&path, v, f)))
+                return 1;
         }
     }
     if (!path) return cli_error("info: -m MODEL is required");

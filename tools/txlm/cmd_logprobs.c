@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "cli_batch.h"
+#include "cli_files.h"
 #include "logprobs_streams.h"
 
 static void usage(void)
@@ -18,7 +19,8 @@ static void usage(void)
            "Several streams: --tokens 3,17,5;8,2;4 (streams separated by ';'), each with its own session and\n"
            "memory, their segments fed together as one batch per step (a stream whose segments ran out leaves\n"
            "it). --segments is then one list for every stream or one per stream, ';'-separated the same way.\n"
-           "The output is float32 [stream][token][n_token], streams in the order given.\n");
+           "The output is float32 [stream][token][n_token], streams in the order given.\n\n"
+           "-o - writes standard output (never a terminal). OUT must not be the model or the text.\n");
 }
 
 static const char *const logprobs_flags[] = {"-m", "--model", "--tokens", "-f", "--file", "--text", "--segments", "-o", "--output", NULL};
@@ -52,13 +54,6 @@ static int feed_all(txlm_session *s, const int32_t *tokens, uint32_t n_tokens, c
     return 0;
 }
 
-/* To the file out, or standard output for "-" (as "-" reads standard input). */
-static int write_out(const char *out, const float *lp, size_t bytes)
-{
-    if (strcmp(out, "-")) return cli_write_file(out, lp, bytes);
-    return fwrite(lp, 1, bytes, stdout) != bytes || fflush(stdout) ? cli_error("writing to standard output failed") : 0;
-}
-
 typedef struct logprobs_args {
     const char *model, *tokens, *segments, *out, *text_file;
     txlm_session_options so;
@@ -79,7 +74,7 @@ static int parse_args(int argc, char **argv, logprobs_args *o)
             continue;
         }
         if (!(v = cli_option_value(argc, argv, &i, "logprobs", logprobs_flags))) return 1;
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) o->model = v;
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) { if (cli_set_once(&o->model, v, a)) return 1; }
         else if (!strcmp(a, "--tokens")) o->tokens = v;
         else if (!strcmp(a, "-f") || !strcmp(a, "--file") || !strcmp(a, "--text")) o->text_file = v;
         else if (!strcmp(a, "--segments")) o->segments = v;
@@ -173,7 +168,13 @@ int cmd_logprobs(int argc, char **argv)
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc == 2 ? 0 : 1;
     lp_run r = {0};
+    cli_files io;
+    cli_files_init(&io);
+    cli_files_input(&io, "the model", o.model);
+    cli_files_input(&io, "the text", o.text_file);
+    int out = cli_files_output(&io, "-o", o.out, 1);
     rc = 1;
+    if (cli_files_open(&io)) goto done;
     if (o.tokens && cli_parse_groups(o.tokens, "--tokens", &r.x.tokens, &r.x.lens, &r.x.n)) goto done;
     if (o.segments && cli_parse_groups(o.segments, "--segments", &r.sg, &r.sg_n, &r.n_sg)) goto done;
     /* the text first: a bad file fails before the device starts */
@@ -184,9 +185,10 @@ int cmd_logprobs(int argc, char **argv)
     if (o.text_file && (rc = text_stream(r.m, r.text, text_len, o.text_file, &r.x))) goto done;
     uint64_t total = 0;
     if ((rc = run_streams(&r, &o, &total))) goto done;
-    rc = write_out(o.out, r.lp, (size_t)total * r.p.n_token * sizeof *r.lp);
+    rc = cli_files_write(&io, out, r.lp, (size_t)total * r.p.n_token * sizeof *r.lp) || cli_files_commit(&io);
     if (!rc) rc = cli_validation_status(r.ctx);
 done:
+    cli_files_abort(&io);
     free(r.text);
     free(r.lp);
     free(r.x.segs);

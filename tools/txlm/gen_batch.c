@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "cli_batch.h"
+#include "cli_scoring.h"
 
 typedef struct gb_stream {
     gen_stream st;
@@ -28,6 +29,7 @@ typedef struct gen_batch {
     const txlm_repeat_penalty **pp;
     int32_t *tok;                   /* tokens drawn */
     txlm_stream_feed *f;            /* and feeds */
+    cli_progress pb;
 } gen_batch;
 
 static int alloc_all(gen_batch *b, uint32_t n)
@@ -63,6 +65,7 @@ static int feed_prompt(gen_batch *b, const gen_batch_job *j)
         txlm_status e = txlm_batch_feed(b->cb.b, b->f, b->cb.n);
         if (e) return cli_lib_error(e, "feeding the prompt");
         at += len;
+        cli_progress_show(&b->pb, (double)at / (double)j->n_ids, at * b->cb.n, "feeding the prompt", at == j->n_ids);
         if (gen_interrupted) return 130;
     }
     return 0;
@@ -78,7 +81,7 @@ static int open_stream(gen_batch *b, const gen_batch_job *j, uint32_t i, size_t 
     x->st.out = x->mem;
     gen_stream_remember(&x->st, j->ids, j->n_ids);
     b->live[b->n_live++] = i;
-    return j->prompt && *j->prompt ? gen_stream_prompt(&x->st, j->m, j->ids, from, j->n_ids) : 0;
+    return j->prompt_len ? gen_stream_prompt(&x->st, j->m, j->ids, from, j->n_ids) : 0;
 }
 
 /* One step: a token drawn for every live stream and fed; a stream with
@@ -116,7 +119,7 @@ static int print_all(gen_batch *b, const gen_batch_job *j)
         gb_stream *x = &b->x[i];
         if (gen_stream_finish(&x->st) || fflush(x->mem)) return 1;
         printf("--- stream %u (seed %llu)\n", i, (unsigned long long)(j->seed + i));
-        if (j->display_prompt && j->prompt) fputs(j->prompt, stdout);
+        if (j->display_prompt && j->prompt_len) fwrite(j->prompt, 1, j->prompt_len, stdout);
         fwrite(x->text, 1, x->len, stdout);
         fputc('\n', stdout);
     }
@@ -133,14 +136,20 @@ int gen_batch_run(const gen_batch_job *j, gen_batch_times *t)
     txlm_model_get_params(j->m, &p);
     /* continue the prompt's last line, so spacing and punctuation join up */
     size_t from = j->n_ids;
-    while (j->prompt && *j->prompt && from > 0 && j->ids[from - 1] != p.eos_id) from--;
+    while (j->prompt_len && from > 0 && j->ids[from - 1] != p.eos_id) from--;
     for (uint32_t i = 0; !rc && i < j->streams; i++) rc = open_stream(&b, j, i, from);
     double t0 = cli_now();
+    cli_progress_start(&b.pb, j->progress);
     if (!rc) rc = feed_prompt(&b, j);
     t->prompt_s = cli_now() - t0;
     t0 = cli_now();
     if (j->g->n_gen == 0) b.n_live = 0;
-    while (!rc && b.n_live && !gen_interrupted) rc = step(&b, j->g, &t->made);
+    while (!rc && b.n_live && !gen_interrupted) {
+        rc = step(&b, j->g, &t->made);
+        cli_progress_show(&b.pb, j->g->n_gen > 0 ? (double)t->made / ((double)j->g->n_gen * j->streams) : -1, t->made,
+                          "generated", !b.n_live);
+    }
+    cli_progress_end(&b.pb);
     t->gen_s = cli_now() - t0;
     if (!rc || rc == 130) {
         int prc = print_all(&b, j);

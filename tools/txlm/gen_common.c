@@ -14,13 +14,14 @@ const char *const gen_flags[] = {"-n", "--n-predict", "--temperature", "--temp",
                                  "--stop", "--repeat-penalty", "--repeat-last-n", NULL};
 
 const char gen_help[] =
-    "  -n N                tokens to generate (-1: no limit, until a stop string or Ctrl-C)\n"
+    "  -n N                tokens to generate, -1 to 2147483647 (-1: no limit, until a stop string or Ctrl-C)\n"
     "  --temperature T     also --temp: 1 = the model's distribution, <= 0 = the most likely token\n"
     "  --top-k K           keep the K most likely tokens (0: off)\n"
     "  --top-p P           keep the smallest set with probability P, in (0, 1] (1: off)\n"
     "  --repeat-penalty R  llama.cpp's: the log-probability of each token among the last\n"
     "                      --repeat-last-n N (default 64, the prompt included) is multiplied by R\n"
     "                      (R > 1: repeats less likely; 1: off)\n"
+    "  --repeat-last-n N   the tokens --repeat-penalty looks back over (default 64; 0: none)\n"
     "  --stop STR          stop when the text generated contains STR (repeatable; STR is not printed;\n"
     "                      \\n and \\t are read as a line break and a tab)\n"
     "  --seed S            also -s: same seed, same text (default: a random seed, told on stderr)\n";
@@ -94,8 +95,7 @@ void gen_free(gen_opts *g)
 static int parse_n(const char *v, const char *a, gen_opts *g)
 {
     int32_t n;
-    if (cli_parse_i32(v, a, &n)) return -1;
-    if (n < -1) return cli_error("%s: %d tokens (give -1 for no limit)", a, n), -1;
+    if (cli_parse_range(v, a, -1, INT32_MAX, &n)) return -1; /* -1: no limit */
     g->n_gen = n;
     return 1;
 }
