@@ -98,11 +98,13 @@ cp m.txlm before.bin
 refused_format && cmp -s m.txlm before.bin || bad "bench -o m.txlm: $(cat err.txt)"
 # txlm-pack --synthetic with the HF export: its config.json beside the export is the input
 mkdir -p hf && cp "$case_dir/config.json" hf/config.json
-refused_pack() { "$pack" "$@" > /dev/null 2> err.txt; [ $? = 1 ] && grep -q "would overwrite an input" err.txt; }
+refused_pack() { "$pack" "$@" > /dev/null 2> err.txt; [ $? = 1 ] && grep -q "$refusal" err.txt; }
 cp hf/config.json before.bin
+refusal="would overwrite the input hf/config.json"
 refused_pack --synthetic hf/config.json -o syn.txlm --export-safetensors hf/model.safetensors &&
     cmp -s hf/config.json before.bin && [ ! -e hf/model.safetensors ] || bad "txlm-pack --export-safetensors over its config: $(cat err.txt)"
-refused_pack --synthetic hf/config.json -o hf/vocab.txt --export-safetensors hf/model.safetensors ||
+refusal="hf/vocab.txt: given as two outputs"
+refused_pack --synthetic "$case_dir/config.json" -o hf/vocab.txt --export-safetensors hf/model.safetensors ||
     bad "txlm-pack -o = the export's vocab.txt: $(cat err.txt)"
 
 # ---- before the work -----------------------------------------------------
