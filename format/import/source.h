@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "checkpoint.h"
 #include "cluster_order.h"
@@ -53,6 +54,10 @@ typedef struct txlm_source {
  * reads) into *out, which txlm_source_free releases whatever this returns. */
 int txlm_source_open(const char *path, const txlm_source_options *opt, txlm_source *out, txlm_err *err);
 void txlm_source_free(txlm_source *s);
+/* txlm-pack --list: every tensor the source of `path` reads, one line
+ * each (NAME<TAB>DTYPE<TAB>[d0, d1, ...]<TAB>first values), without the
+ * options a pack needs; a damaged file is refused as a pack would. */
+int txlm_source_list(const char *path, FILE *out, txlm_err *err);
 
 /* ---- writing a source ------------------------------------------------
 
@@ -83,6 +88,9 @@ typedef struct txlm_source_kind {
     /* 1 when this source reads p->path (NULL: only when chosen by name) */
     int (*sniff)(txlm_probe *p);
     int (*open)(txlm_probe *p, const txlm_source_options *opt, txlm_source *out, txlm_err *err);
+    /* --list: prints what it reads (txlm_checkpoint_print's lines) without
+     * needing --config or --vocab. NULL: the tensors of an open with no options. */
+    int (*list)(txlm_probe *p, FILE *out, txlm_err *err);
 } txlm_source_kind;
 
 /* The saved object of a torch.save file, read the first time a sniff asks

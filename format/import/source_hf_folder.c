@@ -9,6 +9,7 @@
 
 #include <txlm_status.h>
 
+#include "ckpt_list.h"
 #include "source.h"
 #include "tensor_table.h"
 
@@ -82,7 +83,20 @@ static int open_folder(txlm_probe *p, const txlm_source_options *opt, txlm_sourc
     return rc;
 }
 
+/* The weights file's tensors, as named there. */
+static int list_folder(txlm_probe *p, FILE *out, txlm_err *err)
+{
+    char *f = pick(NULL, p->path, weight_names);
+    txlm_checkpoint *ck = NULL;
+    int rc = f ? txlm_checkpoint_open(f, &ck, err)
+               : txlm_fail(err, TXLM_ERR_IO, "%s: a folder without model.safetensors or pytorch_model.bin", p->path);
+    if (!rc) txlm_checkpoint_print(ck, out);
+    txlm_checkpoint_free(ck);
+    free(f);
+    return rc;
+}
+
 const txlm_source_kind txlm_source_hf_folder = {
     "hf-folder", "a folder holding config.json, model.safetensors or pytorch_model.bin, and vocab.txt, vocab.pkl or vocab.bin",
-    sniff, open_folder,
+    sniff, open_folder, list_folder,
 };

@@ -7,6 +7,7 @@
 
 #include <txlm_status.h>
 
+#include "ckpt_list.h"
 #include "source.h"
 #include "tensor_table.h"
 
@@ -42,6 +43,16 @@ static int open_state_dict(txlm_probe *p, const txlm_source_options *opt, txlm_s
     return 0;
 }
 
+static int list_state_dict(txlm_probe *p, FILE *out, txlm_err *err)
+{
+    txlm_checkpoint *ck = NULL;
+    int rc = weights(p, p->path, &ck, err);
+    if (!rc) txlm_checkpoint_print(ck, out);
+    txlm_checkpoint_free(ck);
+    return rc;
+}
+
 const txlm_source_kind txlm_source_state_dict = {
     "state-dict", "a safetensors or torch.save state dict (with --config and --vocab)", sniff, open_state_dict,
+    list_state_dict,
 };

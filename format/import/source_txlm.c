@@ -165,5 +165,5 @@ static int open_txlm(txlm_probe *p, const txlm_source_options *opt, txlm_source 
 }
 
 const txlm_source_kind txlm_source_txlm = {
-    "txlm", "a .txlm model (packed again, f32 or f16 weights into any --dtype)", sniff, open_txlm,
+    "txlm", "a .txlm model (packed again, f32 or f16 weights into any --dtype)", sniff, open_txlm, NULL,
 };

@@ -2,8 +2,8 @@
  * diagnostics on stderr and nothing on stdout, a message naming what an
  * unrecognised input looks like, a .txlm packed again into another type
  * (byte for byte what packing the original checkpoint in that type
- * gives), quantised weights refused, and no output that is an input
- * under another name. */
+ * gives), quantised weights refused, no output that is an input under
+ * another name, and --list through every source. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,6 +207,53 @@ static void test_output_is_input(void)
     free(hard);
 }
 
+/* --list through the source table: each source's tensors on stdout, one
+ * line each, none of the options a pack needs, nothing on stderr; an
+ * input no source takes is refused as a pack refuses it. */
+static void test_list(void)
+{
+    char *m = keep(tmp_path("listed.txlm")), *folder = keep(dir_path(golden, "char_preln"));
+    free(pack_ok("model", (const char *[]){folder, "-o", m, NULL}));
+    static const struct {
+        const char *dir, *file, *line;
+    } src[] = {
+        {"golden", "char_preln", "transformer.word_emb.emb_layers.0.weight\tf32\t["},
+        {"golden", "char_preln/model.safetensors", "transformer.word_emb.emb_layers.0.weight\tf32\t["},
+        {"training", "authors_state.pt", "layers.0.dec_attn.qkv_net.weight\tf32\t["},
+        {"training", "authors_model.pt", "crit.cluster_weight\tf32\t["},
+        {"training", "nvidia_f32.pt", "\tf32\t["},
+        {NULL, NULL, "word_emb.emb_layers.0.weight\tf32\t["},
+    };
+    char *lines[2] = {NULL, NULL};
+    for (size_t i = 0; i < sizeof src / sizeof *src; i++) {
+        char path[1100], *o, *e;
+        snprintf(path, sizeof path, "%s/%s", src[i].dir && !strcmp(src[i].dir, "golden") ? golden : training,
+                 src[i].file ? src[i].file : "");
+        const char *p = src[i].dir ? path : m;
+        int st = pack((const char *[]){"--list", p, NULL}, &o, &e);
+        size_t n = 0;
+        for (const char *q = o; *q; q++) n += *q == '\n';
+        int ok = st == 0 && !e[0] && strstr(o, src[i].line) && n >= 8;
+        if (!ok) fprintf(stderr, "--list %s: exit %d, stdout \"%.300s\", stderr \"%s\"\n", p, st, o, e);
+        CHECK(ok);
+        if (i < 2) lines[i] = o;
+        else free(o);
+        free(e);
+    }
+    /* the folder lists its weights file, line for line */
+    CHECK(lines[0] && lines[1] && !strcmp(lines[0], lines[1]));
+    free(lines[0]);
+    free(lines[1]);
+    char *v = keep(tmp_path("v.txt"));
+    write_file(v, "<eos>\nthe\n", 10);
+    pack_fails("--list of a vocabulary", (const char *[]){"--list", v, NULL}, NULL, "is a text file starting", "txlm-pack reads");
+    pack_fails("--list with -o", (const char *[]){"--list", folder, "-o", m, NULL}, NULL, "--list takes one PATH", NULL);
+    unlink(v);
+    free(v);
+    free(folder);
+    free(m);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -220,6 +267,7 @@ int main(int argc, char **argv)
     test_unrecognised();
     test_repack();
     test_output_is_input();
+    test_list();
     tmp_cleanup();
     if (test_failures) fprintf(stderr, "%d check(s) failed\n", test_failures);
     return test_failures ? 1 : 0;

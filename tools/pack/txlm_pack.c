@@ -1,7 +1,7 @@
 /* txlm-pack: a Transformer-XL checkpoint (any source format/import/source.h
  * knows) -> one .txlm file. It parses its arguments, opens the source,
- * prints what the source says (on stderr: stdout carries only --help and
- * --version) and packs. */
+ * prints what the source says (on stderr: stdout carries only --help,
+ * --version and --list's lines) and packs. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -23,6 +23,7 @@ static const char usage[] =
     "       txlm-pack CHECKPOINT -o OUT.txlm [options]\n"
     "       txlm-pack MODEL.txlm --dtype T -o OUT.txlm\n"
     "       txlm-pack --synthetic CONFIG.json -o OUT.txlm [--seed N] [options]\n"
+    "       txlm-pack --list PATH\n"
     "\n"
     "Converts a Transformer-XL language model to the .txlm format.\n"
     "DIR holds config.json, model.safetensors (else pytorch_model.bin) and\n"
@@ -35,6 +36,9 @@ static const char usage[] =
     "would compound).\n"
     "\n"
     "  -o, --output F       the .txlm file to write (written atomically; never an input)\n"
+    "  --list PATH          print every tensor of a checkpoint (any source above) on\n"
+    "                       stdout: name, dtype, shape, first values; a damaged file is\n"
+    "                       refused as a pack would\n"
     "  --config F           HuggingFace config.json\n"
     "  --weights F          model.safetensors, or a torch.save checkpoint (zip, or the\n"
     "                       legacy format of PyTorch < 1.6); nothing in it is executed\n"
@@ -66,7 +70,7 @@ static const char usage[] =
     "(bytes written / total) when stderr is a terminal.\n";
 
 typedef struct args {
-    const char *input, *out, *config, *weights, *vocab, *tokenizer, *dtype, *synthetic, *seed, *export_st, *order;
+    const char *input, *out, *config, *weights, *vocab, *tokenizer, *dtype, *synthetic, *seed, *export_st, *order, *list;
     int lower_case, allow_nonfinite;
 } args;
 
@@ -90,7 +94,7 @@ static const char **slot_of(args *a, const char *s)
         {"--vocab", offsetof(args, vocab)},   {"--tokenizer", offsetof(args, tokenizer)},
         {"--dtype", offsetof(args, dtype)},   {"--synthetic", offsetof(args, synthetic)},
         {"--seed", offsetof(args, seed)},     {"--export-safetensors", offsetof(args, export_st)},
-        {"--cluster-order", offsetof(args, order)},
+        {"--cluster-order", offsetof(args, order)}, {"--list", offsetof(args, list)},
     };
     for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
         if (!strcmp(s, flags[i].flag)) return (const char **)((char *)a + flags[i].at);
@@ -119,6 +123,9 @@ static int parse_args(int argc, char **argv, args *a)
         else if (a->input) return fail("more than one input given ('%s')", s);
         else a->input = s;
     }
+    if (a->list && (a->input || a->out || a->synthetic || a->config || a->weights || a->vocab))
+        return fail("%s", "--list takes one PATH and nothing else");
+    if (a->list) return 0;
     if (!a->out) return fail("%s", "no output file given (-o OUT.txlm)");
     if (a->synthetic && (a->input || a->config || a->weights))
         return fail("%s", "--synthetic takes no input folder, --config or --weights");
@@ -262,6 +269,6 @@ int main(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc) return rc == 2 ? 0 : 1;
     txlm_err err = {0, ""};
-    if (run(&a, &err)) return fail("%s", err.msg[0] ? err.msg : "failed");
+    if (a.list ? txlm_source_list(a.list, stdout, &err) : run(&a, &err)) return fail("%s", err.msg[0] ? err.msg : "failed");
     return 0;
 }

@@ -1,0 +1,13 @@
+/* txlm-pack --list: every tensor of a source with its dtype, shape and
+ * first values, one line each. */
+#ifndef TXLM_CKPT_LIST_H
+#define TXLM_CKPT_LIST_H
+
+#include <stdio.h>
+
+#include "checkpoint.h"
+
+/* NAME<TAB>DTYPE<TAB>[d0, d1, ...]<TAB>first values (at most 4). */
+void txlm_checkpoint_print(const txlm_checkpoint *ck, FILE *out);
+
+#endif
