@@ -22,6 +22,7 @@ typedef struct txlm_ckpt_source {
     txlm_cluster_order order;
     char what[160];               /* which code wrote it, for txlm-pack's output */
     char why[160];                /* why its tail clusters are in `order` */
+    char notes[512];              /* what else txlm-pack tells (settings taken from elsewhere), or empty */
 } txlm_ckpt_source;
 
 void txlm_ckpt_source_free(txlm_ckpt_source *s);

@@ -35,6 +35,12 @@ const char *tmp_path(const char *name);
 void write_file(const char *path, const void *data, size_t len);
 char *read_file(const char *path, size_t *len); /* NULL on failure */
 int file_exists(const char *path);
+/* `txlm logprobs -m MODEL --tokens T --segments S -o FILE [flag value]`
+ * (flag may be NULL) run, its float32 output read back (NULL on failure). */
+float *run_logprobs(const char *txlm, const char *model, const char *tokens, const char *segments, const char *flag,
+                    const char *value, size_t *len);
+/* The largest |a[i] - b[i]|; NaN anywhere makes it NaN (never "close"). */
+double max_abs_diff(const float *a, const float *b, size_t n);
 
 /* ---- safetensors images ---- */
 typedef struct st_entry {

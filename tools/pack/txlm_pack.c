@@ -12,18 +12,21 @@
 
 #include "checkpoint.h"
 #include "ckpt_checks.h"
+#include "ckpt_list.h"
 #include "ckpt_source.h"
 #include "export_hf.h"
 #include "open_input.h"
 #include "pack.h"
 #include "vocab_txt.h"
 #include "synthetic.h"
+#include "tf_source.h"
 #include "torch.h"
 
 static const char usage[] =
     "usage: txlm-pack DIR -o OUT.txlm [options]\n"
     "       txlm-pack CHECKPOINT -o OUT.txlm [options]\n"
     "       txlm-pack --synthetic CONFIG.json -o OUT.txlm [--seed N] [options]\n"
+    "       txlm-pack --list PATH\n"
     "\n"
     "Converts a Transformer-XL language model to the .txlm format.\n"
     "DIR holds config.json, model.safetensors (else pytorch_model.bin) and\n"
@@ -31,9 +34,14 @@ static const char usage[] =
     "A CHECKPOINT file is told by its content: NVIDIA's training checkpoint\n"
     "(checkpoint_best.pt: config and vocabulary inside), the authors' whole\n"
     "saved model (model.pt, with --vocab cache.pt), or a state dict (with\n"
-    "--config and --vocab).\n"
+    "--config and --vocab). The authors' TensorFlow models (tf/sota/download.sh)\n"
+    "pack from their top folder (model/ + data/), the model folder, or a checkpoint\n"
+    "prefix: the dataset's vocabulary (data/cache.pkl) and evaluation settings come\n"
+    "with them.\n"
     "\n"
     "  -o, --output F       the .txlm file to write (written atomically)\n"
+    "  --list PATH          print every tensor of a checkpoint (any source above): name,\n"
+    "                       dtype, shape, first values; a damaged file is refused\n"
     "  --config F           HuggingFace config.json\n"
     "  --weights F          model.safetensors, or a torch.save checkpoint (zip, or the\n"
     "                       legacy format of PyTorch < 1.6); nothing in it is executed\n"
@@ -64,7 +72,7 @@ static const char usage[] =
     "(bytes written / total) goes to stderr when it is a terminal.\n";
 
 typedef struct args {
-    const char *dir, *out, *config, *weights, *vocab, *tokenizer, *dtype, *synthetic, *seed, *export_st, *order;
+    const char *dir, *out, *config, *weights, *vocab, *tokenizer, *dtype, *synthetic, *seed, *export_st, *order, *list;
     int lower_case, allow_nonfinite;
 } args;
 
@@ -108,6 +116,7 @@ static int parse_args(int argc, char **argv, args *a)
         else if (!strcmp(s, "--seed")) slot = &a->seed;
         else if (!strcmp(s, "--export-safetensors")) slot = &a->export_st;
         else if (!strcmp(s, "--cluster-order")) slot = &a->order;
+        else if (!strcmp(s, "--list")) slot = &a->list;
         if (slot) {
             if (i + 1 >= argc) return fail("%s needs a value (see --help)", s);
             *slot = argv[++i];
@@ -119,6 +128,7 @@ static int parse_args(int argc, char **argv, args *a)
             a->dir = s;
         }
     }
+    if (a->list) return a->dir || a->out || a->synthetic ? fail("%s", "--list takes one PATH and nothing else") : 0;
     if (!a->out) return fail("%s", "no output file given (-o OUT.txlm)");
     if (a->synthetic && (a->dir || a->config || a->weights))
         return fail("%s", "--synthetic takes no input folder, --config or --weights");
@@ -372,9 +382,75 @@ static int is_file(const char *path)
     return path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* The authors' TensorFlow checkpoint (tf_source.h): settings, weights and
+ * cache.pkl's vocabulary (or --vocab) from the files the authors released. */
+static int run_tf(const args *a, txlm_err *err)
+{
+    txlm_ckpt_source src;
+    txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD, a->allow_nonfinite};
+    char prefix[4096], data[4096], index[4200];
+    if (!txlm_tf_resolve(a->dir, prefix, sizeof prefix, data, sizeof data, NULL) &&
+        snprintf(index, sizeof index, "%s.index", prefix) < (int)sizeof index && same_file(a->out, index))
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite an input", a->out);
+    int rc = a->config || a->weights
+                 ? txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: a TensorFlow checkpoint takes no --config or --weights", a->dir)
+                 : txlm_tf_source_open(a->dir, !a->vocab, &src, err);
+    if (rc) return rc;
+    if (a->vocab) rc = load_vocab(a->vocab, a, &src.vocab, err);
+    else rc = tokenizer_options(a, &src.vocab, err);
+    if (!rc) rc = parse_dtype(a->dtype, &opt.dtype, err);
+    if (!rc) rc = pick_order(a, src.order, &opt.cluster_order, err);
+    if (!rc) rc = txlm_check_finite(src.ck, a->allow_nonfinite, stderr, "txlm-pack: ", err);
+    if (!rc) {
+        printf("txlm-pack: %s: %s\ntxlm-pack: %s\n", a->dir, src.what, src.notes);
+        say_source(&src.h, opt.cluster_order, src.why, a->order != NULL);
+        rc = txlm_pack_write(&src.h, &src.vocab.v, src.ck, &opt, a->out, err);
+    }
+    txlm_ckpt_source_free(&src);
+    return rc;
+}
+
+/* --list: a TensorFlow bundle entry by entry; a torch file's training
+ * checkpoint or whole module by the tensors a pack takes; anything else
+ * (safetensors, a state dict, an HF folder's weights) as a checkpoint. */
+static int run_list(const char *path, txlm_err *err)
+{
+    static const char *const weight_names[] = {"model.safetensors", "pytorch_model.bin", NULL};
+    char prefix[4096], data[4096];
+    if (txlm_tf_sniff(path)) {
+        txlm_tf_bundle *b = NULL;
+        int rc = txlm_tf_resolve(path, prefix, sizeof prefix, data, sizeof data, err);
+        if (!rc) rc = txlm_tf_bundle_open(prefix, &b, err);
+        if (!rc) rc = txlm_tf_bundle_print(b, stdout, err);
+        txlm_tf_bundle_free(b);
+        return rc;
+    }
+    char *file = is_file(path) ? strdup(path) : pick(NULL, path, weight_names);
+    if (!file) return txlm_fail(err, TXLM_ERR_IO, "%s: no checkpoint there (see --help)", path);
+    txlm_torch_obj *o = NULL;
+    txlm_ckpt_source src;
+    txlm_checkpoint *ck = NULL;
+    memset(&src, 0, sizeof src);
+    int rc = 0;
+    if (file_is(file, txlm_torch_sniff) && !(rc = txlm_torch_load(file, &o, err))) {
+        const txlm_pk_value *root = txlm_torch_root(o);
+        if (txlm_nvidia_is(root)) rc = txlm_nvidia_read(o, &src, err);
+        else if (txlm_module_is(root)) rc = txlm_module_read(o, &src, err);
+    }
+    if (!rc && !src.ck) rc = txlm_checkpoint_open(file, &ck, err);
+    if (!rc) txlm_checkpoint_print(src.ck ? src.ck : ck, stdout);
+    txlm_checkpoint_free(ck);
+    txlm_ckpt_source_free(&src);
+    txlm_torch_free(o);
+    free(file);
+    return rc;
+}
+
 static int run(const args *a, txlm_err *err)
 {
+    if (a->list) return run_list(a->list, err);
     if (a->synthetic) return run_synthetic(a, err);
+    if (a->dir && txlm_tf_sniff(a->dir)) return run_tf(a, err);
     static const char *const config_names[] = {"config.json", NULL};
     static const char *const weight_names[] = {"model.safetensors", "pytorch_model.bin", NULL};
     static const char *const vocab_names[] = {"vocab.txt", "vocab.pkl", "vocab.bin", NULL};
