@@ -22,6 +22,7 @@
     X(nvidia)     /* NVIDIA's training checkpoint: ckpt_nvidia.c */                   \
     X(module)     /* the authors' whole saved model: ckpt_module.c */                 \
     X(state_dict) /* a safetensors or torch.save state dict: source_state_dict.c */   \
+    X(tf)         /* the authors' TensorFlow checkpoints: source_tf.c */              \
     X(hf_folder)  /* an HF folder: source_hf_folder.c */                              \
     X(synthetic)  /* by name only: random weights for a config, source_synthetic.c */
 
