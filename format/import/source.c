@@ -12,6 +12,7 @@
 #include "ckpt_list.h"
 #include "open_input.h"
 #include "source_describe.h"
+#include "tensor_table.h"
 #include "vocab_txt.h"
 
 /* The sources, asked in this order: the first whose sniff says yes opens
@@ -132,6 +133,7 @@ int txlm_source_open(const char *path, const txlm_source_options *opt, txlm_sour
     if (k) rc = k->open(&p, opt, out, err);
     unprobe(&p);
     if (k) out->kind = k->name;
+    out->h.zero_memory = out->zero_memory != 0;
     if (!rc) rc = tokenizer_options(opt, &out->vocab.v, err);
     return rc;
 }
@@ -184,6 +186,13 @@ int txlm_source_input(txlm_source *s, const char *path, txlm_err *err)
     if (!(s->inputs[s->n_inputs] = strdup(path))) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of memory");
     s->n_inputs++;
     return 0;
+}
+
+void txlm_source_note_hf_start(txlm_source *s)
+{
+    if (txlm_checkpoint_has_prefix(s->ck, TXLM_HF_PREFIX))
+        txlm_source_note(s, "HF's code starts a text from mem_len rows of zeros (init_mems): txlm eval, score, logprobs and "
+                         "generate do the same with --zero-memory 1");
 }
 
 int txlm_source_config(txlm_source *s, const char *path, txlm_err *err)

@@ -11,7 +11,6 @@
 
 #include "ckpt_list.h"
 #include "source.h"
-#include "tensor_table.h"
 
 static const char *const config_names[] = {"config.json", NULL};
 static const char *const weight_names[] = {"model.safetensors", "pytorch_model.bin", NULL};
@@ -74,8 +73,7 @@ static int open_folder(txlm_probe *p, const txlm_source_options *opt, txlm_sourc
     if (!rc) rc = txlm_checkpoint_open(f[1], &out->ck, err);
     if (!rc) {
         out->order = txlm_cluster_order_of_names(out->ck, out->why, sizeof out->why);
-        /* HF's code starts a text from mem_len rows of zeros (TransfoXLModel.init_mems) */
-        out->zero_memory = txlm_checkpoint_has_prefix(out->ck, TXLM_HF_PREFIX);
+        txlm_source_note_hf_start(out);
         snprintf(out->what, sizeof out->what, "a HuggingFace checkpoint folder: %s, %s (%s), %s", in_dir(p->path, f[0]),
                  in_dir(p->path, f[1]), out->ck->format, in_dir(p->path, f[2]));
     }

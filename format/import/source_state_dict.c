@@ -9,7 +9,6 @@
 
 #include "ckpt_list.h"
 #include "source.h"
-#include "tensor_table.h"
 
 static int sniff(txlm_probe *p)
 {
@@ -38,7 +37,7 @@ static int open_state_dict(txlm_probe *p, const txlm_source_options *opt, txlm_s
     if (!rc) rc = weights(p, p->path, &out->ck, err);
     if (rc) return rc;
     out->order = txlm_cluster_order_of_names(out->ck, out->why, sizeof out->why);
-    out->zero_memory = txlm_checkpoint_has_prefix(out->ck, TXLM_HF_PREFIX); /* HF's TransfoXLModel.init_mems */
+    txlm_source_note_hf_start(out);
     snprintf(out->what, sizeof out->what, "a state dict (%s) with %s and %s", out->ck->format, opt->config, opt->vocab);
     return 0;
 }

@@ -203,7 +203,7 @@ static int corpus_info(const char *path, const txlm_hparams *h, const dataset **
 }
 
 /* The lengths of the paper's evaluation, and TensorFlow's semantics:
- * LayerNorm epsilon 1e-12, zero memories at the start, and same_length
+ * LayerNorm epsilon 1e-12 and same_length
  * as _create_mask builds it, which with mem_len rows of memory lets each
  * query see itself and mem_len keys before it: NVIDIA's rule. */
 static void settings(txlm_hparams *h, const dataset *ds)
@@ -213,7 +213,6 @@ static void settings(txlm_hparams *h, const dataset *ds)
     h->clamp_len = ds ? ds->clamp_len : 1000;
     h->same_length = 1;
     h->same_length_rule = TXLM_SAME_LENGTH_NVIDIA;
-    h->zero_memory = 1;
     h->layer_norm_epsilon = 1e-12f;
 }
 
@@ -250,8 +249,9 @@ static void tell(txlm_source *out, const dataset *ds, uint32_t skipped)
     snprintf(out->why, sizeof out->why, "tf/model.py reads tail cluster i at head column cutoff_ends[1] + i - 1");
     if (ds) txlm_source_note(out, "dataset %s: the lengths of tf/sota/%s.sh", ds->name, ds->name);
     else txlm_source_note(out, "no corpus-info.json names the dataset: HF's lengths");
-    txlm_source_note(out, "LayerNorm epsilon 1e-12 (TensorFlow's layer_norm); a session starts from mem_len rows of zeros "
-                     "(train_gpu.py's np.zeros memories; --zero-memory 0 overrides)");
+    txlm_source_note(out, "LayerNorm epsilon 1e-12 (TensorFlow's layer_norm); train_gpu.py's evaluation starts from np.zeros "
+                     "memories");
+    out->zero_memory = 1;
 }
 
 static int open_tf(txlm_probe *p, const txlm_source_options *opt, txlm_source *out, txlm_err *err)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "txlm_file.h"
 #include "util.h"
 
 static const char *exe, *golden, *training;
@@ -50,6 +51,16 @@ static void pack_fails(const char *what, const char *const *args, const char *ou
     free(e);
 }
 
+/* The file's HPRM zero_memory (-1 when it does not open). */
+static int zero_memory_of(const char *path)
+{
+    txlm_file *f = NULL;
+    txlm_err err = {0, ""};
+    int z = txlm_file_open(path, 0, &f, &err) ? -1 : (int)txlm_file_hparams(f)->zero_memory;
+    txlm_file_close(f);
+    return z;
+}
+
 /* Notices and warnings go to stderr: a config with a misspelt key and no
  * lengths (HF's defaults taken), and every other source, print nothing on stdout. */
 static void test_stderr_only(void)
@@ -77,6 +88,10 @@ static void test_stderr_only(void)
     }
     char *e = pack_ok("misspelt key", (const char *[]){dir, "-o", out, NULL});
     CHECK(strstr(e, "cutofs") && strstr(e, "mem_len not given: HF's default 1600") && strstr(e, "tail-cluster order"));
+    /* HF's names: HF's zero start told, not stored (the file keeps txlm's empty start) */
+    CHECK(strstr(e, "HF's code starts a text from mem_len rows of zeros") && strstr(e, "--zero-memory 1") &&
+          !strstr(e, "stored in the file"));
+    CHECK(zero_memory_of(out) == 0);
     free(e);
     for (int i = 0; i < 2; i++) unlink(dir_path(dir, copied[i]));
     unlink(dir_path(dir, "config.json"));

@@ -69,6 +69,22 @@ static void check_file(const tf_case *c, const char *model)
     txlm_file_close(f);
 }
 
+/* Packed again (another --dtype), the model keeps its zero start. */
+static void check_repack(const char *model)
+{
+    const char *again = tmp_path("tf_again.txlm");
+    const char *argv[] = {pack_exe, model, "--dtype", "f16", "-o", again, NULL};
+    char *so = NULL, *se = NULL;
+    int st = run_tool(argv, &so, &se);
+    CHECK(st == 0 && se && strstr(se, "mem_len rows of zeros") && strstr(se, "stored in the file"));
+    free(so), free(se);
+    txlm_err err = {0, ""};
+    txlm_file *f = NULL;
+    EXPECT_OK(txlm_file_open(again, 0, &f, &err), &err);
+    CHECK(f && txlm_file_hparams(f)->zero_memory == 1 && txlm_file_hparams(f)->same_length_rule == 1);
+    txlm_file_close(f);
+}
+
 static float *run_api(const tf_case *c, const char *model, int zero)
 {
     txlm_model *m = NULL;
@@ -102,6 +118,7 @@ static void run_case(const tf_case *c, int k)
     char *model = pack(c, k);
     if (!model) return;
     check_file(c, model);
+    if (k == 0) check_repack(model);
     char expect[1024];
     snprintf(expect, sizeof expect, "%s/%s", dir, c->expect);
     size_t lb = 0, n = (size_t)c->n_tok * c->n_token;

@@ -210,9 +210,9 @@ static void say_source(const args *a, const txlm_source *s, uint32_t order)
     fprintf(stderr, "txlm-pack: mem_len %u, tgt_len %u, clamp_len %d, same_length %s%s\n", h->mem_len, h->tgt_len, h->clamp_len,
             h->same_length ? "true" : "false",
             h->same_length_rule == TXLM_SAME_LENGTH_NVIDIA ? " with NVIDIA's rule (mask_len = klen - mem_len - 1)" : "");
-    if (s->zero_memory)
-        fprintf(stderr, "txlm-pack: its code starts a text from mem_len rows of zeros: txlm eval, score, logprobs and "
-                        "generate do the same with --zero-memory 1\n");
+    if (s->h.zero_memory)
+        fprintf(stderr, "txlm-pack: a session of this model starts from mem_len rows of zeros, as its code's evaluation "
+                        "does (stored in the file; txlm's --zero-memory 0 starts from an empty memory)\n");
 }
 
 /* The model and its HF export, all or nothing: the model is packed under
