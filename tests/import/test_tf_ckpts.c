@@ -69,6 +69,21 @@ static void check_file(const tf_case *c, const char *model)
     txlm_file_close(f);
 }
 
+/* txlm info shows the file's zero start, NVIDIA's same_length rule and
+ * (lm1b) the <eos> that opens every line. */
+static void check_info(const tf_case *c, const char *model)
+{
+    const char *argv[] = {txlm_exe, "info", "-m", model, "--no-verify", NULL};
+    char *so = NULL, *se = NULL;
+    int st = run_tool(argv, &so, &se);
+    int lm1b = !strcmp(c->dataset, "lm1b");
+    int ok = st == 0 && so && strstr(so, "same_length_rule 1 (NVIDIA's") && strstr(so, "zero_memory 1 (a session starts from") &&
+             (strstr(so, ", eos also opens every line") != NULL) == lm1b;
+    if (!ok) fprintf(stderr, "%s: txlm info exit %d, stdout \"%s\"\n", c->name, st, so ? so : "");
+    CHECK(ok);
+    free(so), free(se);
+}
+
 /* Packed again (another --dtype), the model keeps its zero start. */
 static void check_repack(const char *model)
 {
@@ -118,6 +133,7 @@ static void run_case(const tf_case *c, int k)
     char *model = pack(c, k);
     if (!model) return;
     check_file(c, model);
+    check_info(c, model);
     if (k == 0) check_repack(model);
     char expect[1024];
     snprintf(expect, sizeof expect, "%s/%s", dir, c->expect);
