@@ -3,9 +3,9 @@
  * hostile and inconsistent bundles of tf_ckpts/bad (gen.py), and damage
  * done here to a copy of the wt103 fixture (truncation, magic, block and
  * tensor CRCs, a shard cut short or missing, corpus-info.json that
- * disagrees). Also: optimizer slots are never read, --list on every
- * source, and the lm1b and enwik8 vocabularies from cache.pkl tokenizing
- * text as the authors' preparation does.
+ * disagrees), outputs that are inputs. Also: optimizer slots are never
+ * read, --list on every source, and the lm1b and enwik8 vocabularies from
+ * cache.pkl tokenizing text as the authors' preparation does.
  *
  * usage: test_import_tf_bad TXLM_PACK FIXTURE_DIR TRAINING_CKPTS_DIR */
 #include <stdio.h>
@@ -160,6 +160,32 @@ static void damaged_copies(void)
     refuses("checkpoint naming nothing", top, (const char *const[]){"model.ckpt-9.index", NULL});
 }
 
+/* No output may be a file the source reads (the checkpoint file, the
+ * index, a shard, corpus-info.json, cache.pkl): refused, the file whole;
+ * --config and --weights are refused too (the files hold their own). */
+static void outputs_are_inputs(void)
+{
+    static const char *const files[] = {"model/checkpoint", "model/model.ckpt-0.index",
+                                        "model/model.ckpt-0.data-00002-of-00003", "data/corpus-info.json", "data/cache.pkl"};
+    fresh_copy();
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char target[1024];
+        snprintf(target, sizeof target, "%s", in_work(files[i]));
+        size_t before_len = 0, after_len = 0;
+        char *before = read_file(target, &before_len), *so = NULL, *se = NULL;
+        const char *argv[] = {pack_exe, work, "-o", target, NULL};
+        int st = run_tool(argv, &so, &se);
+        char *after = read_file(target, &after_len);
+        int ok = st == 1 && se && strstr(se, "the output would overwrite the input") && strchr(se, '\n') &&
+                 !strchr(se, '\n')[1] && before && after && before_len == after_len && !memcmp(before, after, before_len);
+        if (!ok) fprintf(stderr, "-o %s: exit %d, stderr \"%s\"\n", files[i], st, se ? se : "");
+        CHECK(ok);
+        free(before), free(after), free(so), free(se);
+    }
+    const char *cfg[] = {work, "--config", in_work("data/corpus-info.json"), NULL};
+    refuses("--config", cfg, (const char *const[]){work, "holds its own hyper-parameters: no --config", NULL});
+}
+
 static void bad_bundles(void)
 {
     static const struct { const char *name, *want[3]; } bad[] = {
@@ -272,6 +298,7 @@ int main(int argc, char **argv)
     pack_exe = argv[1], dir = argv[2], torch_dir = argv[3];
     bad_bundles();
     damaged_copies();
+    outputs_are_inputs();
     lists();
     vocabularies();
     tmp_cleanup();
