@@ -203,9 +203,10 @@ static int corpus_info(const char *path, const txlm_hparams *h, const dataset **
 }
 
 /* The lengths of the paper's evaluation, and TensorFlow's semantics:
- * LayerNorm epsilon 1e-12 and same_length
- * as _create_mask builds it, which with mem_len rows of memory lets each
- * query see itself and mem_len keys before it: NVIDIA's rule. */
+ * LayerNorm epsilon 1e-12, and same_length as _create_mask builds it,
+ * which with mem_len rows of memory lets each query see itself and
+ * mem_len keys before it: NVIDIA's rule. (The zero start is the source's
+ * zero_memory, set in tell.) */
 static void settings(txlm_hparams *h, const dataset *ds)
 {
     h->tgt_len = ds ? ds->tgt_len : 128;
