@@ -55,6 +55,8 @@ void txlm_model_file_get_info(const txlm_model_file *f, txlm_model_file_info *ou
         .lower_case = !!(v->flags & TXLM_VOCAB_LOWER_CASE), .wt103 = !!(v->flags & TXLM_VOCAB_WT103_NORM),
         .eos_id = v->eos_id, .unk_id = v->unk_id,
         .n_tensors = txlm_file_tensor_count(f->f),
+        .same_length_rule = h->same_length_rule, .zero_memory = h->zero_memory != 0,
+        .line_start_eos = !!(v->flags & TXLM_VOCAB_LINE_START_EOS),
     };
     _Static_assert(TXLM_FILE_MAX_CUTOFFS == TXLM_MAX_CUTOFFS, "txlm_files.h and hparams.h disagree");
     memcpy(out->cutoffs, h->cutoffs, sizeof out->cutoffs);

@@ -27,7 +27,8 @@ int txlm_session_settle(txlm_session *s, txlm_model *m, const txlm_session_optio
     s->mem_len = opts && opts->mem_len ? opts->mem_len : h->mem_len;
     s->clamp_len = opts && opts->clamp_len ? opts->clamp_len : h->clamp_len;
     s->same_length = opts && opts->same_length >= 0 ? (opts->same_length != 0) : h->same_length;
-    s->zero_memory = opts && opts->zero_memory;
+    /* 0 takes the model's default (HPRM 1.2, docs/format.md), -1 is off */
+    s->zero_memory = opts && opts->zero_memory ? opts->zero_memory > 0 : h->zero_memory != 0;
     s->max_seg = opts && opts->max_segment ? opts->max_segment : (h->tgt_len > 512 ? h->tgt_len : 512);
     if (s->mem_len > (1u << 20) || s->max_seg > (1u << 20))
         return txlm_fail(err, TXLM_ERR_LIMIT, "mem_len %u / segment length %u exceed 2^20", s->mem_len, s->max_seg);

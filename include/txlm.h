@@ -201,7 +201,8 @@ TXLM_API void txlm_free(void *p);
 /* Tokens with where they came from, for lining scores up with the text
  * (txlm score --words). Token k's span is the bytes of the text whose
  * characters it holds: a word model's word, a character model's byte, an
- * <eos>'s line break; a wt103 model's tokens are traced back through the
+ * <eos>'s line break (the <S> that opens an lm1b line: no bytes, begin ==
+ * end at the line's start); a wt103 model's tokens are traced back through the
  * normalisation (docs/tokenizers.md, "Where tokens come from"): the ' of
  * "don't"'s 't, the “ that became ", the - of an @-@, the no-break space
  * of 1 @.@ 000. The text's words are its runs of characters that are not
@@ -268,8 +269,10 @@ typedef struct txlm_session_options {
     /* 1: HF transformers' start: a segment fed with no memory (the first,
      * or the first after a reset) finds mem_len rows of zeros (layer
      * inputs of 0) that every query attends to, as HF's init_mems gives,
-     * sliding out as real rows come in. 0 (default): an empty memory, as
-     * the authors' code, NVIDIA's and txlm's golden cases start. */
+     * sliding out as real rows come in. -1: an empty memory, as the
+     * authors' PyTorch code, NVIDIA's and txlm's golden cases start. 0
+     * (default): the model's (zero rows only for models packed from the
+     * authors' TensorFlow checkpoints, whose evaluation starts so). */
     int zero_memory;
 } txlm_session_options;
 

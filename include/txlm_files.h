@@ -40,6 +40,10 @@ typedef struct txlm_model_file_info {
     int lower_case, wt103;   /* the word tokenizer's options */
     int32_t eos_id, unk_id;  /* -1 when the vocabulary has none */
     uint32_t n_tensors;
+    /* (appended after the fields above; the file's 1.1 and 1.2 fields) */
+    uint32_t same_length_rule; /* 0: the authors' and HF's same_length bound, 1: NVIDIA's (one key more) */
+    int zero_memory;         /* 1: a session starts from mem_len rows of zeros unless its options say otherwise */
+    int line_start_eos;      /* the word tokenizer's <eos> also opens every line (lm1b's <S> words <S>) */
 } txlm_model_file_info;
 
 typedef struct txlm_model_file_tensor {

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 missing=()
 for p in $(cat .ci/packages); do
-  # only the PyTorch cross-checks need these; those tests skip without them
+  # only the cross-checks that regenerate fixtures (PyTorch, NumPy) need these; those tests skip without them
   case $p in python3-torch|python3-numpy|libopenblas0-pthread) continue ;; esac
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done

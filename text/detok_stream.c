@@ -33,6 +33,7 @@ struct txlm_detokenizer {
     wt_buf out;   /* the piece of this call */
     int wrote;    /* word models: anything written yet, and its last byte */
     char last;
+    int open;     /* TXLM_VOCAB_LINE_START_EOS: an <eos> opened the line (txlm_tok_decode) */
     /* wt103 models, within one line */
     held esc;     /* dash joins and entities */
     char raw[4];  /* a code point's bytes until all have come */
@@ -166,8 +167,9 @@ static int push_wt103(txlm_detok *d, int32_t id, const char *s, uint32_t len)
 /* As txlm_tok_decode: <eos> is "\n", a space before a word unless it starts the text or a line. */
 static int push_word(txlm_detok *d, int32_t id, const char *s, uint32_t len)
 {
+    if (id == d->v->eos_id && (d->v->flags & TXLM_VOCAB_LINE_START_EOS) && !d->open) return d->open = 1, 0;
     if (id == d->v->eos_id) {
-        d->wrote = 1, d->last = '\n';
+        d->wrote = 1, d->last = '\n', d->open = 0;
         return out_byte(d, '\n');
     }
     if (d->wrote && d->last != '\n') {
@@ -227,7 +229,7 @@ int txlm_detok_flush(txlm_detok *d, const char **piece, size_t *len, txlm_err *e
 
 void txlm_detok_reset(txlm_detok *d)
 {
-    d->wrote = 0, d->last = 0;
+    d->wrote = 0, d->last = 0, d->open = 0;
     new_line(d);
 }
 

@@ -23,7 +23,9 @@ static void put(txlm_token_spans *o, size_t *k, size_t b, size_t e)
 static size_t word_model_spans(const txlm_vocab *v, const char *s, size_t len, txlm_token_spans *o)
 {
     size_t k = 0;
+    int opens = (v->flags & TXLM_VOCAB_LINE_START_EOS) && v->eos_id >= 0;
     for (size_t i = 0; i < len;) {
+        if (opens && (i == 0 || s[i - 1] == '\n')) put(o, &k, i, i); /* lm1b's opening <S>: no bytes */
         if (s[i] == '\n' || blank((unsigned char)s[i])) {
             if (s[i] == '\n' && v->eos_id >= 0) put(o, &k, i, i + 1);
             i++;
@@ -106,9 +108,10 @@ static void assign_words(const txlm_vocab *v, const char *s, txlm_token_spans *o
             o->word[k] = w;
             continue;
         }
-        /* only whitespace: a line break, a character model's blank, or a
-         * token the rules made from whitespace between two words */
-        int line_break = o->ids[k] == v->eos_id && sp.end == sp.begin + 1 && s[sp.begin] == '\n';
+        /* only whitespace: a line break (or lm1b's opening <S>, no bytes),
+         * a character model's blank, or a token the rules made from
+         * whitespace between two words */
+        int line_break = o->ids[k] == v->eos_id && ((sp.end == sp.begin + 1 && s[sp.begin] == '\n') || sp.end == sp.begin);
         if (v->kind != TXLM_TOK_WORD || line_break) continue;
         if (w > 0 && w < o->n_words) join[w - 1] = 1;
         o->word[k] = w > 0 ? w - 1 : w < o->n_words ? w : TXLM_NO_WORD;

@@ -126,7 +126,11 @@ static int blank(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r');
 static int encode_words(const txlm_tokenizer *t, const char *s, size_t len, id_list *l, txlm_err *err)
 {
     size_t i = 0;
+    /* lm1b's <S> words <S>: a line's first byte opens it (a last line without \n stays open) */
+    int opens = (t->v->flags & TXLM_VOCAB_LINE_START_EOS) && t->v->eos_id >= 0, line_start = 1;
     while (i < len) {
+        if (opens && line_start && push(l, t->v->eos_id, err)) return -1;
+        line_start = s[i] == '\n';
         if (s[i] == '\n') {
             if (t->v->eos_id >= 0 && push(l, t->v->eos_id, err)) return -1;
             i++;
@@ -256,12 +260,18 @@ int txlm_tok_decode(txlm_tokenizer *t, const int32_t *ids, size_t n, char **text
     if (v->kind == TXLM_TOK_WORD && (v->flags & TXLM_VOCAB_WT103_NORM)) return decode_wt103(v, ids, n, text, err);
     char *out = malloc(cap), *w = out;
     if (!out) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "detokenize: out of memory");
+    int open = 0; /* TXLM_VOCAB_LINE_START_EOS: <eos> alternately opens a line (nothing written) and ends it */
     for (size_t i = 0; i < n; i++) {
         uint32_t len;
         const char *s = txlm_vocab_sym(v, (uint32_t)ids[i], &len);
         if (v->kind == TXLM_TOK_WORD) {
+            if (ids[i] == v->eos_id && (v->flags & TXLM_VOCAB_LINE_START_EOS) && !open) {
+                open = 1;
+                continue;
+            }
             if (ids[i] == v->eos_id) {
                 *w++ = '\n';
+                open = 0;
                 continue;
             }
             if (w > out && w[-1] != '\n') *w++ = ' ';

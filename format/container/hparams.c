@@ -45,6 +45,7 @@ int txlm_hparams_validate(const txlm_hparams *h, char *err, unsigned errlen)
         if (h->tie_projs[c] > 1) return bad(err, errlen, "tie_projs[%u] must be 0 or 1", c);
     }
     if (h->tie_weight > 1 || h->pre_lnorm > 1 || h->untie_r > 1 || h->same_length > 1) return bad(err, errlen, "boolean hyper-parameter not 0 or 1");
+    if (h->zero_memory > 1) return bad(err, errlen, "zero_memory %u is not 0 or 1", h->zero_memory);
     if (h->same_length_rule > TXLM_SAME_LENGTH_NVIDIA)
         return bad(err, errlen, "same_length_rule %u is not 0 (the authors') or 1 (NVIDIA's)", h->same_length_rule);
     if (h->clamp_len > (int32_t)CAP_LEN) return bad(err, errlen, "clamp_len %d exceeds %u", h->clamp_len, CAP_LEN);

@@ -34,6 +34,10 @@ typedef struct txlm_hparams {
      * TXLM_SAME_LENGTH_NVIDIA, NVIDIA's klen - mem_len - 1 (each query sees
      * one key more). The attention kernels take mem_len + this. */
     uint32_t same_length_rule;
+    /* 1: a session starts from mem_len rows of zero layer inputs by
+     * default (the authors' TensorFlow evaluation, train_gpu.py's np.zeros
+     * memories), 0: from an empty memory; txlm_session_options overrides. */
+    uint32_t zero_memory;
 } txlm_hparams;
 
 enum { TXLM_SAME_LENGTH_AUTHORS = 0, TXLM_SAME_LENGTH_NVIDIA = 1 };

@@ -85,6 +85,9 @@
 /* Version 1.1 appends (written only when not 0, so other files stay 1.0 byte for byte): */
 #define TXLM_HPRM_SIZE_1_1 148u
 #define TXLM_HP_SAME_LENGTH_RULE 144 /* u32 */
+/* Version 1.2 appends (written only when not 0): */
+#define TXLM_HPRM_SIZE_1_2 152u
+#define TXLM_HP_ZERO_MEMORY 148      /* u32 */
 
 /* ---- VOCB ---- */
 #define TXLM_VOCB_HEAD 24u          /* n, kind, flags, eos_id, unk_id, blob_size */
@@ -93,7 +96,7 @@
 /* Longest symbol: the tokenizers look words up in a 1024-byte key buffer,
  * so a longer symbol could never be produced from text. */
 #define TXLM_VOCB_MAX_SYM 1023u
-#define TXLM_VOCAB_KNOWN_FLAGS (TXLM_VOCAB_LOWER_CASE | TXLM_VOCAB_WT103_NORM)
+#define TXLM_VOCAB_KNOWN_FLAGS (TXLM_VOCAB_LOWER_CASE | TXLM_VOCAB_WT103_NORM | TXLM_VOCAB_LINE_START_EOS)
 
 /* ---- DTYP ---- */
 #define TXLM_DTYP_HEAD 8u           /* count, entry_size */

@@ -270,6 +270,7 @@ static int read_hparams(reader *r)
     h->attn_type = txlm_rd32(p + TXLM_HP_ATTN_TYPE);
     h->layer_norm_epsilon = txlm_rdf32(p + TXLM_HP_LN_EPS);
     if (declared >= TXLM_HPRM_SIZE_1_1) h->same_length_rule = txlm_rd32(p + TXLM_HP_SAME_LENGTH_RULE);
+    if (declared >= TXLM_HPRM_SIZE_1_2) h->zero_memory = txlm_rd32(p + TXLM_HP_ZERO_MEMORY);
     char why[256];
     if (txlm_hparams_validate(h, why, sizeof why) != 0)
         return bad(r, TXLM_ERR_FORMAT, "HPRM at offset %" PRIu64 ": %s", s->off, why);

@@ -224,8 +224,11 @@ typedef struct layout {
 
 static const char *const tags[5] = {TXLM_TAG_HPRM, TXLM_TAG_VOCB, TXLM_TAG_DTYP, TXLM_TAG_TDIR, TXLM_TAG_TDAT};
 
-/* 1.0's record unless a 1.1 field is needed (docs/format.md). */
-static uint32_t hprm_size(const txlm_hparams *h) { return h->same_length_rule ? TXLM_HPRM_SIZE_1_1 : TXLM_HPRM_SIZE; }
+/* 1.0's record unless a later field is needed (docs/format.md). */
+static uint32_t hprm_size(const txlm_hparams *h)
+{
+    return h->zero_memory ? TXLM_HPRM_SIZE_1_2 : h->same_length_rule ? TXLM_HPRM_SIZE_1_1 : TXLM_HPRM_SIZE;
+}
 
 static void plan(txlm_writer *w, layout *L)
 {
@@ -309,7 +312,8 @@ static void fill_hparams(const txlm_hparams *h, uint8_t *p)
     txlm_wr32(p + TXLM_HP_EXT_LEN, h->ext_len);
     txlm_wr32(p + TXLM_HP_ATTN_TYPE, h->attn_type);
     txlm_wrf32(p + TXLM_HP_LN_EPS, h->layer_norm_epsilon);
-    if (h->same_length_rule) txlm_wr32(p + TXLM_HP_SAME_LENGTH_RULE, h->same_length_rule);
+    if (h->same_length_rule || h->zero_memory) txlm_wr32(p + TXLM_HP_SAME_LENGTH_RULE, h->same_length_rule);
+    if (h->zero_memory) txlm_wr32(p + TXLM_HP_ZERO_MEMORY, h->zero_memory);
 }
 
 static void fill_vocab(const txlm_vocab *v, uint8_t *p)
@@ -379,7 +383,7 @@ static int write_metadata(txlm_writer *w, const layout *L, txlm_err *err)
 
     memcpy(m + TXLM_HDR_MAGIC, TXLM_MAGIC, TXLM_MAGIC_LEN);
     txlm_wr16(m + TXLM_HDR_MAJOR, TXLM_MAJOR);
-    txlm_wr16(m + TXLM_HDR_MINOR, hprm_size(&w->hp) > TXLM_HPRM_SIZE ? 1 : TXLM_MINOR);
+    txlm_wr16(m + TXLM_HDR_MINOR, hprm_size(&w->hp) > TXLM_HPRM_SIZE_1_1 ? 2 : hprm_size(&w->hp) > TXLM_HPRM_SIZE ? 1 : TXLM_MINOR);
     txlm_wr32(m + TXLM_HDR_BOM, TXLM_BOM);
     txlm_wr32(m + TXLM_HDR_HEADER_SIZE, TXLM_HDR_SIZE);
     txlm_wr32(m + TXLM_HDR_ALIGNMENT, TXLM_WRITE_ALIGNMENT);

@@ -13,6 +13,7 @@ typedef enum txlm_tokenizer_kind {
 enum {
     TXLM_VOCAB_LOWER_CASE = 1u << 0,  /* lower-case input before lookup */
     TXLM_VOCAB_WT103_NORM = 1u << 1,  /* Moses-style wt103 normalisation of raw text */
+    TXLM_VOCAB_LINE_START_EOS = 1u << 2, /* word mode: <eos> (lm1b's <S>) begins every line as well as ending it */
 };
 
 typedef struct txlm_vocab {

@@ -14,6 +14,7 @@
 
 #include <txlm_status.h>
 
+#include "ckpt_list.h"
 #include "ckpt_source.h"
 #include "torch_read.h"
 
@@ -194,6 +195,19 @@ static int open_module(txlm_probe *p, const txlm_source_options *opt, txlm_sourc
     return rc;
 }
 
+/* Its tensors, with no vocabulary needed. */
+static int list_module(txlm_probe *p, FILE *out, txlm_err *err)
+{
+    txlm_source s;
+    memset(&s, 0, sizeof s);
+    txlm_torch_obj *o = txlm_probe_take_torch(p);
+    int rc = txlm_module_read(o, &s, err);
+    txlm_torch_free(o);
+    if (!rc) txlm_checkpoint_print(s.ck, out);
+    txlm_source_free(&s);
+    return rc;
+}
+
 const txlm_source_kind txlm_source_module = {
-    "module", "the authors' whole saved model (model.pt, with --vocab cache.pt)", sniff, open_module,
+    "module", "the authors' whole saved model (model.pt, with --vocab cache.pt)", sniff, open_module, list_module,
 };

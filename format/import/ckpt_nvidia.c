@@ -129,5 +129,5 @@ static int open_nvidia(txlm_probe *p, const txlm_source_options *opt, txlm_sourc
 }
 
 const txlm_source_kind txlm_source_nvidia = {
-    "nvidia", "NVIDIA's training checkpoint (checkpoint_best.pt: config and vocabulary inside)", sniff, open_nvidia,
+    "nvidia", "NVIDIA's training checkpoint (checkpoint_best.pt: config and vocabulary inside)", sniff, open_nvidia, NULL,
 };

@@ -9,8 +9,10 @@
 
 #include <txlm_status.h>
 
+#include "ckpt_list.h"
 #include "open_input.h"
 #include "source_describe.h"
+#include "tensor_table.h"
 #include "vocab_txt.h"
 
 /* The sources, asked in this order: the first whose sniff says yes opens
@@ -21,6 +23,7 @@
     X(nvidia)     /* NVIDIA's training checkpoint: ckpt_nvidia.c */                   \
     X(module)     /* the authors' whole saved model: ckpt_module.c */                 \
     X(state_dict) /* a safetensors or torch.save state dict: source_state_dict.c */   \
+    X(tf)         /* the authors' TensorFlow checkpoints: source_tf.c */              \
     X(hf_folder)  /* an HF folder: source_hf_folder.c */                              \
     X(synthetic)  /* by name only: random weights for a config, source_synthetic.c */
 
@@ -108,19 +111,50 @@ static int refuse_unknown(const txlm_probe *p, txlm_err *err)
     return txlm_fail(err, p->exists ? TXLM_ERR_FORMAT : TXLM_ERR_IO, "%s %s; txlm-pack reads %s", p->path, looks, accepted);
 }
 
+/* The source named, else the first whose sniff takes p; NULL with *rc set when none. */
+static const txlm_source_kind *choose(txlm_probe *p, const char *name, int *rc, txlm_err *err)
+{
+    const txlm_source_kind *k = name ? by_name(name) : NULL;
+    *rc = 0;
+    if (name && !k) *rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "no source named '%s'", name);
+    for (size_t i = 0; !name && !k && i < N_SOURCES; i++)
+        if (sources[i]->sniff && sources[i]->sniff(p)) k = sources[i];
+    if (!name && !k) *rc = refuse_unknown(p, err);
+    return k;
+}
+
 int txlm_source_open(const char *path, const txlm_source_options *opt, txlm_source *out, txlm_err *err)
 {
     memset(out, 0, sizeof *out);
     txlm_probe p;
     probe(&p, path);
-    const txlm_source_kind *k = opt->source ? by_name(opt->source) : NULL;
-    if (opt->source && !k) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "no source named '%s'", opt->source);
-    for (size_t i = 0; !k && i < N_SOURCES; i++)
-        if (sources[i]->sniff && sources[i]->sniff(&p)) k = sources[i];
-    int rc = k ? k->open(&p, opt, out, err) : refuse_unknown(&p, err);
+    int rc;
+    const txlm_source_kind *k = choose(&p, opt->source, &rc, err);
+    if (k) rc = k->open(&p, opt, out, err);
     unprobe(&p);
     if (k) out->kind = k->name;
+    out->h.zero_memory = out->zero_memory != 0;
     if (!rc) rc = tokenizer_options(opt, &out->vocab.v, err);
+    return rc;
+}
+
+int txlm_source_list(const char *path, FILE *out, txlm_err *err)
+{
+    txlm_probe p;
+    probe(&p, path);
+    int rc;
+    const txlm_source_kind *k = choose(&p, NULL, &rc, err);
+    if (k && k->list) {
+        rc = k->list(&p, out, err);
+    } else if (k) {
+        txlm_source s;
+        txlm_source_options none = {0};
+        memset(&s, 0, sizeof s);
+        rc = k->open(&p, &none, &s, err);
+        if (!rc) txlm_checkpoint_print(s.ck, out);
+        txlm_source_free(&s);
+    }
+    unprobe(&p);
     return rc;
 }
 
@@ -152,6 +186,13 @@ int txlm_source_input(txlm_source *s, const char *path, txlm_err *err)
     if (!(s->inputs[s->n_inputs] = strdup(path))) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of memory");
     s->n_inputs++;
     return 0;
+}
+
+void txlm_source_note_hf_start(txlm_source *s)
+{
+    if (txlm_checkpoint_has_prefix(s->ck, TXLM_HF_PREFIX))
+        txlm_source_note(s, "HF's code starts a text from mem_len rows of zeros (init_mems): txlm eval, score, logprobs and "
+                         "generate do the same with --zero-memory 1");
 }
 
 int txlm_source_config(txlm_source *s, const char *path, txlm_err *err)

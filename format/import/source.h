@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "checkpoint.h"
 #include "cluster_order.h"
@@ -43,7 +44,10 @@ typedef struct txlm_source {
     txlm_checkpoint *ck;           /* the weights: named tensors (names below), f32, f16 or bf16 */
     txlm_cluster_order order;      /* the order of its crit.cluster_weight/bias rows */
     char why[256];                 /* why that order */
-    int zero_memory;               /* its code starts a text from mem_len rows of zeros (txlm --zero-memory 1) */
+    /* 1: sessions of the packed model start from mem_len rows of zeros by
+     * default, as this code's own evaluation does (written into the file's
+     * HPRM zero_memory, docs/format.md; txlm's --zero-memory 0 overrides) */
+    int zero_memory;
     char notes[2048];              /* notices, one a line: defaults taken, unknown keys, what a vocabulary lost */
     char *inputs[TXLM_SOURCE_MAX_INPUTS]; /* every file it read: an output must be none of them */
     uint32_t n_inputs;
@@ -53,6 +57,10 @@ typedef struct txlm_source {
  * reads) into *out, which txlm_source_free releases whatever this returns. */
 int txlm_source_open(const char *path, const txlm_source_options *opt, txlm_source *out, txlm_err *err);
 void txlm_source_free(txlm_source *s);
+/* txlm-pack --list: every tensor the source of `path` reads, one line
+ * each (NAME<TAB>DTYPE<TAB>[d0, d1, ...]<TAB>first values), without the
+ * options a pack needs; a damaged file is refused as a pack would. */
+int txlm_source_list(const char *path, FILE *out, txlm_err *err);
 
 /* ---- writing a source ------------------------------------------------
 
@@ -83,6 +91,9 @@ typedef struct txlm_source_kind {
     /* 1 when this source reads p->path (NULL: only when chosen by name) */
     int (*sniff)(txlm_probe *p);
     int (*open)(txlm_probe *p, const txlm_source_options *opt, txlm_source *out, txlm_err *err);
+    /* --list: prints what it reads (txlm_checkpoint_print's lines) without
+     * needing --config or --vocab. NULL: the tensors of an open with no options. */
+    int (*list)(txlm_probe *p, FILE *out, txlm_err *err);
 } txlm_source_kind;
 
 /* The saved object of a torch.save file, read the first time a sniff asks
@@ -95,6 +106,9 @@ int txlm_probe_is_safetensors(const txlm_probe *p);
 
 void txlm_source_note(txlm_source *s, const char *fmt, ...) TXLM_PRINTF(2, 3);
 int txlm_source_input(txlm_source *s, const char *path, txlm_err *err);
+/* HF's code starts a text from mem_len rows of zeros (init_mems); a model
+ * of HF's names keeps txlm's empty start, and the notes say how to get HF's. */
+void txlm_source_note_hf_start(txlm_source *s);
 /* Hyper-parameters from a config.json, HF's defaults for missing lengths
  * told in the notes. */
 int txlm_source_config(txlm_source *s, const char *path, txlm_err *err);

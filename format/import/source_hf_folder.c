@@ -9,8 +9,8 @@
 
 #include <txlm_status.h>
 
+#include "ckpt_list.h"
 #include "source.h"
-#include "tensor_table.h"
 
 static const char *const config_names[] = {"config.json", NULL};
 static const char *const weight_names[] = {"model.safetensors", "pytorch_model.bin", NULL};
@@ -73,8 +73,7 @@ static int open_folder(txlm_probe *p, const txlm_source_options *opt, txlm_sourc
     if (!rc) rc = txlm_checkpoint_open(f[1], &out->ck, err);
     if (!rc) {
         out->order = txlm_cluster_order_of_names(out->ck, out->why, sizeof out->why);
-        /* HF's code starts a text from mem_len rows of zeros (TransfoXLModel.init_mems) */
-        out->zero_memory = txlm_checkpoint_has_prefix(out->ck, TXLM_HF_PREFIX);
+        txlm_source_note_hf_start(out);
         snprintf(out->what, sizeof out->what, "a HuggingFace checkpoint folder: %s, %s (%s), %s", in_dir(p->path, f[0]),
                  in_dir(p->path, f[1]), out->ck->format, in_dir(p->path, f[2]));
     }
@@ -82,7 +81,20 @@ static int open_folder(txlm_probe *p, const txlm_source_options *opt, txlm_sourc
     return rc;
 }
 
+/* The weights file's tensors, as named there. */
+static int list_folder(txlm_probe *p, FILE *out, txlm_err *err)
+{
+    char *f = pick(NULL, p->path, weight_names);
+    txlm_checkpoint *ck = NULL;
+    int rc = f ? txlm_checkpoint_open(f, &ck, err)
+               : txlm_fail(err, TXLM_ERR_IO, "%s: a folder without model.safetensors or pytorch_model.bin", p->path);
+    if (!rc) txlm_checkpoint_print(ck, out);
+    txlm_checkpoint_free(ck);
+    free(f);
+    return rc;
+}
+
 const txlm_source_kind txlm_source_hf_folder = {
     "hf-folder", "a folder holding config.json, model.safetensors or pytorch_model.bin, and vocab.txt, vocab.pkl or vocab.bin",
-    sniff, open_folder,
+    sniff, open_folder, list_folder,
 };

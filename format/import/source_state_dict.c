@@ -7,8 +7,8 @@
 
 #include <txlm_status.h>
 
+#include "ckpt_list.h"
 #include "source.h"
-#include "tensor_table.h"
 
 static int sniff(txlm_probe *p)
 {
@@ -37,11 +37,21 @@ static int open_state_dict(txlm_probe *p, const txlm_source_options *opt, txlm_s
     if (!rc) rc = weights(p, p->path, &out->ck, err);
     if (rc) return rc;
     out->order = txlm_cluster_order_of_names(out->ck, out->why, sizeof out->why);
-    out->zero_memory = txlm_checkpoint_has_prefix(out->ck, TXLM_HF_PREFIX); /* HF's TransfoXLModel.init_mems */
+    txlm_source_note_hf_start(out);
     snprintf(out->what, sizeof out->what, "a state dict (%s) with %s and %s", out->ck->format, opt->config, opt->vocab);
     return 0;
 }
 
+static int list_state_dict(txlm_probe *p, FILE *out, txlm_err *err)
+{
+    txlm_checkpoint *ck = NULL;
+    int rc = weights(p, p->path, &ck, err);
+    if (!rc) txlm_checkpoint_print(ck, out);
+    txlm_checkpoint_free(ck);
+    return rc;
+}
+
 const txlm_source_kind txlm_source_state_dict = {
     "state-dict", "a safetensors or torch.save state dict (with --config and --vocab)", sniff, open_state_dict,
+    list_state_dict,
 };

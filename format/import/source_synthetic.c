@@ -29,5 +29,5 @@ static int open_synthetic(txlm_probe *p, const txlm_source_options *opt, txlm_so
 }
 
 const txlm_source_kind txlm_source_synthetic = {
-    "synthetic", "random weights for a config.json (--synthetic CONFIG)", NULL, open_synthetic,
+    "synthetic", "random weights for a config.json (--synthetic CONFIG)", NULL, open_synthetic, NULL,
 };

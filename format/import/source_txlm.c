@@ -157,6 +157,7 @@ static int open_txlm(txlm_probe *p, const txlm_source_options *opt, txlm_source 
     out->ck->free_impl = owned_free;
     out->ck->format = "txlm";
     out->h = *txlm_file_hparams(o->f);
+    out->zero_memory = (int)out->h.zero_memory; /* kept, as every hyper-parameter is */
     rc = tensors(o, &out->h, out->ck, err);
     if (!rc) rc = opt->vocab ? txlm_source_vocab(out, opt->vocab, err) : vocab_copy(txlm_file_vocab(o->f), &out->vocab, err);
     out->order = TXLM_CLUSTERS_FORWARD;
@@ -165,5 +166,5 @@ static int open_txlm(txlm_probe *p, const txlm_source_options *opt, txlm_source 
 }
 
 const txlm_source_kind txlm_source_txlm = {
-    "txlm", "a .txlm model (packed again, f32 or f16 weights into any --dtype)", sniff, open_txlm,
+    "txlm", "a .txlm model (packed again, f32 or f16 weights into any --dtype)", sniff, open_txlm, NULL,
 };

@@ -695,6 +695,30 @@ static void test_same_length_rule(void)
     free_source(&s);
 }
 
+/* zero_memory (the authors' TensorFlow models): HPRM 1.2 only when set, the rule kept beside it. */
+static void test_zero_memory(void)
+{
+    source s;
+    if (load_source("char_preln", &s)) return;
+    txlm_err err = {0};
+    txlm_hparams h = s.h;
+    h.zero_memory = 1;
+    EXPECT_OK(pack_to(&s, NULL, NULL, &h, tmp_path("zero.txlm"), &err), &err);
+    h.same_length_rule = TXLM_SAME_LENGTH_NVIDIA;
+    EXPECT_OK(pack_to(&s, NULL, NULL, &h, tmp_path("zero_nv.txlm"), &err), &err);
+    txlm_file *f = NULL;
+    EXPECT_OK(txlm_file_open(tmp_path("zero.txlm"), 0, &f, &err), &err);
+    CHECK(f && txlm_file_hparams(f)->zero_memory == 1 && txlm_file_hparams(f)->same_length_rule == 0);
+    CHECK(f && txlm_file_version_minor(f) == 2);
+    txlm_file_close(f);
+    EXPECT_OK(txlm_file_open(tmp_path("zero_nv.txlm"), 0, &f, &err), &err);
+    CHECK(f && txlm_file_hparams(f)->zero_memory == 1 && txlm_file_hparams(f)->same_length_rule == TXLM_SAME_LENGTH_NVIDIA);
+    txlm_file_close(f);
+    h.zero_memory = 2;
+    EXPECT_ERR(pack_to(&s, NULL, NULL, &h, tmp_path("bad.txlm"), &err), &err, TXLM_ERR_INVALID_ARGUMENT, "zero_memory 2");
+    free_source(&s);
+}
+
 static void on_progress(void *user, uint64_t done, uint64_t total)
 {
     (void)user;
@@ -731,6 +755,7 @@ int main(int argc, char **argv)
     test_progress();
     test_cluster_order();
     test_same_length_rule();
+    test_zero_memory();
     tmp_cleanup();
     if (test_failures) fprintf(stderr, "%d check(s) failed\n", test_failures);
     return test_failures ? 1 : 0;

@@ -2,8 +2,8 @@
  * diagnostics on stderr and nothing on stdout, a message naming what an
  * unrecognised input looks like, a .txlm packed again into another type
  * (byte for byte what packing the original checkpoint in that type
- * gives), quantised weights refused, and no output that is an input
- * under another name. */
+ * gives), quantised weights refused, no output that is an input under
+ * another name, and --list through every source. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "txlm_file.h"
 #include "util.h"
 
 static const char *exe, *golden, *training;
@@ -50,6 +51,16 @@ static void pack_fails(const char *what, const char *const *args, const char *ou
     free(e);
 }
 
+/* The file's HPRM zero_memory (-1 when it does not open). */
+static int zero_memory_of(const char *path)
+{
+    txlm_file *f = NULL;
+    txlm_err err = {0, ""};
+    int z = txlm_file_open(path, 0, &f, &err) ? -1 : (int)txlm_file_hparams(f)->zero_memory;
+    txlm_file_close(f);
+    return z;
+}
+
 /* Notices and warnings go to stderr: a config with a misspelt key and no
  * lengths (HF's defaults taken), and every other source, print nothing on stdout. */
 static void test_stderr_only(void)
@@ -77,6 +88,10 @@ static void test_stderr_only(void)
     }
     char *e = pack_ok("misspelt key", (const char *[]){dir, "-o", out, NULL});
     CHECK(strstr(e, "cutofs") && strstr(e, "mem_len not given: HF's default 1600") && strstr(e, "tail-cluster order"));
+    /* HF's names: HF's zero start told, not stored (the file keeps txlm's empty start) */
+    CHECK(strstr(e, "HF's code starts a text from mem_len rows of zeros") && strstr(e, "--zero-memory 1") &&
+          !strstr(e, "stored in the file"));
+    CHECK(zero_memory_of(out) == 0);
     free(e);
     for (int i = 0; i < 2; i++) unlink(dir_path(dir, copied[i]));
     unlink(dir_path(dir, "config.json"));
@@ -207,6 +222,53 @@ static void test_output_is_input(void)
     free(hard);
 }
 
+/* --list through the source table: each source's tensors on stdout, one
+ * line each, none of the options a pack needs, nothing on stderr; an
+ * input no source takes is refused as a pack refuses it. */
+static void test_list(void)
+{
+    char *m = keep(tmp_path("listed.txlm")), *folder = keep(dir_path(golden, "char_preln"));
+    free(pack_ok("model", (const char *[]){folder, "-o", m, NULL}));
+    static const struct {
+        const char *dir, *file, *line;
+    } src[] = {
+        {"golden", "char_preln", "transformer.word_emb.emb_layers.0.weight\tf32\t["},
+        {"golden", "char_preln/model.safetensors", "transformer.word_emb.emb_layers.0.weight\tf32\t["},
+        {"training", "authors_state.pt", "layers.0.dec_attn.qkv_net.weight\tf32\t["},
+        {"training", "authors_model.pt", "crit.cluster_weight\tf32\t["},
+        {"training", "nvidia_f32.pt", "\tf32\t["},
+        {NULL, NULL, "word_emb.emb_layers.0.weight\tf32\t["},
+    };
+    char *lines[2] = {NULL, NULL};
+    for (size_t i = 0; i < sizeof src / sizeof *src; i++) {
+        char path[1100], *o, *e;
+        snprintf(path, sizeof path, "%s/%s", src[i].dir && !strcmp(src[i].dir, "golden") ? golden : training,
+                 src[i].file ? src[i].file : "");
+        const char *p = src[i].dir ? path : m;
+        int st = pack((const char *[]){"--list", p, NULL}, &o, &e);
+        size_t n = 0;
+        for (const char *q = o; *q; q++) n += *q == '\n';
+        int ok = st == 0 && !e[0] && strstr(o, src[i].line) && n >= 8;
+        if (!ok) fprintf(stderr, "--list %s: exit %d, stdout \"%.300s\", stderr \"%s\"\n", p, st, o, e);
+        CHECK(ok);
+        if (i < 2) lines[i] = o;
+        else free(o);
+        free(e);
+    }
+    /* the folder lists its weights file, line for line */
+    CHECK(lines[0] && lines[1] && !strcmp(lines[0], lines[1]));
+    free(lines[0]);
+    free(lines[1]);
+    char *v = keep(tmp_path("v.txt"));
+    write_file(v, "<eos>\nthe\n", 10);
+    pack_fails("--list of a vocabulary", (const char *[]){"--list", v, NULL}, NULL, "is a text file starting", "txlm-pack reads");
+    pack_fails("--list with -o", (const char *[]){"--list", folder, "-o", m, NULL}, NULL, "--list takes one PATH", NULL);
+    unlink(v);
+    free(v);
+    free(folder);
+    free(m);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -220,6 +282,7 @@ int main(int argc, char **argv)
     test_unrecognised();
     test_repack();
     test_output_is_input();
+    test_list();
     tmp_cleanup();
     if (test_failures) fprintf(stderr, "%d check(s) failed\n", test_failures);
     return test_failures ? 1 : 0;

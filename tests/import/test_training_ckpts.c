@@ -71,16 +71,6 @@ static char *pack(const cJSON *c, const char *name, const char *order)
     return out_path;
 }
 
-static double worst_diff(const float *a, const float *b, size_t n)
-{
-    double worst = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)a[i] - (double)b[i]);
-        if (!(d <= worst)) worst = d; /* NaN stays the worst */
-    }
-    return worst;
-}
-
 /* The packed model through one session (the library: one device for all
  * cases), segment by segment; zero: HF's zero-memory start. */
 static float *run_api(const char *model, const int *segments, int n_seg, const int32_t *tokens, size_t n_floats, int zero)
@@ -105,15 +95,7 @@ static float *run_api(const char *model, const int *segments, int n_seg, const i
 /* The same through `txlm logprobs` (its --zero-memory flag). */
 static float *run_cli(const char *model, const char *tokens, const char *segments, int zero, size_t *len)
 {
-    const char *out = tmp_path("lp.f32");
-    const char *argv[] = {txlm_exe, "logprobs", "-m", model, "--tokens", tokens, "--segments", segments, "-o", out,
-                          zero ? "--zero-memory" : NULL, "1", NULL};
-    char *so = NULL, *se = NULL;
-    int st = run_tool(argv, &so, &se);
-    if (st) fprintf(stderr, "txlm logprobs exit %d: %s\n", st, se ? se : "");
-    CHECK(st == 0);
-    free(so), free(se);
-    return (float *)read_file(out, len);
+    return run_logprobs(txlm_exe, model, tokens, segments, zero ? "--zero-memory" : NULL, "1", len);
 }
 
 typedef struct manifest {
@@ -137,7 +119,7 @@ static void run_case(const cJSON *c, const manifest *mf, int via_cli)
     char *expect = join(dir, cJSON_GetObjectItemCaseSensitive(c, "expect")->valuestring);
     float *b = (float *)read_file(expect, &lb);
     CHECK(a && b && la == mf->n_floats * 4 && lb == la);
-    double worst = a && b && la == lb ? worst_diff(a, b, la / 4) : INFINITY;
+    double worst = a && b && la == lb ? max_abs_diff(a, b, la / 4) : INFINITY;
     printf("%-28s%s max |txlm - reference| = %.3g\n", name, via_cli ? " (txlm logprobs)" : "", worst);
     CHECK(worst <= TOL);
     free(a), free(b), free(expect), free(model);

@@ -1,7 +1,9 @@
 #include "util.h"
+#include "../common/run_tool.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,4 +185,27 @@ void st_free(st_image *im)
 {
     free(im->e);
     memset(im, 0, sizeof *im);
+}
+
+double max_abs_diff(const float *a, const float *b, size_t n)
+{
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (!(d <= worst)) worst = d; /* NaN stays the worst */
+    }
+    return worst;
+}
+
+float *run_logprobs(const char *txlm, const char *model, const char *tokens, const char *segments, const char *flag,
+                    const char *value, size_t *len)
+{
+    const char *out = tmp_path("lp.f32");
+    const char *argv[] = {txlm, "logprobs", "-m", model, "--tokens", tokens, "--segments", segments, "-o", out, flag, value, NULL};
+    char *so = NULL, *se = NULL;
+    int st = run_tool(argv, &so, &se);
+    if (st) fprintf(stderr, "txlm logprobs exit %d: %s\n", st, se ? se : "");
+    CHECK(st == 0);
+    free(so), free(se);
+    return (float *)read_file(out, len);
 }

@@ -40,6 +40,12 @@ int same_bytes(const char *a, const char *b);
 /* Runs `exe` with args (NULL-terminated, up to 30); *out and *err receive
  * what it printed (never NULL). Returns its exit status. */
 int run_exe(const char *exe, const char *const *args, char **out, char **err);
+/* `txlm logprobs -m MODEL --tokens T --segments S -o FILE [flag value]`
+ * (flag may be NULL) run, its float32 output read back (NULL on failure). */
+float *run_logprobs(const char *txlm, const char *model, const char *tokens, const char *segments, const char *flag,
+                    const char *value, size_t *len);
+/* The largest |a[i] - b[i]|; NaN anywhere makes it NaN (never "close"). */
+double max_abs_diff(const float *a, const float *b, size_t n);
 
 /* ---- safetensors images ---- */
 typedef struct st_entry {

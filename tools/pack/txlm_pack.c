@@ -1,7 +1,7 @@
 /* txlm-pack: a Transformer-XL checkpoint (any source format/import/source.h
  * knows) -> one .txlm file. It parses its arguments, opens the source,
- * prints what the source says (on stderr: stdout carries only --help and
- * --version) and packs. */
+ * prints what the source says (on stderr: stdout carries only --help,
+ * --version and --list's lines) and packs. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -24,6 +24,7 @@ static const char usage[] =
     "       txlm-pack CHECKPOINT -o OUT.txlm [options]\n"
     "       txlm-pack MODEL.txlm --dtype T -o OUT.txlm\n"
     "       txlm-pack --synthetic CONFIG.json -o OUT.txlm [--seed N] [options]\n"
+    "       txlm-pack --list PATH\n"
     "\n"
     "Converts a Transformer-XL language model to the .txlm format.\n"
     "DIR holds config.json, model.safetensors (else pytorch_model.bin) and\n"
@@ -33,9 +34,15 @@ static const char usage[] =
     "saved model (model.pt, with --vocab cache.pt), or a state dict (with\n"
     "--config and --vocab). A .txlm with f32 or f16 weights is packed again,\n"
     "into another --dtype (quantised weights are refused: their rounding error\n"
-    "would compound).\n"
+    "would compound). The authors' TensorFlow models (tf/sota/download.sh)\n"
+    "pack from their top folder (model/ + data/), the model folder, or a\n"
+    "checkpoint prefix: the dataset's vocabulary (data/cache.pkl, or --vocab)\n"
+    "and evaluation settings come with them.\n"
     "\n"
     "  -o, --output F       the .txlm file to write (written atomically; never an input)\n"
+    "  --list PATH          print every tensor of a checkpoint (any source above) on\n"
+    "                       stdout: name, dtype, shape, first values; a damaged file is\n"
+    "                       refused as a pack would\n"
     "  --config F           HuggingFace config.json\n"
     "  --weights F          model.safetensors, or a torch.save checkpoint (zip, or the\n"
     "                       legacy format of PyTorch < 1.6); nothing in it is executed\n"
@@ -67,7 +74,7 @@ static const char usage[] =
     "(bytes written / total) when stderr is a terminal.\n";
 
 typedef struct args {
-    const char *input, *out, *config, *weights, *vocab, *tokenizer, *dtype, *synthetic, *seed, *export_st, *order;
+    const char *input, *out, *config, *weights, *vocab, *tokenizer, *dtype, *synthetic, *seed, *export_st, *order, *list;
     int lower_case, allow_nonfinite;
 } args;
 
@@ -91,7 +98,7 @@ static const char **slot_of(args *a, const char *s)
         {"--vocab", offsetof(args, vocab)},   {"--tokenizer", offsetof(args, tokenizer)},
         {"--dtype", offsetof(args, dtype)},   {"--synthetic", offsetof(args, synthetic)},
         {"--seed", offsetof(args, seed)},     {"--export-safetensors", offsetof(args, export_st)},
-        {"--cluster-order", offsetof(args, order)},
+        {"--cluster-order", offsetof(args, order)}, {"--list", offsetof(args, list)},
     };
     for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
         if (!strcmp(s, flags[i].flag)) return (const char **)((char *)a + flags[i].at);
@@ -120,6 +127,9 @@ static int parse_args(int argc, char **argv, args *a)
         else if (a->input) return fail("more than one input given ('%s')", s);
         else a->input = s;
     }
+    if (a->list && (a->input || a->out || a->synthetic || a->config || a->weights || a->vocab))
+        return fail("%s", "--list takes one PATH and nothing else");
+    if (a->list) return 0;
     if (!a->out) return fail("%s", "no output file given (-o OUT.txlm)");
     if (a->synthetic && (a->input || a->config || a->weights))
         return fail("%s", "--synthetic takes no input folder, --config or --weights");
@@ -208,9 +218,9 @@ static void say_source(const args *a, const txlm_source *s, uint32_t order)
     fprintf(stderr, "txlm-pack: mem_len %u, tgt_len %u, clamp_len %d, same_length %s%s\n", h->mem_len, h->tgt_len, h->clamp_len,
             h->same_length ? "true" : "false",
             h->same_length_rule == TXLM_SAME_LENGTH_NVIDIA ? " with NVIDIA's rule (mask_len = klen - mem_len - 1)" : "");
-    if (s->zero_memory)
-        fprintf(stderr, "txlm-pack: its code starts a text from mem_len rows of zeros: txlm eval, score, logprobs and "
-                        "generate do the same with --zero-memory 1\n");
+    if (s->h.zero_memory)
+        fprintf(stderr, "txlm-pack: a session of this model starts from mem_len rows of zeros, as its code's evaluation "
+                        "does (stored in the file; txlm's --zero-memory 0 starts from an empty memory)\n");
 }
 
 /* The model and its HF export, all or nothing: the model is packed under
@@ -267,6 +277,6 @@ int main(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc) return rc == 2 ? 0 : 1;
     txlm_err err = {0, ""};
-    if (run(&a, &err)) return fail("%s", err.msg[0] ? err.msg : "failed");
+    if (a.list ? txlm_source_list(a.list, stdout, &err) : run(&a, &err)) return fail("%s", err.msg[0] ? err.msg : "failed");
     return 0;
 }

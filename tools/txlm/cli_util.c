@@ -198,7 +198,7 @@ int cli_session_option(const char *flag, const char *v, txlm_session_options *so
     if (!strcmp(flag, "--clamp-len")) return cli_parse_range(v, flag, -1, INT32_MAX, &so->clamp_len);
     uint32_t z = 0;
     if (!strcmp(flag, "--zero-memory"))
-        return cli_parse_u32(v, flag, &z) || z > 1 ? cli_error("--zero-memory must be 0 or 1") : (so->zero_memory = (int)z, 0);
+        return cli_parse_u32(v, flag, &z) || z > 1 ? cli_error("--zero-memory must be 0 or 1") : (so->zero_memory = z ? 1 : -1, 0);
     if (strcmp(flag, "--same-length")) return -1;
     uint32_t b = 0;
     if (cli_parse_u32(v, flag, &b) || b > 1) return cli_error("--same-length must be 0 or 1");

@@ -14,6 +14,9 @@ static void print_hparams(const txlm_model_file_info *h)
     for (uint32_t i = 0; i <= h->n_cutoffs; i++) printf("%s%u", i ? ", " : "", h->tie_projs[i]);
     printf("]\n  pre_lnorm %u  untie_r %u  same_length %u  clamp_len %d  mem_len %u  tgt_len %u  eps %g\n",
            h->pre_lnorm, h->untie_r, h->same_length, h->clamp_len, h->mem_len, h->tgt_len, (double)h->layer_norm_epsilon);
+    printf("  same_length_rule %u (%s)  zero_memory %d (%s)\n", h->same_length_rule,
+           h->same_length_rule ? "NVIDIA's: one key more" : "the authors' and HF's", h->zero_memory,
+           h->zero_memory ? "a session starts from mem_len rows of zeros" : "a session starts from an empty memory");
 }
 
 /* --check: every tensor's values; 1 when any is NaN or infinite. */
@@ -91,8 +94,9 @@ int cmd_info(int argc, char **argv)
     txlm_model_file_get_info(f, &info);
     printf("%s: txlm format 1.%u, %llu bytes\n", path, info.version_minor, (unsigned long long)info.size);
     print_hparams(&info);
-    printf("vocabulary: %u symbols, tokenizer %s%s%s, eos %d, unk %d\n", info.vocab_size, info.tokenizer,
-           info.lower_case ? ", lower-case" : "", info.wt103 ? ", wt103" : "", info.eos_id, info.unk_id);
+    printf("vocabulary: %u symbols, tokenizer %s%s%s%s, eos %d, unk %d\n", info.vocab_size, info.tokenizer,
+           info.lower_case ? ", lower-case" : "", info.wt103 ? ", wt103" : "",
+           info.line_start_eos ? ", eos also opens every line" : "", info.eos_id, info.unk_id);
     print_tensors(f, info.n_tensors);
     int rc = check ? check_values(f, info.n_tensors) : 0;
     txlm_model_file_close(f);
