@@ -16,8 +16,8 @@ from . import errors
 from ._capi import lib as _lib
 from .batch import Batch, BatchSizes
 from .context import Context, DeviceInfo, devices
-from .errors import (CancelledError, ClosedError, FileError, FormatError, InvalidArgumentError, LibraryNotFoundError,
-                     NonFiniteError, TxlmError)
+from .errors import (CancelledError, ClosedError, FileError, FormatError, Interrupted, InvalidArgumentError,
+                     LibraryNotFoundError, NonFiniteError, TxlmError)
 from .model import MemoryUse, Model, ModelParams
 from .options import SessionOptions
 from .scoring import EvalResult, TokenScore, WordScore, to_frame
@@ -28,9 +28,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Attention", "Batch", "BatchSizes", "CancelledError", "ClosedError", "Context", "Detokenizer", "DeviceInfo",
-    "EvalResult", "FileError", "FormatError", "InvalidArgumentError", "LibraryNotFoundError", "MemoryUse", "Model",
-    "ModelParams", "NonFiniteError", "Session", "SessionOptions", "TokenScore", "TokenSpans", "TopK", "TxlmError",
-    "Vocab", "WordScore", "devices", "errors", "library_version", "to_frame",
+    "EvalResult", "FileError", "FormatError", "Interrupted", "InvalidArgumentError", "LibraryNotFoundError",
+    "MemoryUse", "Model", "ModelParams", "NonFiniteError", "Session", "SessionOptions", "TokenScore",
+    "TokenSpans", "TopK", "TxlmError", "Vocab", "WordScore", "devices", "errors", "library_version", "to_frame",
 ]
 
 

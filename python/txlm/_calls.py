@@ -6,7 +6,8 @@ with TXLM_ERR_CANCELLED, leaving the session usable (the memory holds
 exactly what was fed). ``LongCall`` builds that function from the user's
 callback and, on the main thread, catches SIGINT for the duration of the
 call: Ctrl-C sets a flag the next progress call returns, and the call then
-raises KeyboardInterrupt, as Python code interrupted elsewhere would.
+raises txlm.Interrupted, a KeyboardInterrupt, as Python code interrupted
+elsewhere would.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import threading
 from typing import Any, Callable, Optional
 
 from . import _capi
-from .errors import CancelledError, error_for
+from .errors import CancelledError, Interrupted, error_for
 
 Progress = Optional[Callable[[float], Any]]
 
@@ -38,7 +39,7 @@ class LongCall:
                 return 1
             if self.progress is not None and self.progress(fraction):
                 self.stopped = True
-            return 1 if self.stopped else 0
+            return 1 if self.stopped or self.interrupted else 0
         except BaseException as e:  # raised again after the call: ctypes would only print it
             self.error = e
             return 1
@@ -65,7 +66,7 @@ class LongCall:
         if self.error is not None:
             raise self.error
         if self.interrupted:  # also when the call ended before a progress call could stop it
-            raise KeyboardInterrupt(f"{self.what} interrupted" + (f" after {done}" if done is not None else ""))
+            raise Interrupted(f"{self.what} interrupted" + (f" after {done}" if done is not None else ""), done)
         if status:
             msg = _capi.last_error()
             err = error_for(status, f"{self.what}: {msg}" if msg else self.what)

@@ -23,6 +23,21 @@ from typing import Callable, ContextManager, Iterator, Optional, TypeVar
 from .errors import ClosedError, InvalidArgumentError
 
 
+_count_lock = threading.Lock()
+_live_total = 0
+
+
+def live_handles() -> int:
+    """C handles created from Python and not yet freed, in this process (for leak checks)."""
+    return _live_total
+
+
+def _counted(delta: int) -> None:
+    global _live_total
+    with _count_lock:
+        _live_total += delta
+
+
 class Handle:
     __slots__ = ("ptr", "what", "_free", "parent", "_children", "_live", "_want_free", "_lock", "_busy", "_claimed",
                  "__weakref__")
@@ -42,6 +57,7 @@ class Handle:
             with parent._lock:
                 parent._children.add(self)
                 parent._live += 1
+        _counted(1)
 
     def _check_open(self) -> int:
         if self.ptr is None:
@@ -95,6 +111,7 @@ class Handle:
                 return
             ptr, self.ptr = self.ptr, None
         self._free(ptr)
+        _counted(-1)
         parent, self.parent = self.parent, None
         if parent is not None:
             with parent._lock:

@@ -15,6 +15,7 @@ from typing import List, Optional, Union
 
 from . import _capi
 from ._handle import Closable, Handle
+from .errors import TxlmError
 
 Device = Union[None, int, str]
 
@@ -43,14 +44,51 @@ def _device_info(index: int, d: _capi.DeviceInfo) -> DeviceInfo:
                       d.subgroup_size, bool(d.supported), bool(d.preferred))
 
 
+_devices: Optional[List[DeviceInfo]] = None
+_open_contexts = 0
+_contexts_lock = threading.Lock()
+
+
 def devices() -> List[DeviceInfo]:
-    """The Vulkan devices (``txlm devices``). Call it before opening contexts in other threads."""
+    """The Vulkan devices (``txlm devices``).
+
+    The library lists them through a Vulkan instance of its own, whose functions replace the
+    process-wide ones an open context calls; so the list is made only while no context is
+    open (before the first model), and kept: later calls give that list, and a first call
+    with a context open raises TxlmError."""
+    global _devices
+    with _contexts_lock:
+        if _devices is None:
+            if _open_contexts:
+                raise TxlmError("txlm.devices(): call it before opening a model or a context (listing devices "
+                                "with a context open would replace the Vulkan functions it uses)")
+            _devices = _list_devices()
+        return list(_devices)
+
+
+def _list_devices() -> List[DeviceInfo]:
     lib = _capi.lib()
     count = ctypes.c_uint32()
     _capi.check(lib.txlm_list_devices(None, 0, ctypes.byref(count)), "listing devices")
     infos = (_capi.DeviceInfo * max(count.value, 1))()
     _capi.check(lib.txlm_list_devices(infos, count.value, ctypes.byref(count)), "listing devices")
     return [_device_info(i, infos[i]) for i in range(min(count.value, len(infos)))]
+
+
+def _create_context(opts: _capi.ContextOptions) -> Handle:
+    global _open_contexts
+    ptr = ctypes.c_void_p()
+    with _contexts_lock:
+        _capi.check(_capi.lib().txlm_context_create(ctypes.byref(opts), ctypes.byref(ptr)), "opening the device")
+        _open_contexts += 1
+    return Handle(ptr.value, _destroy_context, "context")
+
+
+def _destroy_context(ptr: int) -> None:
+    global _open_contexts
+    with _contexts_lock:
+        _capi.lib().txlm_context_destroy(ptr)
+        _open_contexts -= 1
 
 
 class Context(Closable):
@@ -66,14 +104,11 @@ class Context(Closable):
     _shared_lock = threading.Lock()
 
     def __init__(self, device: Device = None, *, validation: Optional[bool] = None, memory_budget: int = 0):
-        lib = _capi.lib()
         opts = _capi.ContextOptions()
         opts.device = None if device is None else str(device).encode("utf-8")
         opts.validation = int(bool(validation))
         opts.memory_budget = int(memory_budget)
-        ptr = ctypes.c_void_p()
-        _capi.check(lib.txlm_context_create(ctypes.byref(opts), ctypes.byref(ptr)), "opening the device")
-        self._h = Handle(ptr.value, lib.txlm_context_destroy, "context")
+        self._h = _create_context(opts)
         self.requested = device
 
     @classmethod

@@ -94,6 +94,15 @@ class ClosedError(TxlmError, ValueError):
     status = 1
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a long call at a safe point; the session is usable and ``done`` says
+    how far the call got (tokens fed, positions scored or tokens generated), when it counts."""
+
+    def __init__(self, message: str, done: int | None = None):
+        super().__init__(message)
+        self.done = done
+
+
 class LibraryNotFoundError(TxlmError, ImportError):
     """libtxlm.so could not be found or opened."""
 

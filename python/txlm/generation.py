@@ -9,11 +9,14 @@ seed and options (without its final newline).
 from __future__ import annotations
 
 import codecs
+import math
 from typing import TYPE_CHECKING, Iterator, List, Optional, Sequence
 
 import numpy as np
 
 from ._arrays import Text, text_bytes
+from .errors import InvalidArgumentError
+from .options import sampling
 from .text import Stopper
 
 if TYPE_CHECKING:
@@ -48,6 +51,16 @@ def _prompt_ids(session: "Session", data: bytes) -> np.ndarray:
     return np.array([eos if eos is not None else 0], dtype=np.int32)
 
 
+def _check_sampling(temperature: float, top_p: float, repeat_penalty: float) -> None:
+    """What the library refuses at the first draw, refused before the prompt is fed."""
+    if not math.isfinite(temperature):
+        raise InvalidArgumentError(f"temperature: {temperature} is not a finite number")
+    if not 0 <= top_p <= 1:
+        raise InvalidArgumentError(f"top_p: {top_p} is outside [0, 1]")
+    if not (math.isfinite(repeat_penalty) and repeat_penalty >= 0):
+        raise InvalidArgumentError(f"repeat_penalty: {repeat_penalty} is not a finite number >= 0")
+
+
 def _check(max_tokens: int, repeat_last_n: int) -> None:
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, (int, np.integer)) or max_tokens < -1:
         raise ValueError(f"max_tokens: {max_tokens!r}; give a count, or -1 (or None) for no limit")
@@ -72,9 +85,8 @@ def generate(session: "Session", prompt: Text = "", max_tokens: Optional[int] = 
     if isinstance(stop, (str, bytes)):
         stop = [stop]
     data = text_bytes(prompt, "prompt")
-    from .options import Penalty, sampling
-    sampling(temperature, top_k, top_p)          # refused now rather than at the first draw
-    Penalty(repeat_penalty)
+    sampling(temperature, top_k, top_p)
+    _check_sampling(float(temperature), float(top_p), float(repeat_penalty))
     out = _Output(stop)
     return _run(session, data, limit, temperature, top_k, top_p, repeat_penalty, seed, repeat_last_n, out)
 

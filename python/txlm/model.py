@@ -101,23 +101,32 @@ class Model(Closable):
             None if p.unk_id < 0 else p.unk_id)
         self.vocab_size = int(lib.txlm_vocab_size(ptr.value))
         self.vocab = Vocab(self)
+        with Model._shared_lock:  # the first model of a file is the one unpickling finds
+            key = self._key(self.path, self.requested_device, verify)
+            known = Model._shared.get(key)
+            if known is None or known.closed:
+                Model._shared[key] = self
 
     # ---- shared models (pickling, Dask workers) ---------------------------
 
     _shared: "weakref.WeakValueDictionary[tuple, Model]" = weakref.WeakValueDictionary()
-    _shared_lock = threading.Lock()
+    _shared_lock = threading.RLock()
 
     @classmethod
     def shared(cls, path: PathLike, device: Device = None, *, verify: bool = True) -> "Model":
         """The model of this file and device already open in this process, or a new one
         (what unpickling a model or a session gives, and what each Dask worker keeps)."""
-        key = (os.path.realpath(os.fsdecode(path)), None if device is None else str(device), verify)
-        with cls._shared_lock:
+        key = cls._key(path, device, verify)
+        with cls._shared_lock:  # held while loading: threads asking at once share one load
             m = cls._shared.get(key)
             if m is None or m.closed:
                 m = cls(path, device, verify=verify)
                 cls._shared[key] = m
             return m
+
+    @staticmethod
+    def _key(path: PathLike, device: Device, verify: bool) -> tuple:
+        return (os.path.realpath(os.fsdecode(path)), None if device is None else str(device), verify)
 
     def __reduce__(self) -> Any:
         # a model pickles as its path: the other process opens the file (or shares one it has open)
