@@ -75,6 +75,18 @@ def word_model(golden: Dict[str, Dict]) -> txlm.Model:
     m.close()
 
 
+@pytest.fixture(scope="session")
+def wt103_model(golden: Dict[str, Dict], tmp_path_factory: pytest.TempPathFactory) -> txlm.Model:
+    """The same word model with the WikiText-103 tokenizer, whose detokenizer holds the last word back."""
+    path = tmp_path_factory.mktemp("wt103") / "wt103.txlm"
+    r = subprocess.run([PACK, str(golden["adaptive_word"]["dir"]), "--tokenizer", "wt103", "-o", str(path)],
+                       capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")
+    m = txlm.Model(path)
+    yield m
+    m.close()
+
+
 def word_text(model: txlm.Model, lines: int = 6, per_line: int = 9, seed: int = 3) -> str:
     """Lines of words from a word model's vocabulary, with a few it lacks (<unk>)."""
     rng = np.random.default_rng(seed)
