@@ -48,7 +48,10 @@ class LongCall:
         self.interrupted = True
 
     def __enter__(self) -> "LongCall":
-        if threading.current_thread() is threading.main_thread():
+        # only where Ctrl-C would raise KeyboardInterrupt: a program's own handler, or SIGINT
+        # ignored (a background job), stays as it is
+        if threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             try:
                 self._old_handler = signal.signal(signal.SIGINT, self._on_sigint)
             except ValueError:  # not the main interpreter
