@@ -16,7 +16,6 @@ c and python alternate, one of each per repetition, each on its own session with
 memory (the steady state of a long text); medians. Results: docs/performance.md, "Python".
 """
 import argparse
-import ctypes
 import os
 import statistics
 import sys

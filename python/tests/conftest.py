@@ -63,7 +63,8 @@ def golden(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Dict]:
         path = out / f"{case.name}.txlm"
         r = subprocess.run([PACK, str(case), "-o", str(path)], capture_output=True, timeout=120)
         assert r.returncode == 0, r.stderr.decode(errors="replace")
-        cases[case.name] = {"path": str(path), "dir": case, "segments": json.loads((case / "segments.json").read_text())}
+        segments = json.loads((case / "segments.json").read_text())
+        cases[case.name] = {"path": str(path), "dir": case, "segments": segments}
     return cases
 
 

@@ -11,8 +11,8 @@ pytest.importorskip("pandas")
 
 def test_worked_example_prints_what_the_docs_show():
     page = (ROOT / "docs" / "python.md").read_text()
-    m = re.search(r"<!-- the block below runs in tests/python.*?-->\n```python\n(.*?)```\n\nprints\n\n```text\n(.*?)```",
-                  page, re.S)
+    m = re.search(r"<!-- the block below runs in tests/python.*?-->\n```python\n(.*?)```\n\n"
+                  r"prints\n\n```text\n(.*?)```", page, re.S)
     assert m, "docs/python.md: the worked example and its output are not where this test looks"
     code, shown = m.groups()
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)

@@ -114,6 +114,7 @@ def test_devices(tmp_path):
     library's listing would replace the Vulkan functions the open context calls)."""
     r = subprocess.run([sys.executable, "-c", LIST_DEVICES, DEMO], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and int(r.stdout) >= 1, r.stderr
-    code = "import txlm, sys\nm = txlm.Model(sys.argv[1])\ntry:\n    txlm.devices()\nexcept txlm.TxlmError as e:\n    print(e)"
+    code = ("import txlm, sys\nm = txlm.Model(sys.argv[1])\n"
+            "try:\n    txlm.devices()\nexcept txlm.TxlmError as e:\n    print(e)")
     r = subprocess.run([sys.executable, "-c", code, DEMO], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "before opening a model" in r.stdout, r.stderr

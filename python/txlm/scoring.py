@@ -17,7 +17,7 @@ import numpy as np
 
 from ._arrays import Text, text_bytes
 from ._calls import Progress
-from .text import TokenSpans, decode_symbol, split_lines
+from .text import TokenSpans, split_lines
 
 if TYPE_CHECKING:
     from .model import Model
