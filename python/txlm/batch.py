@@ -130,6 +130,7 @@ class Batch(Closable):
         return [int(t) for t in out]
 
     def memory_use(self) -> "MemoryUse":
+        """The batch's own device memory (its sessions' not)."""
         from .model import memory_use
         with self._h.claim() as ptr:
             return memory_use(_capi.lib().txlm_batch_memory, ptr, "batch memory")

@@ -54,9 +54,11 @@ class ModelPlugin(WorkerPlugin):
         self.model: Optional[Model] = None
 
     def setup(self, worker: Any) -> None:
+        """Opens the model in the worker's process (once: Model.shared)."""
         self.model = Model.shared(self.path, self.device, verify=self.verify)
 
     def teardown(self, worker: Any) -> None:
+        """Lets the model go (it closes when nothing else holds it)."""
         self.model = None
 
 

@@ -170,6 +170,7 @@ class Model(Closable):
             return token_spans(ptr, data)
 
     def detokenize_bytes(self, ids: Ids) -> bytes:
+        """Token ids to the bytes of their text (a byte model's may not be UTF-8)."""
         arr = ids_array(ids)
         out = ctypes.c_void_p()
         with self._h.use() as ptr:
@@ -223,6 +224,7 @@ class Model(Closable):
             return int(_capi.lib().txlm_model_step_bytes(ptr))
 
     def memory_use(self) -> MemoryUse:
+        """The model's device memory and the host memory of its largest parts."""
         with self._h.use() as ptr:
             return memory_use(_capi.lib().txlm_model_memory, ptr, "model memory")
 

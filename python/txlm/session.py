@@ -197,6 +197,7 @@ class Session(Closable):
             return int(_capi.lib().txlm_session_memory_len(ptr))
 
     def memory_use(self) -> "MemoryUse":
+        """The session's device and host memory (attention capture included, the model's not)."""
         from .model import memory_use
         with self._h.claim() as ptr:
             return memory_use(_capi.lib().txlm_session_memory, ptr, "session memory")
@@ -224,6 +225,7 @@ class Session(Closable):
             _capi.check(_capi.lib().txlm_session_save_file(ptr, os.fsencode(path)), "saving the state")
 
     def restore_file(self, path: "os.PathLike[str] | str") -> None:
+        """Restores a state saved to a file (by save, or `txlm generate --state-out`)."""
         with self._h.claim() as ptr:
             _capi.check(_capi.lib().txlm_session_restore_file(ptr, os.fsencode(path)), "restoring the state")
 

@@ -61,6 +61,7 @@ class Vocab(Sequence[str]):
         return isinstance(sym, str) and self._model.token_to_id(sym) is not None
 
     def index(self, sym: str, *args: object) -> int:  # type: ignore[override]
+        """The id of a symbol (ValueError when the vocabulary has none)."""
         i = self._model.token_to_id(sym)
         if i is None:
             raise ValueError(f"{sym!r} is not in the vocabulary")
@@ -136,14 +137,17 @@ class Detokenizer(Closable):
             return _capi.bytes_at(piece.value, length.value)
 
     def push(self, token: int) -> str:
+        """The text now final after one more token (often empty)."""
         return self._decoder.decode(self.push_bytes(token))
 
     def flush(self) -> str:
+        """The text held back; a new stream starts."""
         text = self._decoder.decode(self.flush_bytes(), final=True)
         self._decoder.reset()
         return text
 
     def reset(self) -> None:
+        """Starts a new stream, dropping the text held back."""
         with self._h.claim() as ptr:
             _capi.lib().txlm_detokenizer_reset(ptr)
         self._decoder.reset()
@@ -163,6 +167,7 @@ class Stopper(Closable):
         self.stopped = False
 
     def push(self, data: bytes) -> bytes:
+        """The part of the text pushed so far now known not to start a stop string."""
         piece, length, stopped = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_int()
         with self._h.claim() as ptr:
             _capi.check(_capi.lib().txlm_stopper_push(ptr, data, len(data), ctypes.byref(piece), ctypes.byref(length),
@@ -172,6 +177,7 @@ class Stopper(Closable):
         return out
 
     def flush(self) -> bytes:
+        """What was held back (nothing after a stop); the stopper starts over."""
         piece, length = ctypes.c_void_p(), ctypes.c_size_t()
         with self._h.claim() as ptr:
             _capi.check(_capi.lib().txlm_stopper_flush(ptr, ctypes.byref(piece), ctypes.byref(length)), "stop strings")
