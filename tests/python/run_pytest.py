@@ -23,7 +23,9 @@ def main() -> int:
     import pytest
     tests = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests")
     # no cache or bytecode written into the source tree
-    return pytest.main(["-p", "no:cacheprovider", "-q", "-rs", os.path.normpath(tests)] + sys.argv[1:])
+    # tornado, under distributed, warns of its own API at every cluster start
+    quiet = ["-W", "ignore:make_current is deprecated:DeprecationWarning"]
+    return pytest.main(["-p", "no:cacheprovider", "-q", "-rs"] + quiet + [os.path.normpath(tests)] + sys.argv[1:])
 
 
 if __name__ == "__main__":
