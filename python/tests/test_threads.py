@@ -1,0 +1,86 @@
+"""Threads: a session used from two threads at once is refused (as the C library refuses it),
+and different sessions of one model run from several threads with the results of one."""
+import threading
+
+import pytest
+from conftest import DEMO_TEXT
+
+import txlm
+
+
+def while_inside(session_call, other_call):
+    """Runs other_call on a second thread while the first is inside session_call's C call
+    (from its progress callback); returns what the second thread raised."""
+    raised = []
+
+    def other():
+        try:
+            other_call()
+        except BaseException as e:  # noqa: B902 - handed to the test
+            raised.append(e)
+
+    def progress(fraction):
+        if not hasattr(progress, "done"):
+            progress.done = True
+            t = threading.Thread(target=other)
+            t.start()
+            t.join()
+
+    session_call(progress)
+    return raised
+
+
+@pytest.mark.parametrize("second", ["feed", "sample", "state", "next", "batch", "generate"])
+def test_session_in_two_threads_refused(demo, second):
+    ids = demo.tokenize(DEMO_TEXT[:400])
+    s = demo.session(max_segment=64)
+    calls = {
+        "feed": lambda: s.feed([1, 2]),
+        "sample": lambda: s.sample(),
+        "state": lambda: s.state(),
+        "next": lambda: s.next_logprobs(),
+        "batch": lambda: demo.batch(1).feed([s], [[1]]),
+        "generate": lambda: next(s.generate("x", 3)),
+    }
+    raised = while_inside(lambda p: s.feed_long(ids, progress=p), calls[second])
+    assert len(raised) == 1 and isinstance(raised[0], txlm.InvalidArgumentError), raised
+    assert "inside another call" in str(raised[0])
+    ref = demo.session(max_segment=64)
+    ref.feed_long(ids)
+    assert s.next_logprobs().tobytes() == ref.next_logprobs().tobytes()  # the first call was not disturbed
+
+
+def test_close_while_inside_a_call_refused(demo):
+    m = txlm.Model(demo.path)
+    s = m.session(max_segment=32)
+    errors = []
+
+    def progress(fraction):
+        for close in (s.close, m.close):
+            try:
+                close()
+            except txlm.InvalidArgumentError as e:
+                errors.append(e)
+    s.feed_long(m.tokenize(DEMO_TEXT[:100]), progress=progress)
+    assert len(errors) == 8 and all("inside a call" in str(e) for e in errors)
+    assert not s.closed and not m.closed
+    m.close()
+    assert s.closed
+
+
+def test_sessions_in_parallel_equal_one_thread(demo):
+    texts = [DEMO_TEXT[i * 200:(i + 1) * 200] for i in range(4)]
+    want = [demo.session().feed(demo.tokenize(t)) for t in texts]
+    got = [None] * 4
+
+    def work(i):
+        s = demo.session()
+        for _ in range(3):
+            s.reset()
+            got[i] = s.feed(demo.tokenize(texts[i]))
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(g.tobytes() == w.tobytes() for g, w in zip(got, want))

@@ -1,0 +1,140 @@
+"""Devices and contexts: a context is one Vulkan device that models load onto.
+
+Models share one context per device (``Context.shared``): the library's
+Vulkan function pointers are process-wide, and opening a context must not
+overlap any other call (docs/api.md, "Thread safety"), so a process opens
+as few as it can, before its threads start.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import List, Optional, Union
+
+from . import _capi
+from ._handle import Closable, Handle
+from .errors import TxlmError
+
+Device = Union[None, int, str]
+
+_DEVICE_TYPES = {0: "other", 1: "integrated", 2: "discrete", 3: "virtual", 4: "cpu"}
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """A Vulkan device as the library sees it."""
+    index: int
+    name: str
+    type: str                 # "discrete", "integrated", "virtual", "cpu" or "other"
+    vendor_id: int
+    device_id: int
+    api_version: str          # "1.3.255"
+    device_local_bytes: int   # the largest device-local heap
+    subgroup_size: int
+    supported: bool           # meets txlm's requirements
+    preferred: bool           # the one a context picks by default
+
+
+def _device_info(index: int, d: _capi.DeviceInfo) -> DeviceInfo:
+    v = d.api_version
+    return DeviceInfo(index, d.name.decode("utf-8", "replace"), _DEVICE_TYPES.get(d.type, "other"), d.vendor_id,
+                      d.device_id, f"{v >> 22 & 0x7F}.{v >> 12 & 0x3FF}.{v & 0xFFF}", d.device_local_bytes,
+                      d.subgroup_size, bool(d.supported), bool(d.preferred))
+
+
+_devices: Optional[List[DeviceInfo]] = None
+_open_contexts = 0
+_contexts_lock = threading.Lock()
+
+
+def devices() -> List[DeviceInfo]:
+    """The Vulkan devices (``txlm devices``).
+
+    The library lists them through a Vulkan instance of its own, whose functions replace the
+    process-wide ones an open context calls; so the list is made only while no context is
+    open (before the first model), and kept: later calls give that list, and a first call
+    with a context open raises TxlmError."""
+    global _devices
+    with _contexts_lock:
+        if _devices is None:
+            if _open_contexts:
+                raise TxlmError("txlm.devices(): call it before opening a model or a context (listing devices "
+                                "with a context open would replace the Vulkan functions it uses)")
+            _devices = _list_devices()
+        return list(_devices)
+
+
+def _list_devices() -> List[DeviceInfo]:
+    lib = _capi.lib()
+    count = ctypes.c_uint32()
+    _capi.check(lib.txlm_list_devices(None, 0, ctypes.byref(count)), "listing devices")
+    infos = (_capi.DeviceInfo * max(count.value, 1))()
+    _capi.check(lib.txlm_list_devices(infos, count.value, ctypes.byref(count)), "listing devices")
+    return [_device_info(i, infos[i]) for i in range(min(count.value, len(infos)))]
+
+
+def _create_context(opts: _capi.ContextOptions) -> Handle:
+    global _open_contexts
+    ptr = ctypes.c_void_p()
+    with _contexts_lock:
+        _capi.check(_capi.lib().txlm_context_create(ctypes.byref(opts), ctypes.byref(ptr)), "opening the device")
+        _open_contexts += 1
+    return Handle(ptr.value, _destroy_context, "context")
+
+
+def _destroy_context(ptr: int) -> None:
+    global _open_contexts
+    with _contexts_lock:
+        _capi.lib().txlm_context_destroy(ptr)
+        _open_contexts -= 1
+
+
+class Context(Closable):
+    """A Vulkan device opened for txlm.
+
+    device: an index or a substring of the device's name; None takes
+    ``$TXLM_DEVICE``, then the preferred device (discrete > integrated >
+    virtual > CPU). validation: the Khronos validation layer (None:
+    ``$TXLM_VALIDATION``). memory_budget: a cap on device memory in bytes (0: none).
+    """
+
+    _shared: "weakref.WeakValueDictionary[tuple, Context]" = weakref.WeakValueDictionary()
+    _shared_lock = threading.Lock()
+
+    def __init__(self, device: Device = None, *, validation: Optional[bool] = None, memory_budget: int = 0):
+        opts = _capi.ContextOptions()
+        opts.device = None if device is None else str(device).encode("utf-8")
+        opts.validation = int(bool(validation))
+        opts.memory_budget = int(memory_budget)
+        self._h = _create_context(opts)
+        self.requested = device
+
+    @classmethod
+    def shared(cls, device: Device = None) -> "Context":
+        """The context of a device that every model opened with the same ``device`` shares."""
+        key = (None if device is None else str(device),)
+        with cls._shared_lock:
+            ctx = cls._shared.get(key)
+            if ctx is None or ctx.closed:
+                ctx = cls(device)
+                cls._shared[key] = ctx
+            return ctx
+
+    @property
+    def device(self) -> DeviceInfo:
+        """The device this context runs on."""
+        info = _capi.DeviceInfo()
+        with self._h.use() as ptr:
+            _capi.check(_capi.lib().txlm_context_device(ptr, ctypes.byref(info)), "reading the device")
+        return _device_info(-1, info)
+
+    @property
+    def validation_messages(self) -> int:
+        """Messages the validation layer printed so far (0 without validation)."""
+        with self._h.use() as ptr:
+            return int(_capi.lib().txlm_context_validation_messages(ptr))
+
+    def __repr__(self) -> str:
+        return "<txlm.Context closed>" if self.closed else f"<txlm.Context {self.device.name!r}>"
