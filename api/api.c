@@ -157,7 +157,7 @@ void txlm_session_free(txlm_session *s) { txlm_session_close(s); }
 
 void txlm_session_reset(txlm_session *s)
 {
-    if (s) s->mlen = 0, s->kv_base = 0, s->z_rows = 0, s->segments = 0;
+    if (s) txlm_session_forget(s, 0);
 }
 
 uint32_t txlm_session_memory_len(const txlm_session *s) { return s ? s->mlen : 0; }

@@ -19,19 +19,6 @@ static int next_row_claimed(txlm_session *s, const char *what, txlm_err *err)
     return rc;
 }
 
-int txlm_next_row(txlm_session *s, txlm_err *err)
-{
-    uint32_t n = s->m->h.n_token;
-    if (s->z_rows == 0) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "no next token yet: feed at least one token first");
-    uint32_t row = s->z_rows - 1;
-    int rc = txlm_rec_begin(&s->rec, err);
-    if (!rc) rc = txlm_out_rows(s, row, 1, NULL, err);
-    if (!rc) rc = txlm_session_submit(s, err);
-    if (!rc) rc = txlm_session_read_out(s, s->host_lp, n, err);
-    if (!rc) rc = txlm_session_check_finite(s, s->host_lp, n, row, 1, 0, NULL, err);
-    return rc;
-}
-
 txlm_status txlm_session_next_logprobs(txlm_session *s, float *logprobs)
 {
     if (!s || !logprobs) return txlm_api_bad_arg("txlm_session_next_logprobs: NULL argument");

@@ -55,7 +55,7 @@ int main(int argc, char **argv)
     if (reps == 0 || reps > 64) reps = 5;
     txlm_context_options o = {0};
     if (txlm_context_create(&o, &ctx)) return fprintf(stderr, "%s\n", txlm_last_error()), 1;
-    txlm_rec_init(&rec, &ctx->vk, &ctx->kernels, 64, txlm_view_of(&ctx->dummy), &e);
+    txlm_rec_init(&rec, &ctx->vk, &ctx->kernels, txlm_view_of(&ctx->dummy), &e);
     ops = (txlm_ops){.rec = &rec, .dummy = txlm_view_of(&ctx->dummy)};
 
     /* every layer's weights: rows [l * n, (l + 1) * n) of one tensor */

@@ -145,9 +145,7 @@ static void attention_three_pass(txlm_ops *o, const txlm_attn_shape *s, const tx
     v[5] = scores;
     txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SCORES, v, ps, sizeof *ps, div_up(klen, 64), s->qlen, s->H);
     txlm_rec_barrier(o->rec);
-    struct {
-        uint32_t rows, n;
-    } pm = {s->H * s->qlen, klen};
+    txlm_softmax_push pm = {s->H * s->qlen, klen};
     txlm_rec_dispatch(o->rec, TXLM_K_SOFTMAX, &scores, &pm, sizeof pm, pm.rows, 1, 1);
     txlm_rec_barrier(o->rec);
     txlm_view v3[3] = {scores, v[1], out};

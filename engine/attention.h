@@ -8,19 +8,7 @@
 
 #include "ops.h"
 
-/* shaders/attn_push.glsl */
-typedef struct txlm_attn_push {
-    uint32_t qlen, mlen, klen, H, dh, rk_off, clamp_max, same_length, mem_len;
-    float scale;
-    uint32_t kv_row0, kv_rows;
-    uint32_t merge;  /* attn_split_sg: its last run merges (bindings 6 and 7) */
-    uint32_t kv_dyn;
-    uint32_t splits; /* attn_tile: runs of keys, merged after (1: none) */
-    uint32_t table;  /* several streams: the step buffer word of the first stream's entry (0: one, shaped here) */
-    uint32_t zdim;   /* several streams: the grid's z per stream */
-    uint32_t run;    /* attn_merge: keys per run (0: splits runs) */
-} txlm_attn_push;
-
+/* The push constants (txlm_attn_push) are shaders/contract.h's. */
 txlm_attn_push txlm_attn_push_of(const txlm_attn_shape *s, uint32_t rk_off);
 
 typedef enum txlm_attn_path {

@@ -7,9 +7,6 @@
 static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 static uint32_t max_u(uint32_t a, uint32_t b) { return a > b ? a : b; }
 
-/* A stream's entry (shaders/attn_push.glsl, attn_begin). */
-enum { E_Q0, E_QLEN, E_MLEN, E_KV_FIRST, E_KV_ROWS, E_MEM_LEN, E_PART0, E_SYNC0, E_SPLITS, E_SAME_LENGTH, E_CLAMP };
-
 void txlm_attn_plan_free(txlm_attn_plan *p)
 {
     free(p->order), free(p->words), free(p->groups), free(p->kv);
@@ -24,12 +21,12 @@ static int same_choice(const txlm_attn_choice *a, const txlm_attn_choice *b)
 static void write_entry(txlm_attn_plan *p, uint32_t e, const txlm_attn_stream *st, uint64_t part_bytes, uint32_t sync,
                         const txlm_attn_choice *c)
 {
-    uint32_t *w = p->words + TXLM_ATTN_TABLE_WORD + e * TXLM_ATTN_ENTRY_WORDS;
+    uint32_t *w = p->words + TXLM_ENTRY_TABLE + e * TXLM_ENTRY_WORDS;
     const txlm_attn_shape *s = &st->shape;
-    w[E_Q0] = st->row0, w[E_QLEN] = s->qlen, w[E_MLEN] = s->mlen;
-    w[E_KV_FIRST] = s->kv_row0, w[E_KV_ROWS] = s->kv_rows, w[E_MEM_LEN] = s->mem_len;
-    w[E_PART0] = (uint32_t)(part_bytes / 16), w[E_SYNC0] = sync, w[E_SPLITS] = c->splits;
-    w[E_SAME_LENGTH] = s->same_length, w[E_CLAMP] = s->clamp_max;
+    w[TXLM_ENTRY_Q0] = st->row0, w[TXLM_ENTRY_QLEN] = s->qlen, w[TXLM_ENTRY_MLEN] = s->mlen;
+    w[TXLM_ENTRY_KV_FIRST] = s->kv_row0, w[TXLM_ENTRY_KV_ROWS] = s->kv_rows, w[TXLM_ENTRY_MEM_LEN] = s->mem_len;
+    w[TXLM_ENTRY_PART0] = (uint32_t)(part_bytes / 16), w[TXLM_ENTRY_SYNC0] = sync, w[TXLM_ENTRY_SPLITS] = c->splits;
+    w[TXLM_ENTRY_SAME_LENGTH] = s->same_length, w[TXLM_ENTRY_CLAMP] = s->clamp_max;
 }
 
 /* Places the streams of c[i]'s choice (from i on, not yet placed) in
@@ -65,7 +62,7 @@ int txlm_attn_plan_make(const txlm_ops *o, const txlm_attn_stream *st, uint32_t 
     txlm_attn_choice *c = malloc(n * sizeof *c);
     unsigned char *placed = calloc(n, 1);
     p->order = malloc(n * sizeof *p->order);
-    p->words = calloc(TXLM_ATTN_TABLE_WORD + (size_t)n * TXLM_ATTN_ENTRY_WORDS, sizeof *p->words);
+    p->words = calloc(TXLM_ENTRY_TABLE + (size_t)n * TXLM_ENTRY_WORDS, sizeof *p->words);
     p->groups = malloc(n * sizeof *p->groups);
     p->kv = malloc(n * sizeof *p->kv);
     int ok = c && placed && p->order && p->words && p->groups && p->kv;
@@ -109,7 +106,7 @@ static void slot_views(const txlm_attn_plan *p, txlm_kernel_id k, const txlm_vie
 /* Segment length of table entry e. */
 static uint32_t entry_qlen(const txlm_attn_plan *p, uint32_t e)
 {
-    return p->words[TXLM_ATTN_TABLE_WORD + e * TXLM_ATTN_ENTRY_WORDS + E_QLEN];
+    return p->words[TXLM_ENTRY_TABLE + e * TXLM_ENTRY_WORDS + TXLM_ENTRY_QLEN];
 }
 
 void txlm_op_attention_streams(txlm_ops *o, const txlm_attention_streams_args *a)
@@ -119,7 +116,7 @@ void txlm_op_attention_streams(txlm_ops *o, const txlm_attention_streams_args *a
     for (uint32_t i = 0; i < p->n_groups; i++) {
         const txlm_attn_group *g = &p->groups[i];
         txlm_attn_push ps = p->push;
-        ps.table = TXLM_ATTN_TABLE_WORD + g->first * TXLM_ATTN_ENTRY_WORDS;
+        ps.table = TXLM_ENTRY_TABLE + g->first * TXLM_ENTRY_WORDS;
         ps.zdim = g->c.gz;
         ps.merge = (uint32_t)g->c.merged;
         ps.run = g->c.run;
@@ -150,7 +147,7 @@ void txlm_op_kv_put_streams(txlm_ops *o, const txlm_attn_plan *p, txlm_view src,
         for (uint32_t e = first; e < first + n; e++) rows = max_u(rows, entry_qlen(p, e));
         txlm_kernel_id k = n > 1 ? TXLM_K_KV_PUT_X8 : TXLM_K_KV_PUT;
         txlm_attn_push ps = p->push;
-        ps.table = TXLM_ATTN_TABLE_WORD + first * TXLM_ATTN_ENTRY_WORDS;
+        ps.table = TXLM_ENTRY_TABLE + first * TXLM_ENTRY_WORDS;
         ps.zdim = 1;
         txlm_view v[2] = {src, kv[p->order[first]]}, views[TXLM_MAX_BINDINGS];
         slot_views(p, k, v, kv, first, n, views);

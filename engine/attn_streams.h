@@ -12,10 +12,6 @@
 
 #include "attention.h"
 
-/* Words of one stream's entry, and the first entry's word in the step buffer. */
-#define TXLM_ATTN_ENTRY_WORDS 16u
-#define TXLM_ATTN_TABLE_WORD 16u
-
 /* A stream of the pass, as the plan takes it. */
 typedef struct txlm_attn_stream {
     txlm_attn_shape shape;  /* its own; kv_row0: the ring row of its memory row 0 */
@@ -34,7 +30,7 @@ typedef struct txlm_attn_group {
 typedef struct txlm_attn_plan {
     uint32_t n;             /* streams */
     uint32_t *order;        /* [n] entry e is stream order[e] */
-    uint32_t *words;        /* [TXLM_ATTN_TABLE_WORD + n * TXLM_ATTN_ENTRY_WORDS]: what the step buffer gets */
+    uint32_t *words;        /* [TXLM_ENTRY_TABLE + n * TXLM_ENTRY_WORDS]: what the step buffer gets (contract.h) */
     txlm_attn_group *groups;
     uint32_t n_groups;
     txlm_attn_push push;    /* what every stream shares (H, dh, scale, rk_off) */

@@ -90,7 +90,7 @@ static int attention_plan(txlm_batch *b, const plan *p, uint32_t n, txlm_pass *p
     if (!shared) return 0;
     pass->attn = ap;
     return txlm_buf_upload(&b->m->ctx->vk, &w->replay.step_host, 0, ap->words,
-                           (TXLM_ATTN_TABLE_WORD + n * TXLM_ATTN_ENTRY_WORDS) * sizeof *ap->words, err);
+                           (TXLM_ENTRY_TABLE + n * TXLM_ENTRY_WORDS) * sizeof *ap->words, err);
 }
 
 /* Each session keeps its own last rows (sampling and next-token calls
@@ -143,7 +143,7 @@ static int collect(txlm_batch *b, const txlm_stream_feed *f, uint32_t n, const p
             rc = txlm_session_check_finite(f[i].session, f[i].target_logprobs + at, k, pos, k, 0, f[i].targets + at, e);
         }
         /* memory that produced NaN or infinity would only produce more */
-        if (rc == TXLM_ERR_NONFINITE) txlm_forget_memory(f[i].session);
+        if (rc == TXLM_ERR_NONFINITE) txlm_session_forget(f[i].session, 1);
         if (rc && !first) {
             txlm_fail_prefix(err, "stream %u: ", i);
             first = rc;
@@ -161,7 +161,7 @@ static int submit_and_read_back(txlm_batch *b, const txlm_stream_feed *f, uint32
     int rc = block ? record_out(b, p, 0, block, err) : 0;
     if (!rc) rc = txlm_session_submit(w, err);
     if (rc) {
-        for (uint32_t i = 0; i < n; i++) txlm_forget_memory(f[i].session);
+        for (uint32_t i = 0; i < n; i++) txlm_session_forget(f[i].session, 1);
         return rc;
     }
     /* after a stream's non-finite values (its error kept in err) the
@@ -190,7 +190,7 @@ static int run_pass(txlm_batch *b, const txlm_stream_feed *f, uint32_t n, const 
     int slot = txlm_replay_pass_slot(pass), rc;
     if (slot > 0) {
         rc = txlm_rec_replay(&w->rec, (uint32_t)slot, err);
-        for (uint32_t i = 0; i < n; i++) rc ? txlm_forget_memory(f[i].session) : txlm_segment_fed(f[i].session, f[i].n);
+        for (uint32_t i = 0; i < n; i++) rc ? txlm_session_forget(f[i].session, 1) : txlm_segment_fed(f[i].session, f[i].n);
         return rc;
     }
     rc = slot < 0 ? txlm_rec_begin_kept(&w->rec, (uint32_t)-slot, err) : txlm_rec_begin(&w->rec, err);

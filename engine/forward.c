@@ -298,16 +298,14 @@ void txlm_segment_fed(txlm_session *s, uint32_t qlen)
 
 static int submit(txlm_session *s, txlm_err *err) { return txlm_session_submit(s, err); }
 
-/* After a failed submission: the device may have run part of the
- * segment, so the memory is forgotten rather than continued from a
- * half-updated one. */
-void txlm_forget_memory(txlm_session *s)
+void txlm_session_forget(txlm_session *s, int failed)
 {
     s->mlen = 0;
     s->kv_base = 0;
-    s->rk_rows = 0;
     s->z_rows = 0;
     s->cap_qlen = 0; /* nor show a half-computed attention */
+    if (failed) s->rk_rows = 0; /* recomputed, the same bits (TXLM_LIN_BLOCK) */
+    else s->segments = 0;
 }
 
 /* Records the output layer for rows [r0, r0+rows) of z. */
@@ -334,7 +332,7 @@ static int collect_output(txlm_session *s, const txlm_out_req *req, uint32_t r0,
         rc = txlm_session_check_finite(s, req->target_lp + at, rows, r0, rows, 0, req->targets + at, err);
     }
     /* Memory that produced NaN or infinity would only produce more. */
-    if (rc == TXLM_ERR_NONFINITE) txlm_forget_memory(s);
+    if (rc == TXLM_ERR_NONFINITE) txlm_session_forget(s, 1);
     return rc;
 }
 
@@ -397,7 +395,7 @@ static int submit_and_read_back(txlm_session *s, const txlm_out_req *req, uint32
     uint32_t block = want < s->out_rows ? want : s->out_rows;
     int rc = block ? record_output(s, req, req->first_row, block, err) : 0;
     if (!rc) rc = submit(s, err);
-    if (rc) return txlm_forget_memory(s), rc;
+    if (rc) return txlm_session_forget(s, 1), rc;
     if (block) rc = collect_output(s, req, req->first_row, block, err);
     for (uint32_t done = block; !rc && done < want; done += block) {
         uint32_t r0 = req->first_row + done, rows = want - done < block ? want - done : block;
@@ -421,7 +419,7 @@ int txlm_forward(txlm_session *s, const int32_t *tokens, uint32_t qlen, const tx
     int slot = txlm_replay_slot(s, tokens, qlen, want);
     if (slot > 0) {
         rc = txlm_rec_replay(&s->rec, (uint32_t)slot, err);
-        if (rc) return txlm_forget_memory(s), rc;
+        if (rc) return txlm_session_forget(s, 1), rc;
         txlm_segment_fed(s, qlen);
         return 0;
     }

@@ -9,7 +9,8 @@
 int txlm_replay_write_step(txlm_session *s, txlm_err *err)
 {
     uint32_t hd = s->m->h.n_head * s->m->dev.dh;
-    uint32_t words[4] = {s->kv_base, txlm_seg_row(s) * 2 * hd, 0, 0};
+    uint32_t words[4] = {s->kv_base, 0, 0, 0}; /* word 0: memory row 0's ring row (kv_dyn 1) */
+    words[TXLM_STEP_KV_OUT] = txlm_seg_row(s) * 2 * hd;
     return txlm_buf_upload(&s->m->ctx->vk, &s->replay.step_host, 0, words, sizeof words, err);
 }
 

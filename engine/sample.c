@@ -124,6 +124,19 @@ int txlm_sample_exact(const txlm_hparams *h, const txlm_sampling *o, const txlm_
            !txlm_sampling_penalized(pen);
 }
 
+int txlm_next_row(txlm_session *s, txlm_err *err)
+{
+    uint32_t n = s->m->h.n_token;
+    if (s->z_rows == 0) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "no next token yet: feed at least one token first");
+    uint32_t row = s->z_rows - 1;
+    int rc = txlm_rec_begin(&s->rec, err);
+    if (!rc) rc = txlm_out_rows(s, row, 1, NULL, err);
+    if (!rc) rc = txlm_session_submit(s, err);
+    if (!rc) rc = txlm_session_read_out(s, s->host_lp, n, err);
+    if (!rc) rc = txlm_session_check_finite(s, s->host_lp, n, row, 1, 0, NULL, err);
+    return rc;
+}
+
 int txlm_sample_next(txlm_session *s, const txlm_sampling *o, const txlm_repeat_penalty *pen, int32_t *token,
                      txlm_err *err)
 {

@@ -31,8 +31,9 @@ int txlm_sampling_check(const txlm_sampling *o, const txlm_repeat_penalty *pen, 
 int txlm_sampling_penalized(const txlm_repeat_penalty *pen);
 int txlm_apply_penalty(float *lp, uint32_t n, const txlm_repeat_penalty *pen, txlm_err *err);
 
-/* next_token.c: the whole distribution after the last token fed, checked
- * finite, into s->host_lp (n_token floats). */
+/* The whole distribution after the last token fed, checked finite, into
+ * s->host_lp (n_token floats): what filtered draws and the next-token
+ * calls read. */
 int txlm_next_row(txlm_session *s, txlm_err *err);
 
 #endif

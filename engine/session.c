@@ -10,18 +10,14 @@
 #include "session_layout.h"
 #include "nonfinite.h"
 
-/* Opens s (settled) with a recorder for dispatches of `streams` streams. */
-static int open_settled(txlm_session *s, uint32_t streams, txlm_err *err)
+/* Opens s (settled) with its buffers and recorder. */
+static int open_settled(txlm_session *s, txlm_err *err)
 {
     const txlm_hparams *h = &s->m->h;
     int rc = txlm_session_alloc(s, err);
     if (!rc && !(s->host_lp = malloc((size_t)h->n_token * sizeof *s->host_lp)))
         rc = txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
-    /* Every dispatch of a segment gets its own descriptor set; per stream
-     * and layer up to 6: position keys (a product per weight chunk),
-     * putting its keys and values, attention and its merge, with room. */
-    uint32_t max_sets = 64 + h->n_layer * (12 + 6 * streams) + 8 * txlm_n_clusters(h) * 4;
-    if (!rc) rc = txlm_rec_init(&s->rec, &s->m->ctx->vk, &s->m->ctx->kernels, max_sets, txlm_view_of(&s->replay.step), err);
+    if (!rc) rc = txlm_rec_init(&s->rec, &s->m->ctx->vk, &s->m->ctx->kernels, txlm_view_of(&s->replay.step), err);
     if (rc) return rc;
     s->ops.rec = &s->rec;
     s->ops.dummy = txlm_view_of(&s->m->ctx->dummy);
@@ -42,7 +38,7 @@ static int open_session(txlm_model *m, const txlm_session_options *opts, int row
     s->attn_scratch = attn_scratch;
     s->serial = ++serials;
     int rc = txlm_session_settle(s, m, opts, err);
-    if (!rc) rc = open_settled(s, streams, err);
+    if (!rc) rc = open_settled(s, err);
     if (rc) {
         txlm_session_close(s);
         return rc;

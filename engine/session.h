@@ -134,8 +134,14 @@ void txlm_copy_rows(txlm_rec *rec, const txlm_buf *src, uint32_t a, const txlm_b
                     uint32_t ld);
 /* A segment of qlen tokens recorded: the memory moves on. */
 void txlm_segment_fed(txlm_session *s, uint32_t qlen);
-/* After a failed submission: the memory is forgotten rather than continued half-updated. */
-void txlm_forget_memory(txlm_session *s);
+/* The one reset (forward.c): the memory, the last output row and the
+ * captured attention's shape forgotten. A new text (failed 0,
+ * txlm_session_reset) counts segments from 0 again. After a failed pass
+ * (failed 1: the device may have run part of it, or it computed NaN) the
+ * memory is not continued from a half-updated one, the position keys it
+ * may have half-written are recomputed, and the count goes on, as the
+ * errors name segments. */
+void txlm_session_forget(txlm_session *s, int failed);
 
 /* Allocates (or frees, mode 0) the capture buffers. */
 int txlm_session_set_capture(txlm_session *s, int mode, txlm_err *err);

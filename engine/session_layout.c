@@ -68,7 +68,7 @@ size_t txlm_session_bufs(txlm_session *s, txlm_buf_spec *out)
     /* a batch's shared rows: the partial sums of one dispatch of several
      * streams' attention, the step values and the streams' entries */
     uint64_t scores = (s->rows_only ? s->attn_scratch : txlm_session_scores_bytes(s)) / 4;
-    uint64_t step = s->rows_only ? TXLM_ATTN_TABLE_WORD + (uint64_t)s->streams * TXLM_ATTN_ENTRY_WORDS : 4;
+    uint64_t step = s->rows_only ? TXLM_ENTRY_TABLE + (uint64_t)s->streams * TXLM_ENTRY_WORDS : 4;
     const txlm_buf_kind DEV = TXLM_BUF_DEVICE, STAGE = TXLM_BUF_STAGING;
     txlm_buf_spec t[TXLM_SESSION_FIXED_BUFS] = {
         {&s->ids, S, STAGE, "ids", 0},

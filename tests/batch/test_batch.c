@@ -214,13 +214,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s TXLM_PACK GOLDEN_DIR CASE [three-pass]\n", argv[0]);
         return 2;
     }
-    /* the attention kernels of one pass only: no stream can share a
-     * dispatch, so each attends through its session's own buffers */
-    if (argc > 4 && !strcmp(argv[4], "three-pass")) kernel_switch(NO_FUSED_ATTENTION, 1);
     char *dir = NULL, *dir2 = NULL;
     txlm_context *ctx = NULL, *ctx2 = NULL;
     txlm_model *m = NULL, *other = NULL;
     if (open_golden_model(argv[1], argv[2], argv[3], &dir, &ctx, &m)) return 1;
+    /* the attention kernels of one pass only: no stream can share a
+     * dispatch, so each attends through its session's own buffers */
+    if (argc > 4 && !strcmp(argv[4], "three-pass")) kernel_switch(ctx, NO_FUSED_ATTENTION, 1);
     if (open_golden_model(argv[1], argv[2], strcmp(argv[3], "char_preln") ? "char_preln" : "adaptive_word", &dir2, &ctx2,
                           &other))
         return 1;

@@ -116,10 +116,10 @@ static int streams_mode(int mode)
     ctx->vk.gpu_kernels = mode == S_TILE;
     ctx->vk.texel = mode == S_STORAGE || mode == S_TILE ? 0 : mode == S_DEFAULT ? ctx->vk.texel : have_texel;
     if (mode == S_TILE && !txlm_kernel_usable(&ctx->vk, TXLM_K_ATTN_TILE)) return 0;
-    kernel_switch(NO_ATTN_SG | NO_SHUFFLE, mode == S_NO_SG);
-    kernel_switch(NO_PAIRED_ATTENTION, mode == S_NO_PAIR);
-    kernel_switch(NO_STREAM_SLOTS, mode == S_ONE_SLOT);
-    kernel_switch(NO_FUSED_MERGE, mode == S_NO_MERGE);
+    kernel_switch(ctx, NO_ATTN_SG | NO_SHUFFLE, mode == S_NO_SG);
+    kernel_switch(ctx, NO_PAIRED_ATTENTION, mode == S_NO_PAIR);
+    kernel_switch(ctx, NO_STREAM_SLOTS, mode == S_ONE_SLOT);
+    kernel_switch(ctx, NO_FUSED_MERGE, mode == S_NO_MERGE);
     return 1;
 }
 
@@ -150,7 +150,7 @@ void test_attention_streams(const stream_case *cases, uint32_t n, uint32_t H, ui
     txlm_buf qb = host_buf(q, (size_t)rows * hd), srcb = host_buf(src, (size_t)rows * 2 * hd);
     txlm_buf rkb = host_buf(rkd, rk_off + (size_t)dist * hd), ob = host_buf(NULL, (size_t)rows * hd);
     txlm_buf sb = host_buf(NULL, (size_t)(own / 4) * TXLM_STREAM_SLOTS), syncb = host_buf(NULL, TXLM_SYNC_WORDS);
-    txlm_buf stepb = host_buf(NULL, TXLM_ATTN_TABLE_WORD + (size_t)n * TXLM_ATTN_ENTRY_WORDS);
+    txlm_buf stepb = host_buf(NULL, TXLM_ENTRY_TABLE + (size_t)n * TXLM_ENTRY_WORDS);
     txlm_gpu_tensor rwt = weight(rwb, H, dh, 0), rrt = weight(rrb, H, dh, 0);
     txlm_view *kv = calloc(n, sizeof *kv);
     for (uint32_t i = 0; i < n; i++) {
@@ -169,11 +169,11 @@ void test_attention_streams(const stream_case *cases, uint32_t n, uint32_t H, ui
         CHECK(made == vec_ok, "streams (mode %d, H=%u dh=%u rk_off=%u): plan %s", mode, H, dh, rk_off,
               made ? "made for a shape only the three-pass path takes" : "refused");
         if (!made) continue;
-        memcpy(stepb.map, plan.words, (TXLM_ATTN_TABLE_WORD + n * TXLM_ATTN_ENTRY_WORDS) * 4);
+        memcpy(stepb.map, plan.words, (TXLM_ENTRY_TABLE + n * TXLM_ENTRY_WORDS) * 4);
         reset_rings(d, n, hd);
         memset(ob.map, 0, ob.size);
         uint32_t dispatches = 0;
-        for (uint32_t k = 0; k < TXLM_K_COUNT; k++) dispatches += rec.kernel_uses[k];
+        for (uint32_t k = 0; k < TXLM_K_COUNT; k++) dispatches += ctx->vk.debug->kernel_uses[k];
         begin();
         txlm_op_kv_put_streams(&ops, &plan, txlm_view_of(&srcb), kv);
         txlm_rec_barrier(&rec);
@@ -182,7 +182,7 @@ void test_attention_streams(const stream_case *cases, uint32_t n, uint32_t H, ui
                                                                         .scratch = txlm_view_of(&sb), .kv = kv,
                                                                         .r_w_bias = &rwt, .r_r_bias = &rrt});
         run();
-        for (uint32_t k = 0; k < TXLM_K_COUNT; k++) dispatches -= rec.kernel_uses[k];
+        for (uint32_t k = 0; k < TXLM_K_COUNT; k++) dispatches -= ctx->vk.debug->kernel_uses[k];
         double worst = 0;
         for (uint32_t i = 0; i < n; i++) {
             double e = max_abs_diff((const float *)ob.map + (size_t)d[i].row0 * hd, d[i].want, (size_t)d[i].c->qlen * hd);
@@ -201,7 +201,7 @@ void test_attention_streams(const stream_case *cases, uint32_t n, uint32_t H, ui
         txlm_attn_plan_free(&plan);
         case_done();
     }
-    kernel_switch(NO_ATTN_SG | NO_SHUFFLE | NO_PAIRED_ATTENTION | NO_STREAM_SLOTS | NO_FUSED_MERGE, 0);
+    kernel_switch(ctx, NO_ATTN_SG | NO_SHUFFLE | NO_PAIRED_ATTENTION | NO_STREAM_SLOTS | NO_FUSED_MERGE, 0);
     ctx->vk.texel = texel_default, ctx->vk.gpu_kernels = gpu_default, ctx->vk.stream_slots = slots_default;
     rec.step = txlm_view_of(&ctx->dummy);
     ops.sync = (txlm_view){0};
