@@ -36,6 +36,10 @@ typedef struct txlm_attn_choice {
 txlm_attn_choice txlm_attn_choose(const txlm_ops *o, const txlm_attn_shape *s, int probs, int tex, uint32_t rk_off,
                                   uint64_t scratch_bytes);
 
+/* One stream's attention by the kernel c chose for it (txlm_op_attention
+ * chooses, then dispatches this way). */
+void txlm_attn_dispatch(txlm_ops *o, const txlm_attention_args *a, const txlm_attn_choice *c);
+
 /* The most partial results a stream's kernel takes (txlm_attn_choice.scratch)
  * with up to max_qlen queries after mlen memory rows, its session's scratch
  * being own_scratch bytes. */

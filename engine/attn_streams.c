@@ -1,4 +1,4 @@
-/* Several streams' attention in one dispatch per kernel (attn_streams.h). */
+/* The streams' attention in shared dispatches, one per kernel (attn_streams.h). */
 #include "attn_streams.h"
 
 #include <stdlib.h>
@@ -9,7 +9,7 @@ static uint32_t max_u(uint32_t a, uint32_t b) { return a > b ? a : b; }
 
 void txlm_attn_plan_free(txlm_attn_plan *p)
 {
-    free(p->order), free(p->words), free(p->groups), free(p->kv);
+    free(p->order), free(p->entry), free(p->words), free(p->choice), free(p->alone), free(p->groups), free(p->kv);
     memset(p, 0, sizeof *p);
 }
 
@@ -45,6 +45,7 @@ static void place(txlm_attn_plan *p, const txlm_attn_stream *st, const txlm_attn
             used = 0, sync = 0;
         }
         write_entry(p, *e, &st[j], used, sync, &c[j]);
+        p->entry[j] = *e;
         g->c.gx = max_u(g->c.gx, c[j].gx), g->c.gy = max_u(g->c.gy, c[j].gy), g->c.gz = max_u(g->c.gz, c[j].gz);
         g->max_qlen = max_u(g->max_qlen, st[j].shape.qlen);
         used += c[j].scratch, sync += c[j].sync;
@@ -54,38 +55,57 @@ static void place(txlm_attn_plan *p, const txlm_attn_stream *st, const txlm_attn
     }
 }
 
+/* The streams the three-pass attention takes (its scores kept, or a head
+ * size the vector kernels do not take): an entry each after the shared
+ * ones, for kv_put and their own dispatches. */
+static void place_alone(txlm_attn_plan *p, const txlm_attn_stream *st, uint32_t n, uint32_t *e)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (!p->alone[i]) continue;
+        write_entry(p, *e, &st[i], 0, 0, &p->choice[i]);
+        p->entry[i] = *e;
+        p->order[(*e)++] = i;
+        p->n_alone++;
+    }
+}
+
 int txlm_attn_plan_make(const txlm_ops *o, const txlm_attn_stream *st, uint32_t n, txlm_view q, txlm_view rk,
                         uint32_t rk_off, txlm_view rw, txlm_view rr, uint64_t scratch_bytes, txlm_attn_plan *p)
 {
     memset(p, 0, sizeof *p);
     const txlm_rec *rec = o->rec;
-    txlm_attn_choice *c = malloc(n * sizeof *c);
+    txlm_attn_choice *c = p->choice = malloc(n * sizeof *c);
     unsigned char *placed = calloc(n, 1);
-    p->order = malloc(n * sizeof *p->order);
+    p->alone = calloc(n, 1);
+    p->order = malloc(n * sizeof *p->order), p->entry = malloc(n * sizeof *p->entry);
     p->words = calloc(TXLM_ENTRY_TABLE + (size_t)n * TXLM_ENTRY_WORDS, sizeof *p->words);
     p->groups = malloc(n * sizeof *p->groups);
     p->kv = malloc(n * sizeof *p->kv);
-    int ok = c && placed && p->order && p->words && p->groups && p->kv;
+    if (!c || !placed || !p->alone || !p->order || !p->entry || !p->words || !p->groups || !p->kv) {
+        free(placed);
+        txlm_attn_plan_free(p);
+        return 0;
+    }
     /* the inputs every stream shares (queries, position keys, biases) as texels, then its own ring */
     int shared_tex = rec->vk->texel && txlm_rec_texel_fits(rec, q) && txlm_rec_texel_fits(rec, rk) &&
                      txlm_rec_texel_fits(rec, rw) && txlm_rec_texel_fits(rec, rr);
-    for (uint32_t i = 0; ok && i < n; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         int tex = shared_tex && txlm_rec_texel_fits(rec, st[i].kv);
-        c[i] = txlm_attn_choose(o, &st[i].shape, 0, tex, rk_off, st[i].own_scratch);
-        ok = c[i].path != TXLM_ATTN_THREE_PASS && c[i].scratch <= scratch_bytes && 1 + c[i].sync <= TXLM_SYNC_WORDS;
+        c[i] = txlm_attn_choose(o, &st[i].shape, st[i].probs, tex, rk_off, st[i].own_scratch);
+        /* a vector kernel's partial results and counts fit: the scratch
+         * holds every stream's own (txlm_workspace_fit), the counts are
+         * checked by the choice */
+        placed[i] = p->alone[i] = c[i].path == TXLM_ATTN_THREE_PASS;
     }
     uint32_t e = 0;
-    for (uint32_t i = 0; ok && i < n; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         if (placed[i]) continue;
         txlm_kernel_id twin = txlm_kernel_descs[c[i].k].twin;
         uint32_t slots = rec->vk->stream_slots && twin < TXLM_K_COUNT && txlm_kernel_usable(rec->vk, twin) ? TXLM_STREAM_SLOTS : 1;
         place(p, st, c, n, i, slots, scratch_bytes, placed, &e);
     }
-    free(c), free(placed);
-    if (!ok) {
-        txlm_attn_plan_free(p);
-        return 0;
-    }
+    place_alone(p, st, n, &e);
+    free(placed);
     p->n = n;
     p->push = txlm_attn_push_of(&st[0].shape, rk_off);
     return 1;

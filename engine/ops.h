@@ -99,6 +99,7 @@ typedef struct txlm_attn_shape {
     uint32_t dh_real;       /* the model's d_head when dh is padded (scores scale by it); 0: dh */
     uint32_t kv_rows;       /* rows of the kv ring (key j at row (kv_row0 + j) mod kv_rows); 0: kv_row0 + klen */
     uint32_t kv_dyn;        /* 0, or 1 + the step word added to kv_row0 (shaders/contract.h; needs kv_rows) */
+    uint32_t q0;            /* the first row of q and out that are this stream's */
 } txlm_attn_shape;
 
 /* Relative attention, output heads into out [qlen, H*dh]. q [qlen, H*dh]

@@ -20,7 +20,8 @@ txlm_attn_push p;
 // a storage read per key would cost a load loop per key on CPU drivers.
 uint kv_first;
 uint slot = 0u;    // the stream's slot in this dispatch
-uint q_base = 0u;  // vec4 of its first query (and output) row
+uint q0 = 0u;      // its first query (and output) row
+uint q_base = 0u;  // the same in vec4 (head sizes of whole vec4s)
 uint part0 = 0u;   // vec4 of its partial results in the scratch
 uint sync0 = 0u;   // its first count of finished runs (attn_split_sg's DONE, after word 0)
 uint wg_z;         // gl_WorkGroupID.z within the stream
@@ -31,6 +32,8 @@ void attn_begin()
     wg_z = gl_WorkGroupID.z;
     if (p.table == 0u) {
         kv_first = p.kv_row0 + (p.kv_dyn != 0u ? STEP[p.kv_dyn - 1u] : 0u);
+        q0 = p.q0;
+        q_base = q0 * p.H * (p.dh / 4u);
         return;
     }
     slot = gl_WorkGroupID.z / p.zdim;
@@ -47,7 +50,8 @@ void attn_begin()
     p.splits = STEP[b + TXLM_ENTRY_SPLITS];
     p.same_length = STEP[b + TXLM_ENTRY_SAME_LENGTH];
     p.clamp_max = STEP[b + TXLM_ENTRY_CLAMP];
-    q_base = STEP[b + TXLM_ENTRY_Q0] * p.H * (p.dh / 4u);
+    q0 = STEP[b + TXLM_ENTRY_Q0];
+    q_base = q0 * p.H * (p.dh / 4u);
 }
 
 // kv_first < kv_rows and j < klen <= kv_rows: one subtraction wraps it.

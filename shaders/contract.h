@@ -98,6 +98,7 @@ TXLM_STRUCT(txlm_attn_push) {
     TXLM_U32 table;            /* 0: one stream, shaped as above; else the STEP word of the dispatch's first entry */
     TXLM_U32 zdim;             /* with table: the grid's z per stream */
     TXLM_U32 run;              /* attn_merge: keys per run (0: splits runs) */
+    TXLM_U32 q0;               /* without table: the stream's first query (and output) row of the pass */
 };
 
 /* ---- the step buffer ----------------------------------------------------- */

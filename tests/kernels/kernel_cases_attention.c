@@ -47,7 +47,7 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
     ref_rel_attention(q, k, v, rk, rwb, rrb, qlen, mlen, H, dh, same_length, mem_len, want_p, want_t, want_o);
 
     txlm_buf qb = host_buf(q, (size_t)qlen * hd), kvb = host_buf(kv, (size_t)ring * 2 * hd);
-    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len, kv_row0, 0, ring, 0};
+    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len, kv_row0, 0, ring, 0, 0};
     /* the same ring with its first row in the step buffer (shaders/step.glsl),
      * as the forward pass gives it: every other case and path below */
     txlm_attn_shape sd = s;
