@@ -8,7 +8,9 @@
  * constants, the views' offsets and sizes; copies, fills, barriers,
  * replays). The two traces must be equal word for word, and every
  * output and token the same. With "three-pass" only the three-pass
- * attention kernels run (the stream attends alone). */
+ * attention kernels run (the stream attends alone). Then a session of a
+ * longer memory than its batch was made for: the batch makes a larger
+ * scratch for it, and its outputs are the lone session's to the bit. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +95,28 @@ static size_t run(txlm_context *ctx, txlm_model *m, int batched, uint32_t **trac
     return n;
 }
 
+/* A session whose memory is longer than the batch's options: its
+ * attention needs more scratch than the batch has (made at the pass,
+ * txlm_workspace_fit); its numbers do not change. */
+static void check_longer_memory(txlm_model *m)
+{
+    txlm_session_options small = {.same_length = -1, .mem_len = 1, .max_segment = SEG},
+                         so = {.same_length = -1, .mem_len = 30, .max_segment = SEG};
+    txlm_session *a = NULL, *s = NULL;
+    txlm_batch *b = NULL;
+    txlm_memory_use before, after;
+    TCHECK(txlm_session_create(m, &so, &a) == TXLM_OK && txlm_session_create(m, &so, &s) == TXLM_OK);
+    TCHECK(txlm_batch_create(m, 1, &small, &b) == TXLM_OK && txlm_batch_memory(b, &before) == TXLM_OK);
+    float *oa = NULL, *ob = NULL;
+    script(NULL, a, txlm_vocab_size(m), &oa);
+    script(b, s, txlm_vocab_size(m), &ob);
+    TCHECK(txlm_batch_memory(b, &after) == TXLM_OK && after.device_bytes > before.device_bytes);
+    TCHECK(arrlen(oa) == arrlen(ob) && !memcmp(oa, ob, (size_t)arrlen(oa) * sizeof *oa));
+    arrfree(oa), arrfree(ob);
+    txlm_batch_free(b);
+    txlm_session_free(a), txlm_session_free(s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -112,6 +136,7 @@ int main(int argc, char **argv)
     printf("alone: %zu trace words, a batch of one: %zu, the same up to word %zu\n", na, nb, at);
     TCHECK(na == nb && at == na && na > 1000);
     TCHECK(arrlen(oa) == arrlen(ob) && !memcmp(oa, ob, (size_t)arrlen(oa) * sizeof *oa));
+    check_longer_memory(m);
     TCHECK(txlm_context_validation_messages(ctx) == 0);
     free(ta), free(tb);
     arrfree(oa), arrfree(ob);
