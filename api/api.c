@@ -157,27 +157,26 @@ void txlm_session_free(txlm_session *s) { txlm_session_close(s); }
 
 void txlm_session_reset(txlm_session *s)
 {
-    if (s) s->mlen = 0, s->kv_base = 0, s->z_rows = 0, s->segments = 0;
+    if (s) txlm_session_forget(s, 0);
 }
 
 uint32_t txlm_session_memory_len(const txlm_session *s) { return s ? s->mlen : 0; }
 
-/* One segment through a claimed session. */
-static txlm_status forward_claimed(txlm_session *s, const int32_t *tokens, uint32_t n, const txlm_out_req *req,
-                                   const char *what)
+/* One segment through a claimed session (f->session). */
+static txlm_status feed_claimed(const txlm_stream_feed *f, const char *what)
 {
     txlm_err e = {0};
-    if (txlm_session_claim(s, what, &e)) return fail(&e);
-    int rc = txlm_forward(s, tokens, n, req, &e);
-    txlm_session_release(s);
+    if (txlm_session_claim(f->session, what, &e)) return fail(&e);
+    int rc = txlm_session_run(f->session, f, &e);
+    txlm_session_release(f->session);
     return rc ? fail(&e) : TXLM_OK;
 }
 
 txlm_status txlm_session_feed(txlm_session *s, const int32_t *tokens, uint32_t n, float *logprobs)
 {
     if (!s || (!tokens && n)) return bad_arg("txlm_session_feed: NULL argument");
-    txlm_out_req req = {.first_row = 0, .logprobs = logprobs};
-    return forward_claimed(s, tokens, n, &req, "txlm_session_feed");
+    txlm_stream_feed f = {.session = s, .tokens = tokens, .n = n, .logprobs = logprobs};
+    return feed_claimed(&f, "txlm_session_feed");
 }
 
 txlm_status txlm_session_feed_rows(txlm_session *s, const int32_t *tokens, uint32_t n, uint32_t first_row,
@@ -185,8 +184,8 @@ txlm_status txlm_session_feed_rows(txlm_session *s, const int32_t *tokens, uint3
 {
     if (!s || (!tokens && n)) return bad_arg("txlm_session_feed_rows: NULL argument");
     if (first_row > n) return bad_arg("txlm_session_feed_rows: first_row > n");
-    txlm_out_req req = {.first_row = first_row, .logprobs = logprobs};
-    return forward_claimed(s, tokens, n, &req, "txlm_session_feed_rows");
+    txlm_stream_feed f = {.session = s, .tokens = tokens, .n = n, .first_row = first_row, .logprobs = logprobs};
+    return feed_claimed(&f, "txlm_session_feed_rows");
 }
 
 void txlm_session_set_seed(txlm_session *s, uint64_t seed)
@@ -206,7 +205,7 @@ txlm_status txlm_session_sample_penalized(txlm_session *s, const txlm_sampling *
     txlm_sampling def = {.temperature = 1.0f};
     txlm_err e = {0};
     if (txlm_session_claim(s, "txlm_session_sample", &e)) return fail(&e);
-    int rc = txlm_sample_next(s, opts ? opts : &def, penalty, token, &e);
+    int rc = txlm_session_draw(s, opts ? opts : &def, penalty, token, &e);
     txlm_session_release(s);
     return rc ? fail(&e) : TXLM_OK;
 }
@@ -267,6 +266,6 @@ txlm_status txlm_session_score(txlm_session *s, const int32_t *tokens, const int
                                float *target_logprobs)
 {
     if (!s || !tokens || !targets || !target_logprobs) return bad_arg("txlm_session_score: NULL argument");
-    txlm_out_req req = {.first_row = 0, .targets = targets, .target_lp = target_logprobs};
-    return forward_claimed(s, tokens, n, &req, "txlm_session_score");
+    txlm_stream_feed f = {.session = s, .tokens = tokens, .n = n, .targets = targets, .target_logprobs = target_logprobs};
+    return feed_claimed(&f, "txlm_session_score");
 }

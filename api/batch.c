@@ -28,10 +28,9 @@ void txlm_batch_free(txlm_batch *b) { txlm_batch_close(b); }
 txlm_status txlm_batch_memory(const txlm_batch *b, txlm_memory_use *out)
 {
     if (!b || !out) return txlm_api_bad_arg("txlm_batch_memory: NULL argument");
-    txlm_memory_use u;
-    txlm_status st = txlm_session_memory(b->w, &u);
-    if (st == TXLM_OK) *out = (txlm_memory_use){u.device_bytes, u.host_bytes + sizeof *b};
-    return st;
+    uint64_t host = sizeof *b + sizeof *b->w + (uint64_t)b->m->h.n_token * sizeof *b->w->host_lp;
+    *out = (txlm_memory_use){txlm_workspace_bytes(b->w), host};
+    return TXLM_OK;
 }
 
 txlm_status txlm_batch_feed(txlm_batch *b, const txlm_stream_feed *feeds, uint32_t n)

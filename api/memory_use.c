@@ -35,18 +35,9 @@ txlm_status txlm_model_memory(const txlm_model *m, txlm_memory_use *out)
     return TXLM_OK;
 }
 
-txlm_status txlm_session_memory(const txlm_session *cs, txlm_memory_use *out)
+txlm_status txlm_session_memory(const txlm_session *s, txlm_memory_use *out)
 {
-    if (!cs || !out) return txlm_api_bad_arg("txlm_session_memory: NULL argument");
-    txlm_session *s = (txlm_session *)cs; /* the buffer list takes addresses; nothing is written */
-    uint32_t L = s->m->h.n_layer;
-    txlm_buf *fixed[TXLM_SESSION_FIXED_BUFS];
-    uint64_t dev = 0;
-    for (size_t i = 0, n = txlm_session_fixed_bufs(s, fixed); i < n; i++) dev += bufs_bytes(fixed[i], 1);
-    dev += bufs_bytes(s->kv, s->kv ? L : 0) + bufs_bytes(&s->pos.buf, 1);
-    for (uint32_t n = 0; s->rk && n < L; n++) dev += bufs_bytes(&s->rk[n].buf, 1);
-    dev += bufs_bytes(s->cap_probs, s->cap_probs ? L : 0) + bufs_bytes(s->cap_terms, s->cap_terms ? L : 0);
-    uint64_t host = sizeof *s + (uint64_t)s->m->h.n_token * sizeof *s->host_lp + (uint64_t)L * (sizeof *s->kv + sizeof *s->rk);
-    *out = (txlm_memory_use){dev, host};
+    if (!s || !out) return txlm_api_bad_arg("txlm_session_memory: NULL argument");
+    txlm_session_memory_use(s, &out->device_bytes, &out->host_bytes);
     return TXLM_OK;
 }

@@ -9,26 +9,14 @@
 #include "session_claim.h"
 #include "txlm_api_error.h"
 
-/* txlm_next_row on a claimed session. */
-static int next_row_claimed(txlm_session *s, const char *what, txlm_err *err)
+/* The next row's log-probabilities of a claimed session (*lp: valid
+ * until its next call). */
+static int next_row_claimed(txlm_session *s, const char *what, const float **lp, txlm_err *err)
 {
     int rc = txlm_session_claim(s, what, err);
     if (rc) return rc;
-    rc = txlm_next_row(s, err);
+    rc = txlm_session_next(s, lp, err);
     txlm_session_release(s);
-    return rc;
-}
-
-int txlm_next_row(txlm_session *s, txlm_err *err)
-{
-    uint32_t n = s->m->h.n_token;
-    if (s->z_rows == 0) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "no next token yet: feed at least one token first");
-    uint32_t row = s->z_rows - 1;
-    int rc = txlm_rec_begin(&s->rec, err);
-    if (!rc) rc = txlm_out_rows(s, row, 1, NULL, err);
-    if (!rc) rc = txlm_session_submit(s, err);
-    if (!rc) rc = txlm_session_read_out(s, s->host_lp, n, err);
-    if (!rc) rc = txlm_session_check_finite(s, s->host_lp, n, row, 1, 0, NULL, err);
     return rc;
 }
 
@@ -36,8 +24,9 @@ txlm_status txlm_session_next_logprobs(txlm_session *s, float *logprobs)
 {
     if (!s || !logprobs) return txlm_api_bad_arg("txlm_session_next_logprobs: NULL argument");
     txlm_err e = {0};
-    if (next_row_claimed(s, "txlm_session_next_logprobs", &e)) return txlm_api_fail(&e);
-    memcpy(logprobs, s->host_lp, (size_t)s->m->h.n_token * sizeof *logprobs);
+    const float *lp;
+    if (next_row_claimed(s, "txlm_session_next_logprobs", &lp, &e)) return txlm_api_fail(&e);
+    memcpy(logprobs, lp, (size_t)s->m->h.n_token * sizeof *logprobs);
     return TXLM_OK;
 }
 
@@ -64,8 +53,8 @@ txlm_status txlm_session_next_top_k(txlm_session *s, uint32_t k, int32_t *ids, f
     uint32_t n = s->m->h.n_token;
     if (k == 0 || k > n) return txlm_api_bad_arg("txlm_session_next_top_k: k must be 1..n_token");
     txlm_err e = {0};
-    if (next_row_claimed(s, "txlm_session_next_top_k", &e)) return txlm_api_fail(&e);
-    const float *lp = s->host_lp;
+    const float *lp;
+    if (next_row_claimed(s, "txlm_session_next_top_k", &lp, &e)) return txlm_api_fail(&e);
     /* the k best in a heap whose root is the worst of them: n log k */
     for (uint32_t i = 0; i < k; i++) ids[i] = (int32_t)i;
     for (uint32_t i = k / 2; i-- > 0;) sift_down(ids, k, i, lp);

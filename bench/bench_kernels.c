@@ -51,13 +51,13 @@ int main(int argc, char **argv)
     if (txlm_context_create(&o, &ctx)) return fprintf(stderr, "%s\n", txlm_last_error()), 1;
     txlm_err e = {0};
     txlm_rec rec;
-    txlm_rec_init(&rec, &ctx->vk, &ctx->kernels, 16, txlm_view_of(&ctx->dummy), &e);
+    txlm_rec_init(&rec, &ctx->vk, &ctx->kernels, txlm_view_of(&ctx->dummy), &e);
     txlm_ops ops = {.rec = &rec, .dummy = txlm_view_of(&ctx->dummy)};
-    kernel_switch(NO_GEMV, getenv("NO_GEMV") != NULL);
-    kernel_switch(NO_FUSED_ATTENTION, getenv("NO_FUSED") != NULL);
-    kernel_switch(NO_GEMV_Q8, getenv("NO_GEMV_Q8") != NULL);
-    kernel_switch(NO_TOUCH, getenv("NO_TOUCH") != NULL);
-    kernel_switch(NO_PAIRED_ATTENTION, getenv("NO_PAIR") != NULL);
+    kernel_switch(ctx, NO_GEMV, getenv("NO_GEMV") != NULL);
+    kernel_switch(ctx, NO_FUSED_ATTENTION, getenv("NO_FUSED") != NULL);
+    kernel_switch(ctx, NO_GEMV_Q8, getenv("NO_GEMV_Q8") != NULL);
+    kernel_switch(ctx, NO_TOUCH, getenv("NO_TOUCH") != NULL);
+    kernel_switch(ctx, NO_PAIRED_ATTENTION, getenv("NO_PAIR") != NULL);
     float *w = malloc((size_t)N * K * 4);
     bench_pattern(w, (size_t)N * K);
     uint8_t *q = malloc((size_t)N * K * 4);
@@ -125,7 +125,7 @@ int main(int argc, char **argv)
         txlm_gpu_tensor rk, rw, rr;
         txlm_buf_create(&ctx->vk, (size_t)ql * hd * 4, TXLM_BUF_DEVICE, &qb, &e);
         txlm_buf_create(&ctx->vk, (size_t)kl * 2 * hd * 4, TXLM_BUF_DEVICE, &kvb, &e);
-        txlm_attn_shape sh = {ql, ml, H, dh, kl - 1, 1, ml, 0, 0, 0, 0};
+        txlm_attn_shape sh = {ql, ml, H, dh, kl - 1, 1, ml, 0, 0, 0, 0, 0};
         size_t scratch = (size_t)H * ql * kl * 4, split = (size_t)txlm_attn_split_bytes(&sh);
         txlm_buf_create(&ctx->vk, scratch > split ? scratch : split, TXLM_BUF_DEVICE, &sb, &e);
         txlm_buf_create(&ctx->vk, (size_t)ql * hd * 4, TXLM_BUF_DEVICE, &ob, &e);

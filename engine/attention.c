@@ -9,9 +9,13 @@ static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 txlm_attn_push txlm_attn_push_of(const txlm_attn_shape *s, uint32_t rk_off)
 {
     uint32_t klen = s->mlen + s->qlen;
-    return (txlm_attn_push){s->qlen, s->mlen, klen, s->H, s->dh, rk_off, s->clamp_max, s->same_length,
-                            s->mem_len, (float)(1.0 / sqrt((double)(s->dh_real ? s->dh_real : s->dh))),
-                            s->kv_row0, s->kv_rows ? s->kv_rows : s->kv_row0 + klen, 0, s->kv_dyn, 1, 0, 0, 0};
+    return (txlm_attn_push){
+        .qlen = s->qlen, .mlen = s->mlen, .klen = klen, .H = s->H, .dh = s->dh, .rk_off = rk_off,
+        .clamp_max = s->clamp_max, .same_length = s->same_length, .mem_len = s->mem_len,
+        .scale = (float)(1.0 / sqrt((double)(s->dh_real ? s->dh_real : s->dh))),
+        .kv_row0 = s->kv_row0, .kv_rows = s->kv_rows ? s->kv_rows : s->kv_row0 + klen, .kv_dyn = s->kv_dyn,
+        .splits = 1, .q0 = s->q0,
+    };
 }
 
 void txlm_attn_merge(txlm_ops *o, const txlm_attn_push *ps, txlm_view scratch, txlm_view out, uint32_t qlen,
@@ -145,9 +149,7 @@ static void attention_three_pass(txlm_ops *o, const txlm_attn_shape *s, const tx
     v[5] = scores;
     txlm_rec_dispatch(o->rec, TXLM_K_ATTN_SCORES, v, ps, sizeof *ps, div_up(klen, 64), s->qlen, s->H);
     txlm_rec_barrier(o->rec);
-    struct {
-        uint32_t rows, n;
-    } pm = {s->H * s->qlen, klen};
+    txlm_softmax_push pm = {s->H * s->qlen, klen};
     txlm_rec_dispatch(o->rec, TXLM_K_SOFTMAX, &scores, &pm, sizeof pm, pm.rows, 1, 1);
     txlm_rec_barrier(o->rec);
     txlm_view v3[3] = {scores, v[1], out};
@@ -157,14 +159,21 @@ static void attention_three_pass(txlm_ops *o, const txlm_attn_shape *s, const tx
 
 void txlm_op_attention(txlm_ops *o, const txlm_attention_args *a)
 {
-    const txlm_attn_shape *s = a->shape;
-    txlm_view q = a->q, kv = a->kv, rk = a->rk, scratch = a->scratch, out = a->out;
     const txlm_rec *rec = o->rec;
     /* the split and paired kernels read their inputs as texels where the device prefers that */
     txlm_view rw = txlm_tensor_view(a->r_w_bias), rr = txlm_tensor_view(a->r_r_bias);
-    int tex = rec->vk->texel && txlm_rec_texel_fits(rec, q) && txlm_rec_texel_fits(rec, kv) &&
-              txlm_rec_texel_fits(rec, rk) && txlm_rec_texel_fits(rec, rw) && txlm_rec_texel_fits(rec, rr);
-    txlm_attn_choice c = txlm_attn_choose(o, s, a->probs != NULL, tex, a->rk_off, scratch.size);
+    int tex = rec->vk->texel && txlm_rec_texel_fits(rec, a->q) && txlm_rec_texel_fits(rec, a->kv) &&
+              txlm_rec_texel_fits(rec, a->rk) && txlm_rec_texel_fits(rec, rw) && txlm_rec_texel_fits(rec, rr);
+    txlm_attn_choice c = txlm_attn_choose(o, a->shape, a->probs != NULL, tex, a->rk_off, a->scratch.size);
+    txlm_attn_dispatch(o, a, &c);
+}
+
+void txlm_attn_dispatch(txlm_ops *o, const txlm_attention_args *a, const txlm_attn_choice *choice)
+{
+    const txlm_attn_shape *s = a->shape;
+    txlm_view q = a->q, kv = a->kv, rk = a->rk, scratch = a->scratch, out = a->out;
+    txlm_attn_choice c = *choice;
+    txlm_view rw = txlm_tensor_view(a->r_w_bias), rr = txlm_tensor_view(a->r_r_bias);
     txlm_attn_push ps = txlm_attn_push_of(s, a->rk_off);
     txlm_view v[8] = {q, kv, rk, rw, rr, scratch, o->dummy, o->dummy};
     switch (c.path) {

@@ -8,19 +8,7 @@
 
 #include "ops.h"
 
-/* shaders/attn_push.glsl */
-typedef struct txlm_attn_push {
-    uint32_t qlen, mlen, klen, H, dh, rk_off, clamp_max, same_length, mem_len;
-    float scale;
-    uint32_t kv_row0, kv_rows;
-    uint32_t merge;  /* attn_split_sg: its last run merges (bindings 6 and 7) */
-    uint32_t kv_dyn;
-    uint32_t splits; /* attn_tile: runs of keys, merged after (1: none) */
-    uint32_t table;  /* several streams: the step buffer word of the first stream's entry (0: one, shaped here) */
-    uint32_t zdim;   /* several streams: the grid's z per stream */
-    uint32_t run;    /* attn_merge: keys per run (0: splits runs) */
-} txlm_attn_push;
-
+/* The push constants (txlm_attn_push) are shaders/contract.h's. */
 txlm_attn_push txlm_attn_push_of(const txlm_attn_shape *s, uint32_t rk_off);
 
 typedef enum txlm_attn_path {
@@ -47,6 +35,10 @@ typedef struct txlm_attn_choice {
  * inputs can be read as texels; scratch_bytes: what the scratch holds). */
 txlm_attn_choice txlm_attn_choose(const txlm_ops *o, const txlm_attn_shape *s, int probs, int tex, uint32_t rk_off,
                                   uint64_t scratch_bytes);
+
+/* One stream's attention by the kernel c chose for it (txlm_op_attention
+ * chooses, then dispatches this way). */
+void txlm_attn_dispatch(txlm_ops *o, const txlm_attention_args *a, const txlm_attn_choice *c);
 
 /* The most partial results a stream's kernel takes (txlm_attn_choice.scratch)
  * with up to max_qlen queries after mlen memory rows, its session's scratch

@@ -1,4 +1,4 @@
-/* Several streams' attention in one dispatch per kernel (attn_streams.h). */
+/* The streams' attention in shared dispatches, one per kernel (attn_streams.h). */
 #include "attn_streams.h"
 
 #include <stdlib.h>
@@ -7,12 +7,9 @@
 static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 static uint32_t max_u(uint32_t a, uint32_t b) { return a > b ? a : b; }
 
-/* A stream's entry (shaders/attn_push.glsl, attn_begin). */
-enum { E_Q0, E_QLEN, E_MLEN, E_KV_FIRST, E_KV_ROWS, E_MEM_LEN, E_PART0, E_SYNC0, E_SPLITS, E_SAME_LENGTH, E_CLAMP };
-
 void txlm_attn_plan_free(txlm_attn_plan *p)
 {
-    free(p->order), free(p->words), free(p->groups), free(p->kv);
+    free(p->order), free(p->entry), free(p->words), free(p->choice), free(p->alone), free(p->groups), free(p->kv);
     memset(p, 0, sizeof *p);
 }
 
@@ -24,12 +21,12 @@ static int same_choice(const txlm_attn_choice *a, const txlm_attn_choice *b)
 static void write_entry(txlm_attn_plan *p, uint32_t e, const txlm_attn_stream *st, uint64_t part_bytes, uint32_t sync,
                         const txlm_attn_choice *c)
 {
-    uint32_t *w = p->words + TXLM_ATTN_TABLE_WORD + e * TXLM_ATTN_ENTRY_WORDS;
+    uint32_t *w = p->words + TXLM_ENTRY_TABLE + e * TXLM_ENTRY_WORDS;
     const txlm_attn_shape *s = &st->shape;
-    w[E_Q0] = st->row0, w[E_QLEN] = s->qlen, w[E_MLEN] = s->mlen;
-    w[E_KV_FIRST] = s->kv_row0, w[E_KV_ROWS] = s->kv_rows, w[E_MEM_LEN] = s->mem_len;
-    w[E_PART0] = (uint32_t)(part_bytes / 16), w[E_SYNC0] = sync, w[E_SPLITS] = c->splits;
-    w[E_SAME_LENGTH] = s->same_length, w[E_CLAMP] = s->clamp_max;
+    w[TXLM_ENTRY_Q0] = st->row0, w[TXLM_ENTRY_QLEN] = s->qlen, w[TXLM_ENTRY_MLEN] = s->mlen;
+    w[TXLM_ENTRY_KV_FIRST] = s->kv_row0, w[TXLM_ENTRY_KV_ROWS] = s->kv_rows, w[TXLM_ENTRY_MEM_LEN] = s->mem_len;
+    w[TXLM_ENTRY_PART0] = (uint32_t)(part_bytes / 16), w[TXLM_ENTRY_SYNC0] = sync, w[TXLM_ENTRY_SPLITS] = c->splits;
+    w[TXLM_ENTRY_SAME_LENGTH] = s->same_length, w[TXLM_ENTRY_CLAMP] = s->clamp_max;
 }
 
 /* Places the streams of c[i]'s choice (from i on, not yet placed) in
@@ -48,6 +45,7 @@ static void place(txlm_attn_plan *p, const txlm_attn_stream *st, const txlm_attn
             used = 0, sync = 0;
         }
         write_entry(p, *e, &st[j], used, sync, &c[j]);
+        p->entry[j] = *e;
         g->c.gx = max_u(g->c.gx, c[j].gx), g->c.gy = max_u(g->c.gy, c[j].gy), g->c.gz = max_u(g->c.gz, c[j].gz);
         g->max_qlen = max_u(g->max_qlen, st[j].shape.qlen);
         used += c[j].scratch, sync += c[j].sync;
@@ -57,38 +55,57 @@ static void place(txlm_attn_plan *p, const txlm_attn_stream *st, const txlm_attn
     }
 }
 
+/* The streams the three-pass attention takes (its scores kept, or a head
+ * size the vector kernels do not take): an entry each after the shared
+ * ones, for kv_put and their own dispatches. */
+static void place_alone(txlm_attn_plan *p, const txlm_attn_stream *st, uint32_t n, uint32_t *e)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (!p->alone[i]) continue;
+        write_entry(p, *e, &st[i], 0, 0, &p->choice[i]);
+        p->entry[i] = *e;
+        p->order[(*e)++] = i;
+        p->n_alone++;
+    }
+}
+
 int txlm_attn_plan_make(const txlm_ops *o, const txlm_attn_stream *st, uint32_t n, txlm_view q, txlm_view rk,
                         uint32_t rk_off, txlm_view rw, txlm_view rr, uint64_t scratch_bytes, txlm_attn_plan *p)
 {
     memset(p, 0, sizeof *p);
     const txlm_rec *rec = o->rec;
-    txlm_attn_choice *c = malloc(n * sizeof *c);
+    txlm_attn_choice *c = p->choice = malloc(n * sizeof *c);
     unsigned char *placed = calloc(n, 1);
-    p->order = malloc(n * sizeof *p->order);
-    p->words = calloc(TXLM_ATTN_TABLE_WORD + (size_t)n * TXLM_ATTN_ENTRY_WORDS, sizeof *p->words);
+    p->alone = calloc(n, 1);
+    p->order = malloc(n * sizeof *p->order), p->entry = malloc(n * sizeof *p->entry);
+    p->words = calloc(TXLM_ENTRY_TABLE + (size_t)n * TXLM_ENTRY_WORDS, sizeof *p->words);
     p->groups = malloc(n * sizeof *p->groups);
     p->kv = malloc(n * sizeof *p->kv);
-    int ok = c && placed && p->order && p->words && p->groups && p->kv;
+    if (!c || !placed || !p->alone || !p->order || !p->entry || !p->words || !p->groups || !p->kv) {
+        free(placed);
+        txlm_attn_plan_free(p);
+        return 0;
+    }
     /* the inputs every stream shares (queries, position keys, biases) as texels, then its own ring */
     int shared_tex = rec->vk->texel && txlm_rec_texel_fits(rec, q) && txlm_rec_texel_fits(rec, rk) &&
                      txlm_rec_texel_fits(rec, rw) && txlm_rec_texel_fits(rec, rr);
-    for (uint32_t i = 0; ok && i < n; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         int tex = shared_tex && txlm_rec_texel_fits(rec, st[i].kv);
-        c[i] = txlm_attn_choose(o, &st[i].shape, 0, tex, rk_off, st[i].own_scratch);
-        ok = c[i].path != TXLM_ATTN_THREE_PASS && c[i].scratch <= scratch_bytes && 1 + c[i].sync <= TXLM_SYNC_WORDS;
+        c[i] = txlm_attn_choose(o, &st[i].shape, st[i].probs, tex, rk_off, st[i].own_scratch);
+        /* a vector kernel's partial results and counts fit: the scratch
+         * holds every stream's own (txlm_workspace_fit), the counts are
+         * checked by the choice */
+        placed[i] = p->alone[i] = c[i].path == TXLM_ATTN_THREE_PASS;
     }
     uint32_t e = 0;
-    for (uint32_t i = 0; ok && i < n; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         if (placed[i]) continue;
         txlm_kernel_id twin = txlm_kernel_descs[c[i].k].twin;
         uint32_t slots = rec->vk->stream_slots && twin < TXLM_K_COUNT && txlm_kernel_usable(rec->vk, twin) ? TXLM_STREAM_SLOTS : 1;
         place(p, st, c, n, i, slots, scratch_bytes, placed, &e);
     }
-    free(c), free(placed);
-    if (!ok) {
-        txlm_attn_plan_free(p);
-        return 0;
-    }
+    place_alone(p, st, n, &e);
+    free(placed);
     p->n = n;
     p->push = txlm_attn_push_of(&st[0].shape, rk_off);
     return 1;
@@ -109,7 +126,7 @@ static void slot_views(const txlm_attn_plan *p, txlm_kernel_id k, const txlm_vie
 /* Segment length of table entry e. */
 static uint32_t entry_qlen(const txlm_attn_plan *p, uint32_t e)
 {
-    return p->words[TXLM_ATTN_TABLE_WORD + e * TXLM_ATTN_ENTRY_WORDS + E_QLEN];
+    return p->words[TXLM_ENTRY_TABLE + e * TXLM_ENTRY_WORDS + TXLM_ENTRY_QLEN];
 }
 
 void txlm_op_attention_streams(txlm_ops *o, const txlm_attention_streams_args *a)
@@ -119,7 +136,7 @@ void txlm_op_attention_streams(txlm_ops *o, const txlm_attention_streams_args *a
     for (uint32_t i = 0; i < p->n_groups; i++) {
         const txlm_attn_group *g = &p->groups[i];
         txlm_attn_push ps = p->push;
-        ps.table = TXLM_ATTN_TABLE_WORD + g->first * TXLM_ATTN_ENTRY_WORDS;
+        ps.table = TXLM_ENTRY_TABLE + g->first * TXLM_ENTRY_WORDS;
         ps.zdim = g->c.gz;
         ps.merge = (uint32_t)g->c.merged;
         ps.run = g->c.run;
@@ -150,7 +167,7 @@ void txlm_op_kv_put_streams(txlm_ops *o, const txlm_attn_plan *p, txlm_view src,
         for (uint32_t e = first; e < first + n; e++) rows = max_u(rows, entry_qlen(p, e));
         txlm_kernel_id k = n > 1 ? TXLM_K_KV_PUT_X8 : TXLM_K_KV_PUT;
         txlm_attn_push ps = p->push;
-        ps.table = TXLM_ATTN_TABLE_WORD + first * TXLM_ATTN_ENTRY_WORDS;
+        ps.table = TXLM_ENTRY_TABLE + first * TXLM_ENTRY_WORDS;
         ps.zdim = 1;
         txlm_view v[2] = {src, kv[p->order[first]]}, views[TXLM_MAX_BINDINGS];
         slot_views(p, k, v, kv, first, n, views);

@@ -1,27 +1,27 @@
-/* Attention of several streams in one dispatch (docs/batching.md): each
- * stream over its own ring, with its own memory fill and masks, its keys
- * and values in a slot of binding 1 and its shape in an entry of the step
- * buffer (shaders/attn_push.glsl). A stream takes the kernel its segment
- * would take alone (attention.h), so its numbers are the lone pass's to
- * the bit; streams of the same kernel share dispatches of up to
- * TXLM_STREAM_SLOTS (or one each where the device cannot bind that many).
- * The entries are written before each submission, so a kept recording
- * serves wherever the rings have turned to. */
+/* Attention of the streams of a pass in shared dispatches
+ * (docs/batching.md): each stream over its own ring, with its own memory
+ * fill and masks, its keys and values in a slot of binding 1 and its
+ * shape in an entry of the step buffer (shaders/contract.h,
+ * TXLM_ENTRY_*). A stream takes the kernel its segment takes in any pass
+ * (attention.h), so its numbers do not depend on the others; streams of
+ * the same kernel share dispatches of up to TXLM_STREAM_SLOTS (or one
+ * each where the device cannot bind that many). A stream the three-pass
+ * attention takes has an entry too (kv_put and its own dispatch read it)
+ * but attends alone (attend.c). The entries are written before each
+ * submission, so a kept recording serves wherever the rings have turned
+ * to. */
 #ifndef TXLM_ATTN_STREAMS_H
 #define TXLM_ATTN_STREAMS_H
 
 #include "attention.h"
 
-/* Words of one stream's entry, and the first entry's word in the step buffer. */
-#define TXLM_ATTN_ENTRY_WORDS 16u
-#define TXLM_ATTN_TABLE_WORD 16u
-
 /* A stream of the pass, as the plan takes it. */
 typedef struct txlm_attn_stream {
     txlm_attn_shape shape;  /* its own; kv_row0: the ring row of its memory row 0 */
     uint32_t row0;          /* its first row among the pass's rows (queries, outputs, the k|v product) */
-    uint64_t own_scratch;   /* its session's scratch bytes, which its lone kernel choice saw */
+    uint64_t own_scratch;   /* its stream's scratch bytes (txlm_stream_scratch): its kernel choice sees these */
     txlm_view kv;           /* a ring of its (any layer's: their sizes agree), for the texel checks */
+    int probs;              /* its probabilities are kept (attention capture): the three-pass attention */
 } txlm_attn_stream;
 
 /* One dispatch: table entries [first, first + n), all of one choice. */
@@ -33,20 +33,22 @@ typedef struct txlm_attn_group {
 
 typedef struct txlm_attn_plan {
     uint32_t n;             /* streams */
-    uint32_t *order;        /* [n] entry e is stream order[e] */
-    uint32_t *words;        /* [TXLM_ATTN_TABLE_WORD + n * TXLM_ATTN_ENTRY_WORDS]: what the step buffer gets */
+    uint32_t *order;        /* [n] entry e is stream order[e] (the shared ones first) */
+    uint32_t *entry;        /* [n] stream i's entry */
+    uint32_t *words;        /* [TXLM_ENTRY_TABLE + n * TXLM_ENTRY_WORDS]: what the step buffer gets (contract.h) */
+    txlm_attn_choice *choice; /* [n] stream i's kernel */
+    unsigned char *alone;   /* [n] stream i attends in a dispatch of its own (three-pass) */
     txlm_attn_group *groups;
-    uint32_t n_groups;
+    uint32_t n_groups, n_alone;
     txlm_attn_push push;    /* what every stream shares (H, dh, scale, rk_off) */
     txlm_view *kv;          /* [n] room for a layer's rings, by stream (txlm_attention_streams_args.kv) */
 } txlm_attn_plan;
 
 /* The plan for n streams over a pass whose queries are q, position keys
  * rk (of the stream with the most rows), layer 0's biases, and the scratch
- * (partial results of one dispatch at a time). 1 and a plan when every
- * stream can attend this way; 0 (nothing allocated) when one cannot (a
- * head size the vector kernels do not take, too little scratch): the pass
- * then attends stream by stream in each session's own buffers. */
+ * (partial results of one dispatch at a time, at least every stream's
+ * own_scratch). 1 and a plan; 0 (nothing allocated) when out of host
+ * memory. */
 int txlm_attn_plan_make(const txlm_ops *o, const txlm_attn_stream *st, uint32_t n, txlm_view q, txlm_view rk,
                         uint32_t rk_off, txlm_view rw, txlm_view rr, uint64_t scratch_bytes, txlm_attn_plan *p);
 void txlm_attn_plan_free(txlm_attn_plan *p);

@@ -1,16 +1,17 @@
-/* Several sessions of one model fed in one pass (include/txlm.h,
- * "several streams in one pass"; docs/batching.md). */
+/* Several sessions of one model fed and drawn in one pass (include/txlm.h,
+ * "several streams in one pass"; docs/batching.md): a workspace for up to
+ * max_streams streams, and the checks of a batched call. The pass and the
+ * draws are the lone calls' own (pass.h, sample.h). */
 #ifndef TXLM_BATCH_H
 #define TXLM_BATCH_H
 
-#include "session.h"
+#include "workspace.h"
 
 struct txlm_batch {
     txlm_model *m;
     uint32_t max_streams;
-    uint32_t max_seg;   /* longest segment of one stream */
-    txlm_session *w;    /* the shared rows: max_streams * max_seg of them, no memory */
-    const uint32_t *names; /* batch_sample.c: the caller's index of each stream of the group drawn */
+    uint32_t max_seg;        /* longest segment of one stream */
+    txlm_workspace *w;
 };
 
 int txlm_batch_plan_sizes(txlm_model *m, uint32_t streams, const txlm_session_options *opts, txlm_batch_sizes *out,
@@ -24,9 +25,8 @@ int txlm_batch_check_sessions(const txlm_batch *b, txlm_session *const *s, uint3
 /* Each feed of those sessions (segment, rows asked for, tokens and targets
  * in range, no attention capture), before any work. */
 int txlm_batch_check(const txlm_batch *b, const txlm_stream_feed *f, uint32_t n, txlm_err *err);
-/* batch_forward.c: one segment of each stream in one submission. */
+/* One segment of each stream in one pass; the next token of each session. */
 int txlm_batch_forward(txlm_batch *b, const txlm_stream_feed *f, uint32_t n, txlm_err *err);
-/* batch_sample.c: the next token of each session. */
 int txlm_batch_sample_next(txlm_batch *b, txlm_session *const *s, uint32_t n, const txlm_sampling *o,
                            const txlm_repeat_penalty *const *pen, int32_t *tokens, txlm_err *err);
 

@@ -295,7 +295,7 @@ int txlm_model_open(txlm_context *ctx, const char *path, unsigned open_flags, co
     }
     m->ctx = ctx;
     m->h = *txlm_file_hparams(f);
-    txlm_dims_choose(&m->h, f, &m->dev);
+    txlm_dims_choose(&m->h, f, m->ctx->vk.debug->no_pad, &m->dev);
     /* What a saved session state is bound to: the same weights, by hash. */
     XXH3_state_t *hs = XXH3_createState();
     if (hs) {

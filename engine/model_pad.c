@@ -13,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "env.h"
-
 static uint32_t round_up(uint32_t n, uint32_t m) { return (n + m - 1) / m * m; }
 
 /* The projection-free layout: z is the output layer's input as it is. */
@@ -56,12 +54,10 @@ void txlm_pad_of(const txlm_hparams *h, const txlm_dims *dv, const char *name, t
         out[1] = d;
 }
 
-void txlm_dims_choose(const txlm_hparams *h, const txlm_file *f, txlm_dims *dv)
+void txlm_dims_choose(const txlm_hparams *h, const txlm_file *f, int no_pad, txlm_dims *dv)
 {
     dv->d = h->d_model, dv->dh = h->d_head, dv->di = h->d_inner;
-    txlm_env env; /* read at each load: tests load one file in both layouts */
-    txlm_env_read(&env);
-    if (env.no_pad) return; /* comparisons: the unpadded layout */
+    if (no_pad) return; /* comparisons: the unpadded layout */
     txlm_dims want = *dv;
     /* Projections (z · P) would need their own widening; only the
      * projection-free layout widens d_model. */

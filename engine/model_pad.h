@@ -5,8 +5,8 @@
 #include "model.h"
 
 /* The widths the model runs at: h's, or rounded up where the file's
- * tensors allow (TXLM_NO_PAD=1: never). */
-void txlm_dims_choose(const txlm_hparams *h, const txlm_file *f, txlm_dims *dv);
+ * tensors allow (no_pad, the context's debug option: never). */
+void txlm_dims_choose(const txlm_hparams *h, const txlm_file *f, int no_pad, txlm_dims *dv);
 /* How the tensor called name is widened from h's widths to dv's. */
 void txlm_pad_of(const txlm_hparams *h, const txlm_dims *dv, const char *name, txlm_pad out[2]);
 

@@ -4,13 +4,6 @@
 
 static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
-struct linear_push {
-    uint32_t M, N, K, x_off, ldx, w_off, w_ld, y_off, ldy, b_off, r_off, ldr, flags;
-    float alpha;
-    uint32_t ln_d, ln_d_out; /* the LN kernels (txlm_op_linear_ln) */
-    float ln_eps;
-};
-
 /* The texel kernels read X from element x.off in steps of 4 and W in
  * steps of 16, and every binding must make a valid texel view. */
 static int texel_linear_ok(const txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w)
@@ -115,14 +108,14 @@ static void linear(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t r
         uint32_t c1 = c0 + w->chunk_rows;
         uint32_t lo = row0 > c0 ? row0 : c0, hi = end < c1 ? end : c1;
         if (lo >= hi) continue;
-        struct linear_push p = {
+        txlm_linear_push p = {
             .M = M, .N = hi - lo, .K = w->cols,
             .x_off = x.off, .ldx = x.ld,
             .w_off = (lo - c0) * w->cols, .w_ld = w->cols,
             .y_off = y.off + (lo - row0), .ldy = y.ld,
             .b_off = bias_off + (lo - row0),
             .r_off = r ? r->off + (lo - row0) : 0, .ldr = r ? r->ld : 0,
-            .flags = (flags & (TXLM_LIN_RELU | TXLM_LIN_RESIDUAL)) | (bias ? 1u : 0u) | (flags & TXLM_LIN_DYN_Y ? 16u : 0u),
+            .flags = (flags & TXLM_LIN_SHADER_FLAGS) | (bias ? TXLM_LINF_BIAS : 0u),
             .alpha = alpha,
         };
         txlm_view views[5] = {x.view, wv, bias ? txlm_tensor_view(bias) : o->dummy,
@@ -166,13 +159,13 @@ void txlm_op_linear_ln(txlm_ops *o, const txlm_linear_ln_args *a)
     }
     uint32_t c0;
     txlm_view wv = txlm_tensor_chunk(w, 0, &c0);
-    struct linear_push p = {
+    txlm_linear_push p = {
         .M = 1, .N = nrows, .K = w->cols,
         .x_off = x.off, .ldx = x.ld,
         .w_off = 0, .w_ld = w->cols,
         .y_off = y.off, .ldy = y.ld,
         .r_off = r ? r->off : 0, .ldr = r ? r->ld : 0,
-        .flags = (r ? TXLM_LIN_RESIDUAL : 0u) | (bias ? 1u : 0u),
+        .flags = (r ? TXLM_LINF_RESIDUAL : 0u) | (bias ? TXLM_LINF_BIAS : 0u),
         .alpha = 1.0f,
         .ln_d = d, .ln_d_out = nrows, .ln_eps = eps,
     };
@@ -182,42 +175,13 @@ void txlm_op_linear_ln(txlm_ops *o, const txlm_linear_ln_args *a)
     txlm_rec_barrier(o->rec);
 }
 
-void txlm_op_linear_t(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *pj, txlm_arg y, uint32_t M)
-{
-    /* P is split along K (its rows): each chunk adds its partial product */
-    for (uint32_t c = 0; c < txlm_tensor_n_chunks(pj); c++) {
-        uint32_t k0;
-        txlm_view pv = txlm_tensor_chunk(pj, c, &k0);
-        uint32_t nk = pj->rows - k0 < pj->chunk_rows ? pj->rows - k0 : pj->chunk_rows;
-        struct linear_push p = {
-            .M = M, .N = pj->cols, .K = nk,
-            .x_off = x.off + k0, .ldx = x.ld,
-            .w_off = 0, .w_ld = pj->cols,
-            .y_off = y.off, .ldy = y.ld,
-            .r_off = y.off, .ldr = y.ld,
-            .flags = 8u /* TRANS_W */ | (c ? TXLM_LIN_RESIDUAL : 0u),
-            .alpha = 1.0f,
-        };
-        txlm_view views[5] = {x.view, pv, o->dummy, c ? y.view : o->dummy, y.view};
-        txlm_kernel_id k = txlm_kernel_of(TXLM_KF_LINEAR, pj->dtype);
-        txlm_rec_dispatch(o->rec, k, views, &p, sizeof p, div_up(p.N, txlm_kernel_descs[k].tile_n),
-                          div_up(M, txlm_kernel_descs[k].tile_m), 1);
-        txlm_rec_barrier(o->rec);
-    }
-}
-
 void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tensor *e, int32_t id_lo, txlm_arg y, float alpha)
 {
     for (uint32_t c = 0; c < txlm_tensor_n_chunks(e); c++) {
         uint32_t r0;
         txlm_view ev = txlm_tensor_chunk(e, c, &r0);
         uint32_t nr = e->rows - r0 < e->chunk_rows ? e->rows - r0 : e->chunk_rows;
-        struct {
-            uint32_t n_rows, dim;
-            int32_t row_lo, row_hi;
-            uint32_t y_off, ldy;
-            float alpha;
-        } p = {n, e->cols, id_lo + (int32_t)r0, id_lo + (int32_t)(r0 + nr), y.off, y.ld, alpha};
+        txlm_gather_push p = {n, e->cols, id_lo + (int32_t)r0, id_lo + (int32_t)(r0 + nr), y.off, y.ld, alpha};
         txlm_view views[3] = {ids, ev, y.view};
         txlm_rec_dispatch(o->rec, txlm_kernel_of(TXLM_KF_GATHER, e->dtype), views, &p, sizeof p, div_up(e->cols, 64), n, 1);
         txlm_rec_barrier(o->rec);
@@ -232,11 +196,7 @@ void txlm_op_layernorm(txlm_ops *o, const txlm_layernorm_args *a)
 static void layernorm(txlm_ops *o, txlm_arg x, const txlm_arg *r, const txlm_gpu_tensor *g, const txlm_gpu_tensor *b,
                       txlm_arg y, uint32_t rows, uint32_t d, uint32_t d_out, float eps)
 {
-    struct {
-        uint32_t rows, d, x_off, ldx, r_off, ldr, y_off, ldy, residual;
-        float eps;
-        uint32_t d_out;
-    } p = {rows, d, x.off, x.ld, r ? r->off : 0, r ? r->ld : 0, y.off, y.ld, r != NULL, eps, d_out};
+    txlm_layernorm_push p = {rows, d, x.off, x.ld, r ? r->off : 0, r ? r->ld : 0, y.off, y.ld, r != NULL, eps, d_out};
     txlm_view views[5] = {x.view, r ? r->view : o->dummy, txlm_tensor_view(g), txlm_tensor_view(b), y.view};
     /* texel reads and subgroup sums where the layout allows (CPU devices) */
     int tex = o->rec->vk->texel && txlm_kernel_usable(o->rec->vk, TXLM_K_LAYERNORM_TEX) &&
@@ -252,9 +212,7 @@ void txlm_op_logsoftmax(txlm_ops *o, const txlm_logsoftmax_args *a)
     txlm_arg src = a->src, dst = a->dst;
     const txlm_arg *add = a->add, *pick = a->pick, *row_map = a->row_map;
     uint32_t add_col = a->add_col, rows = a->rows, n = a->n, n_write = a->n_write, pick_base = a->pick_base;
-    struct {
-        uint32_t rows, n, src_off, ld_src, dst_off, ld_dst, add_off, ld_add, add_col, n_write, pick_off, pick_base, map_off;
-    } p = {rows, n, src.off, src.ld, dst.off, dst.ld, add ? add->off : 0, add ? add->ld : 0, add ? add_col : 0xffffffffu,
+    txlm_logsoftmax_push p = {rows, n, src.off, src.ld, dst.off, dst.ld, add ? add->off : 0, add ? add->ld : 0, add ? add_col : 0xffffffffu,
            n_write, pick ? pick->off : 0xffffffffu, pick_base, row_map ? row_map->off : 0xffffffffu};
     txlm_view views[5] = {src.view, dst.view, add ? add->view : o->dummy, pick ? pick->view : o->dummy,
                           row_map ? row_map->view : o->dummy};

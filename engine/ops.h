@@ -28,12 +28,21 @@ typedef struct txlm_ops {
  * group and query of the one-query attention. */
 #define TXLM_SYNC_WORDS 256u
 
-/* TXLM_LIN_RESIDUAL: set by txlm_op_linear where a residual is given.
+/* The shader's flags (shaders/contract.h, TXLM_LINF_*) and one choice:
+ * TXLM_LIN_RESIDUAL: set by txlm_op_linear where a residual is given.
+ * TXLM_LIN_DYN_Y: Y starts STEP[TXLM_STEP_KV_OUT] elements after y.off,
+ * a value written before each submission rather than recorded.
  * TXLM_LIN_BLOCK: the matrix kernel even for one row, so a row's bits do
- * not depend on how many rows were computed with it (position keys).
- * TXLM_LIN_DYN_Y: Y starts step[1] elements after y.off (shaders/step.glsl),
- * a value written before each submission rather than recorded. */
-enum { TXLM_LIN_RELU = 2, TXLM_LIN_RESIDUAL = 4, TXLM_LIN_BLOCK = 16, TXLM_LIN_DYN_Y = 32 };
+ * not depend on how many rows were computed with it (position keys); a
+ * choice of kernel, not a shader flag. */
+enum {
+    TXLM_LIN_RELU = TXLM_LINF_RELU,
+    TXLM_LIN_RESIDUAL = TXLM_LINF_RESIDUAL,
+    TXLM_LIN_DYN_Y = TXLM_LINF_DYN_Y,
+    TXLM_LIN_BLOCK = 1u << 16,
+};
+/* The flags of txlm_linear_args that go to the shader as they are. */
+#define TXLM_LIN_SHADER_FLAGS (TXLM_LINF_RELU | TXLM_LINF_RESIDUAL | TXLM_LINF_DYN_Y)
 
 /* Y[m, n] = scale * (X · W[row0 : row0+n]^T + bias[bias_off ..]) (+ relu) (+ R):
  * every projection of the model. What a call leaves out is off: no bias,
@@ -51,8 +60,6 @@ typedef struct txlm_linear_args {
     float scale;                 /* 0: 1 */
 } txlm_linear_args;
 void txlm_op_linear(txlm_ops *o, const txlm_linear_args *a);
-/* Y[M, N] = X[M, K] · P[K, N] (P a projection stored [K, N], K = P->rows). */
-void txlm_op_linear_t(txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *p, txlm_arg y, uint32_t M);
 /* For tokens with id in [id_lo, id_lo + E->rows): Y[i] = alpha * E[id - id_lo]. */
 void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tensor *e, int32_t id_lo, txlm_arg y, float alpha);
 /* Y[m, n] = LayerNorm(X · W[0 : n]^T + bias (+ R)) over the first d
@@ -88,15 +95,16 @@ typedef struct txlm_attn_shape {
     uint32_t qlen, mlen, H, dh;
     uint32_t clamp_max;     /* largest distance row in the rk table */
     uint32_t same_length, mem_len; /* mem_len of same_length's rule: the memory's + hparams' same_length_rule */
-    uint32_t kv_row0;       /* row of kv holding the first memory row (with kv_dyn: plus step[0]) */
+    uint32_t kv_row0;       /* row of kv holding the first memory row (with kv_dyn: plus a step word) */
     uint32_t dh_real;       /* the model's d_head when dh is padded (scores scale by it); 0: dh */
     uint32_t kv_rows;       /* rows of the kv ring (key j at row (kv_row0 + j) mod kv_rows); 0: kv_row0 + klen */
-    uint32_t kv_dyn;        /* memory row 0 at kv_row0 + step[0] (shaders/step.glsl; needs kv_rows) */
+    uint32_t kv_dyn;        /* 0, or 1 + the step word added to kv_row0 (shaders/contract.h; needs kv_rows) */
+    uint32_t q0;            /* the first row of q and out that are this stream's */
 } txlm_attn_shape;
 
 /* Relative attention, output heads into out [qlen, H*dh]. q [qlen, H*dh]
  * (this segment's queries); kv a ring of [kv_rows, 2*H*dh] (keys | values,
- * memory rows first, from row kv_row0 (+ step[0] with kv_dyn), wrapping to
+ * memory rows first, from row kv_row0 (+ a step word with kv_dyn), wrapping to
  * row 0); rk [distances, H*dh] at element rk_off. With probs NULL one
  * fused pass is used where the shape allows (online softmax, no score
  * matrix); otherwise the probabilities are left in *probs [H, qlen, klen]. */

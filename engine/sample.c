@@ -1,161 +1,190 @@
-/* Drawing the next token after the last fed one.
- *
- * At temperature 1 without top-k/top-p the draw is hierarchical and exact:
- * the cluster from the head distribution, then the token from that
- * cluster's tail, computing only the head and one tail. Any other setting
- * changes every probability, so the full distribution is computed (one
- * output row) and the draw is made from it on the host. */
-#include <math.h>
-#include <stdio.h>
+/* The next token of n >= 1 streams (sample.h): each stream's last row
+ * gathered into the workspace's rows, the output layer run once for all
+ * of them, each draw made with that stream's own sampler. A lone draw is
+ * one stream through its session's workspace (session.c). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "nonfinite.h"
+#include "output.h"
 #include "sample.h"
-#include "session.h"
 
-static txlm_arg out_row(txlm_session *s) { return txlm_arg_of(&s->out, 0, s->m->h.n_token); }
+/* A group of streams drawn alike: the workspace, the caller's index of
+ * each (errors name it), and the first error of the call. A stream's
+ * failure fails the call naming it; the other streams still draw. The
+ * first error goes to err, later ones nowhere. */
+typedef struct group {
+    txlm_workspace *w;
+    txlm_session *const *s;
+    uint32_t n;
+    const uint32_t *names;
+    int named;
+    txlm_err *err, later;
+    int rc;
+} group;
 
-uint64_t txlm_rng_next(uint64_t *state)
+static txlm_err *err_for(group *g) { return g->rc ? &g->later : g->err; }
+
+static void note_error(group *g, int rc, uint32_t i)
 {
-    /* splitmix64: tiny, fast, and the same stream on every platform */
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    if (!rc || g->rc) return;
+    if (g->named) txlm_fail_prefix(g->err, "stream %u: ", g->names[i]);
+    g->rc = rc;
 }
 
-static double uniform(uint64_t *state) { return (double)(txlm_rng_next(state) >> 11) * (1.0 / 9007199254740992.0); }
-
-/* Index drawn with probability proportional to exp(lp[i] / t) over [0, n). */
-uint32_t txlm_draw(const float *lp, uint32_t n, double t, uint64_t *rng)
+/* Row i of w->z = the last row of stream i. */
+static void gather_last_rows(txlm_workspace *w, txlm_session *const *s, uint32_t n)
 {
-    double max = -INFINITY, sum = 0;
-    for (uint32_t i = 0; i < n; i++) max = fmax(max, lp[i]);
-    for (uint32_t i = 0; i < n; i++) sum += exp((lp[i] - max) / t);
-    double u = uniform(rng) * sum, acc = 0;
+    for (uint32_t i = 0; i < n; i++) txlm_copy_rows(&w->rec, &s[i]->last, 0, &w->z, i, 1, w->m->dev.d);
+    txlm_rec_barrier(&w->rec);
+}
+
+static const float *out_row(const txlm_workspace *w, uint32_t i)
+{
+    return (const float *)w->out.map + (size_t)i * w->m->h.n_token;
+}
+
+/* Every row's whole distribution; each stream penalised and drawn on its own. */
+static int draw_full(group *g, const txlm_sampling *o, const txlm_repeat_penalty *const *pen, int32_t *tokens)
+{
+    txlm_workspace *w = g->w;
+    uint32_t V = w->m->h.n_token;
+    int rc = txlm_out_rows(w, 0, g->n, NULL, g->err);
+    if (!rc) rc = txlm_workspace_submit(w, g->err);
+    if (!rc) rc = txlm_buf_invalidate(&w->m->ctx->vk, &w->out, g->err);
+    for (uint32_t i = 0; i < g->n && !rc; i++) {
+        txlm_session *s = g->s[i];
+        txlm_err *e = err_for(g);
+        memcpy(w->host_lp, out_row(w, i), (size_t)V * sizeof *w->host_lp);
+        int ri = txlm_session_check_finite(s, w->host_lp, V, s->z_rows - 1, 1, 0, NULL, e);
+        if (!ri && pen && txlm_sampling_penalized(pen[i])) ri = txlm_apply_penalty(w->host_lp, V, pen[i], e);
+        if (!ri) ri = txlm_draw_filtered(w->host_lp, V, o, &s->rng, &tokens[i], e);
+        note_error(g, ri, i);
+    }
+    return rc ? rc : g->rc;
+}
+
+/* The tail clusters the head draws fell in: the rows of each gathered
+ * into zsel one cluster after another, each drawn within its cluster. */
+static int draw_tails(group *g, const uint32_t *cluster, int32_t *tokens)
+{
+    txlm_workspace *w = g->w;
+    const txlm_model *m = w->m;
+    uint32_t d = m->dev.d, V = m->h.n_token, k = 0, *at = malloc(g->n * sizeof *at);
+    if (!at) return txlm_fail(err_for(g), TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    int rc = txlm_rec_begin(&w->rec, err_for(g));
+    for (uint32_t c = 1; !rc && c < m->n_clusters; c++) {
+        uint32_t k0 = k;
+        for (uint32_t i = 0; i < g->n; i++)
+            if (cluster[i] == c) txlm_copy_rows(&w->rec, &w->z, i, &w->zsel, k, 1, d), at[i] = k++;
+        if (k == k0) continue;
+        txlm_rec_barrier(&w->rec);
+        txlm_out_tail_rows(w, c, txlm_rows_of(&w->zsel, k0, d), k - k0, txlm_rows_of(&w->out, k0, V));
+    }
+    if (!rc) rc = txlm_workspace_submit(w, err_for(g));
+    if (!rc) rc = txlm_buf_invalidate(&m->ctx->vk, &w->out, err_for(g));
+    for (uint32_t i = 0; i < g->n && !rc; i++) {
+        if (!cluster[i]) continue;
+        txlm_session *s = g->s[i];
+        const txlm_out_cluster *cl = &m->out[cluster[i]];
+        uint32_t nc = cl->end - cl->begin;
+        memcpy(w->host_lp, out_row(w, at[i]), (size_t)nc * sizeof *w->host_lp);
+        int ri = txlm_session_check_finite(s, w->host_lp, nc, s->z_rows - 1, 1, cl->begin, NULL, err_for(g));
+        if (!ri) tokens[i] = (int32_t)(cl->begin + txlm_draw(w->host_lp, nc, 1.0, &s->rng));
+        note_error(g, ri, i);
+    }
+    free(at);
+    return rc ? rc : g->rc;
+}
+
+/* Hierarchical draws: the head for every row, then the tails drawn into. */
+static int draw_tree(group *g, int32_t *tokens)
+{
+    txlm_workspace *w = g->w;
+    const txlm_hparams *h = &w->m->h;
+    uint32_t head_n = h->cutoffs[0] + h->n_cutoffs, any = 0, *cluster = calloc(g->n, sizeof *cluster);
+    if (!cluster) return txlm_fail(g->err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    txlm_out_head(w, 0, g->n, txlm_rows_of(&w->out, 0, h->n_token), head_n, NULL);
+    int rc = txlm_workspace_submit(w, g->err);
+    if (!rc) rc = txlm_buf_invalidate(&w->m->ctx->vk, &w->out, g->err);
+    for (uint32_t i = 0; i < g->n && !rc; i++) {
+        txlm_session *s = g->s[i];
+        memcpy(w->host_lp, out_row(w, i), (size_t)head_n * sizeof *w->host_lp);
+        int ri = txlm_check_head(s, w->host_lp, s->z_rows - 1, head_n, err_for(g));
+        note_error(g, ri, i);
+        if (ri) continue; /* its token stays -1 */
+        uint32_t t = txlm_draw(w->host_lp, head_n, 1.0, &s->rng);
+        tokens[i] = (int32_t)t;
+        if (t >= h->cutoffs[0]) cluster[i] = t - h->cutoffs[0] + 1, any = 1;
+    }
+    if (!rc && any) rc = draw_tails(g, cluster, tokens);
+    free(cluster);
+    return rc ? rc : g->rc;
+}
+
+/* Streams s[0, n), all drawn the same way (exact tree or not), n <= out_rows. */
+static int sample_group(group *g, const txlm_sampling *o, const txlm_repeat_penalty *const *pen, int exact,
+                        int32_t *tokens)
+{
+    int rc = txlm_rec_begin(&g->w->rec, g->err);
+    if (rc) return rc;
+    gather_last_rows(g->w, g->s, g->n);
+    return exact ? draw_tree(g, tokens) : draw_full(g, o, pen, tokens);
+}
+
+/* What is refused before any work: the options, a stream never fed. */
+static int check_streams(txlm_session *const *s, uint32_t n, const txlm_sampling *o, const txlm_repeat_penalty *const *pen,
+                         int named, txlm_err *err)
+{
     for (uint32_t i = 0; i < n; i++) {
-        acc += exp((lp[i] - max) / t);
-        if (u < acc) return i;
+        int rc = txlm_sampling_check(o, pen ? pen[i] : NULL, s[i]->m->h.n_token, err);
+        if (!rc && s[i]->z_rows == 0)
+            rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "nothing to sample from: feed at least one token first");
+        if (rc && named) txlm_fail_prefix(err, "stream %u: ", i);
+        if (rc) return rc;
     }
-    return n - 1;
+    return 0;
 }
 
-static int by_prob_desc(const void *a, const void *b, void *lp_)
+int txlm_sample_streams(txlm_workspace *w, txlm_session *const *s, uint32_t n, const txlm_sampling *o,
+                        const txlm_repeat_penalty *const *pen, int named, int32_t *tokens, txlm_err *err)
 {
-    const float *lp = lp_;
-    float x = lp[*(const uint32_t *)a], y = lp[*(const uint32_t *)b];
-    return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/* qsort_r is not C11; a small merge sort keeps this portable. */
-static void sort_desc(uint32_t *idx, uint32_t *tmp, uint32_t n, const float *lp)
-{
-    if (n < 2) return;
-    uint32_t h = n / 2;
-    sort_desc(idx, tmp, h, lp);
-    sort_desc(idx + h, tmp, n - h, lp);
-    uint32_t i = 0, j = h, k = 0;
-    while (i < h && j < n) tmp[k++] = by_prob_desc(&idx[j], &idx[i], (void *)lp) < 0 ? idx[j++] : idx[i++];
-    while (i < h) tmp[k++] = idx[i++];
-    while (j < n) tmp[k++] = idx[j++];
-    memcpy(idx, tmp, n * sizeof *idx);
-}
-
-/* Temperature, then top-k, then top-p (nucleus) on a full distribution. */
-int txlm_draw_filtered(const float *lp, uint32_t n, const txlm_sampling *o, uint64_t *rng, int32_t *token, txlm_err *err)
-{
-    if (o->temperature <= 0) { /* greedy */
-        uint32_t best = 0;
-        for (uint32_t i = 1; i < n; i++)
-            if (lp[i] > lp[best]) best = i;
-        *token = (int32_t)best;
-        return 0;
-    }
-    double t = o->temperature;
-    int filter = o->top_k || (o->top_p > 0 && o->top_p < 1);
-    if (!filter) {
-        *token = (int32_t)txlm_draw(lp, n, t, rng);
-        return 0;
-    }
-    uint32_t *idx = malloc(2 * (size_t)n * sizeof *idx);
-    float *keep = malloc((size_t)n * sizeof *keep);
-    if (!idx || !keep) {
-        free(idx), free(keep);
-        return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
-    }
-    for (uint32_t i = 0; i < n; i++) idx[i] = i;
-    sort_desc(idx, idx + n, n, lp);
-    uint32_t m = o->top_k && o->top_k < n ? o->top_k : n;
-    if (o->top_p > 0 && o->top_p < 1) {
-        double max = lp[idx[0]], total = 0, acc = 0;
-        for (uint32_t i = 0; i < m; i++) total += exp((lp[idx[i]] - max) / t);
-        uint32_t i = 0;
-        while (i < m) {
-            acc += exp((lp[idx[i]] - max) / t);
-            i++;
-            if (acc >= o->top_p * total) break;
+    const txlm_hparams *h = &w->m->h;
+    int rc = check_streams(s, n, o, pen, named, err);
+    if (rc) return rc;
+    /* streams drawn alike go together, in groups that fit the output rows */
+    txlm_session **grp = malloc(n * sizeof *grp);
+    const txlm_repeat_penalty **gpen = malloc(n * sizeof *gpen);
+    uint32_t *idx = malloc(n * sizeof *idx);
+    int32_t *got = malloc(n * sizeof *got);
+    rc = grp && gpen && idx && got ? 0 : txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
+    txlm_err later;
+    for (uint32_t i = 0; got && i < n; i++) got[i] = -1;
+    for (int exact = 0; exact < 2 && (!rc || rc == TXLM_ERR_NONFINITE); exact++) {
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < n; i++)
+            if (txlm_sample_exact(h, o, pen ? pen[i] : NULL) == exact) grp[k] = s[i], gpen[k] = pen ? pen[i] : NULL, idx[k++] = i;
+        for (uint32_t g0 = 0; g0 < k && (!rc || rc == TXLM_ERR_NONFINITE); g0 += w->out_rows) {
+            group g = {.w = w, .s = grp + g0, .n = k - g0 < w->out_rows ? k - g0 : w->out_rows, .names = idx + g0,
+                       .named = named, .err = rc ? &later : err};
+            int rg = sample_group(&g, o, gpen + g0, exact, got + g0);
+            if (rg && (!rc || rg != TXLM_ERR_NONFINITE)) rc = rg; /* the first non-finite, or the device */
         }
-        m = i;
+        for (uint32_t j = 0; j < k; j++) tokens[idx[j]] = got[j]; /* -1 where a stream failed */
     }
-    for (uint32_t i = 0; i < m; i++) keep[i] = lp[idx[i]];
-    *token = (int32_t)idx[txlm_draw(keep, m, t, rng)];
-    free(idx), free(keep);
-    return 0;
+    free(grp), free(gpen), free(idx), free(got);
+    return rc;
 }
 
-/* A distribution with NaN or infinity is refused before any draw: a draw
- * from it would be garbage (the last token, or the first). The head holds
- * the shortlist's tokens, then one entry per tail cluster. */
-int txlm_check_head(txlm_session *s, const float *lp, uint32_t row, uint32_t n, txlm_err *err)
+int txlm_next_row(txlm_workspace *w, txlm_session *s, txlm_err *err)
 {
-    uint32_t shortlist = s->m->h.cutoffs[0];
-    uint64_t i = txlm_first_nonfinite(lp, n);
-    if (i == n) return 0;
-    char what[48];
-    snprintf(what, sizeof what, i < shortlist ? "token %llu" : "tail cluster %llu",
-             (unsigned long long)(i < shortlist ? i : i - shortlist + 1));
-    return txlm_session_nonfinite(s, row, what, lp[i], err);
-}
-
-int txlm_sample_exact(const txlm_hparams *h, const txlm_sampling *o, const txlm_repeat_penalty *pen)
-{
-    return h->n_cutoffs && o->temperature == 1.0f && !o->top_k && !(o->top_p > 0 && o->top_p < 1) &&
-           !txlm_sampling_penalized(pen);
-}
-
-int txlm_sample_next(txlm_session *s, const txlm_sampling *o, const txlm_repeat_penalty *pen, int32_t *token,
-                     txlm_err *err)
-{
-    const txlm_hparams *h = &s->m->h;
-    int rc = txlm_sampling_check(o, pen, h->n_token, err);
-    if (rc) return rc;
-    if (s->z_rows == 0) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "nothing to sample from: feed at least one token first");
-    uint32_t row = s->z_rows - 1;
-    int penalized = txlm_sampling_penalized(pen);
-    int exact_tree = txlm_sample_exact(h, o, pen);
-    if (!exact_tree) {
-        rc = txlm_next_row(s, err);
-        if (!rc && penalized) rc = txlm_apply_penalty(s->host_lp, h->n_token, pen, err);
-        return rc ? rc : txlm_draw_filtered(s->host_lp, h->n_token, o, &s->rng, token, err);
-    }
-    if ((rc = txlm_session_need_out(s, err)) || (rc = txlm_rec_begin(&s->rec, err))) return rc;
-    uint32_t head_n = h->cutoffs[0] + h->n_cutoffs;
-    txlm_out_head(s, row, 1, out_row(s), head_n, NULL);
-    if (!(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, head_n, err);
-    if (!rc) rc = txlm_check_head(s, s->host_lp, row, head_n, err);
-    if (rc) return rc;
-    uint32_t i = txlm_draw(s->host_lp, head_n, 1.0, &s->rng);
-    if (i < h->cutoffs[0]) {
-        *token = (int32_t)i;
-        return 0;
-    }
-    uint32_t c = i - h->cutoffs[0] + 1, n = s->m->out[c].end - s->m->out[c].begin;
-    if ((rc = txlm_rec_begin(&s->rec, err))) return rc;
-    txlm_out_tail(s, c, row, 1, out_row(s), 0, NULL);
-    if (!(rc = txlm_session_submit(s, err))) rc = txlm_session_read_out(s, s->host_lp, n, err);
-    if (!rc) rc = txlm_session_check_finite(s, s->host_lp, n, row, 1, s->m->out[c].begin, NULL, err);
-    if (rc) return rc;
-    *token = (int32_t)(s->m->out[c].begin + txlm_draw(s->host_lp, n, 1.0, &s->rng));
-    return 0;
+    uint32_t n = s->m->h.n_token;
+    if (s->z_rows == 0) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "no next token yet: feed at least one token first");
+    int rc = txlm_rec_begin(&w->rec, err);
+    if (!rc) gather_last_rows(w, &s, 1);
+    if (!rc) rc = txlm_out_rows(w, 0, 1, NULL, err);
+    if (!rc) rc = txlm_workspace_submit(w, err);
+    if (!rc) rc = txlm_buf_invalidate(&s->m->ctx->vk, &w->out, err);
+    if (!rc) memcpy(w->host_lp, w->out.map, (size_t)n * sizeof *w->host_lp);
+    if (!rc) rc = txlm_session_check_finite(s, w->host_lp, n, s->z_rows - 1, 1, 0, NULL, err);
+    return rc;
 }

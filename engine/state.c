@@ -88,8 +88,7 @@ int txlm_state_save(txlm_session *s, void *buf, size_t cap, size_t *written, txl
         p += (size_t)s->mlen * 2 * h->n_head * h->d_head * 4;
     }
     if (!rc && hd.has_z) {
-        rc = txlm_buf_download(vk, &s->z, (VkDeviceSize)(s->z_rows - 1) * row, dv->d != h->d_model ? (void *)tmp : p, row,
-                               err);
+        rc = txlm_buf_download(vk, &s->last, 0, dv->d != h->d_model ? (void *)tmp : p, row, err);
         if (!rc && dv->d != h->d_model) memcpy(p, tmp, (size_t)h->d_model * 4);
         p += (size_t)h->d_model * 4;
     }
@@ -144,7 +143,7 @@ int txlm_state_load(txlm_session *s, const void *buf, size_t size, txlm_err *err
     s->z_rows = 0;
     if (!rc && hd.has_z) {
         if (dv->d != h->d_model) pad_out(tmp, memcpy(tmp, p, (size_t)h->d_model * 4), 1, h->d_model, dv->d);
-        rc = txlm_buf_upload(vk, &s->z, 0, dv->d != h->d_model ? (const void *)tmp : p, row, err);
+        rc = txlm_buf_upload(vk, &s->last, 0, dv->d != h->d_model ? (const void *)tmp : p, row, err);
         if (!rc) s->z_rows = 1;
     }
     free(tmp);

@@ -199,3 +199,16 @@ txlm_view txlm_tensor_view(const txlm_gpu_tensor *t)
     uint32_t r0;
     return txlm_tensor_chunk(t, 0, &r0);
 }
+
+int txlm_buf_binding(txlm_vk *vk, txlm_buf *b, uint64_t elems, txlm_buf_kind kind, const char *what, txlm_err *err)
+{
+    uint64_t bytes = elems * 4;
+    if (elems > (UINT64_MAX / 8) || bytes > vk->max_storage_range)
+        return txlm_fail(err, TXLM_ERR_LIMIT,
+                         "session buffer '%s' needs %llu bytes, more than one binding allows (%llu); "
+                         "use a shorter segment or memory",
+                         what, (unsigned long long)bytes, (unsigned long long)vk->max_storage_range);
+    int rc = txlm_buf_create(vk, bytes, kind, b, err);
+    if (rc) txlm_fail_prefix(err, "session buffer '%s': ", what);
+    return rc;
+}

@@ -35,6 +35,9 @@ void txlm_tensor_free(txlm_vk *vk, txlm_gpu_tensor *t);
 uint32_t txlm_tensor_n_chunks(const txlm_gpu_tensor *t);
 /* Device bytes of the first `rows` rows (NULL: 0); a pass over them reads that much. */
 uint64_t txlm_tensor_bytes(const txlm_gpu_tensor *t, uint32_t rows);
+/* A buffer of elems 4-byte elements that one binding covers, refused
+ * (naming `what`) where it would not. */
+int txlm_buf_binding(txlm_vk *vk, txlm_buf *b, uint64_t elems, txlm_buf_kind kind, const char *what, txlm_err *err);
 /* Chunk c as a view; *row0 receives its first row. */
 txlm_view txlm_tensor_chunk(const txlm_gpu_tensor *t, uint32_t c, uint32_t *row0);
 /* The whole tensor as one view (it must fit one binding). */

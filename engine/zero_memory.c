@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "session.h"
+#include "stream.h"
 
 int txlm_session_zero_fill(txlm_session *s, txlm_err *err)
 {

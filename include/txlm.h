@@ -434,8 +434,8 @@ typedef struct txlm_batch txlm_batch;
 /* Device memory of a batch of sessions, per stream and shared. */
 typedef struct txlm_batch_sizes {
     uint64_t stream_ring_bytes;    /* per stream: every layer's ring of memory keys and values, and position keys */
-    uint64_t stream_scratch_bytes; /* per stream: the rest of a session (its own row buffers, attention scores) */
-    uint64_t batch_bytes;          /* the batch's row buffers for all streams' rows together */
+    uint64_t stream_scratch_bytes; /* per stream: the rest of a session fed only in batches (its last output row) */
+    uint64_t batch_bytes;          /* the batch's row buffers and scratch for all streams' rows together */
     uint64_t total_bytes;          /* streams x (ring + scratch) + batch */
     uint64_t available_bytes;      /* free for them now: the context's budget left, else the device heaps less what is allocated */
 } txlm_batch_sizes;

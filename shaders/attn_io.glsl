@@ -5,9 +5,9 @@
 // (tex.glsl); otherwise storage buffers. Include after attn_push.glsl.
 //
 // STREAMS (the manifest's N/8 variants): binding 1 has a slot per stream
-// of the dispatch, slot 0 at binding 1 and slot s at binding 8 + s
-// (TXLM_SLOT_BINDING), chosen by the stream's slot. Separate bindings and
-// a switch, not an array: indexing an array of texel buffers by a
+// of the dispatch, slot 0 at binding 1 and slot s at binding
+// TXLM_SLOT_BINDING + s - 1 (contract.h), chosen by the stream's slot.
+// Separate bindings and a switch, not an array: indexing an array of texel buffers by a
 // workgroup's value is an optional feature that CPU drivers lack, and
 // the switch is uniform over the workgroup, one branch a load.
 #ifndef STREAMS
@@ -22,7 +22,7 @@ layout(binding = 1) uniform usamplerBuffer KVt;  // a ring of [kv_rows, 2*H*dh]:
 layout(binding = 2) uniform usamplerBuffer RKt;  // [distances, H*dh]
 layout(binding = 3) uniform usamplerBuffer RWt;  // r_w_bias [H, dh]
 layout(binding = 4) uniform usamplerBuffer RRt;  // r_r_bias [H, dh]
-#define KV_SLOT(s) layout(binding = 8 + s) uniform usamplerBuffer KVt##s;
+#define KV_SLOT(s) layout(binding = TXLM_SLOT_BINDING - 1 + s) uniform usamplerBuffer KVt##s;
 #define KV_LOAD(s, i) texelFetch(KVt##s, int(i))
 #define KV_LOAD0(i) texelFetch(KVt, int(i))
 vec4 ld_q(uint i) { return uintBitsToFloat(texelFetch(Qt, int(q_base + i))); }
@@ -35,7 +35,7 @@ layout(std430, binding = 1) readonly buffer KVb { uvec4 KV[]; };
 layout(std430, binding = 2) readonly buffer RKb { vec4 RK[]; };
 layout(std430, binding = 3) readonly buffer RWb { vec4 RWB[]; };
 layout(std430, binding = 4) readonly buffer RRb { vec4 RRB[]; };
-#define KV_SLOT(s) layout(std430, binding = 8 + s) readonly buffer KVb##s { uvec4 KV##s[]; };
+#define KV_SLOT(s) layout(std430, binding = TXLM_SLOT_BINDING - 1 + s) readonly buffer KVb##s { uvec4 KV##s[]; };
 #define KV_LOAD(s, i) KV##s[i]
 #define KV_LOAD0(i) KV[i]
 vec4 ld_q(uint i) { return uintBitsToFloat(Q[q_base + i]); }

@@ -10,7 +10,7 @@
 
 layout(local_size_x = 64) in;
 
-layout(std430, binding = 0) readonly buffer Qb { float Q[]; };     // [qlen, H*dh]
+layout(std430, binding = 0) readonly buffer Qb { float Q[]; };     // [rows, H*dh]: the stream's from row q0
 layout(std430, binding = 1) readonly buffer KVb { float KV[]; };   // a ring of [kv_rows, 2*H*dh]: k | v (attn_push.glsl)
 layout(std430, binding = 2) readonly buffer RKb { float RK[]; };   // [distances, H*dh]
 layout(std430, binding = 3) readonly buffer RWb { float RWB[]; };  // r_w_bias [H, dh]
@@ -43,7 +43,7 @@ void main()
         return;
     }
     uint hd = p.H * p.dh;
-    uint qb = i * hd + h * p.dh;
+    uint qb = (q0 + i) * hd + h * p.dh;
     uint kb = kv_row(j) * 2u * hd + h * p.dh;
     uint dist = min(p.mlen + i - j, p.clamp_max);
     uint rb = p.rk_off + dist * hd + h * p.dh;

@@ -9,7 +9,7 @@
 
 layout(local_size_x = 64) in;
 
-layout(std430, binding = 0) readonly buffer Qb { float Q[]; };     // [qlen, H*dh]
+layout(std430, binding = 0) readonly buffer Qb { float Q[]; };     // [rows, H*dh]: the stream's from row q0
 layout(std430, binding = 1) readonly buffer KVb { float KV[]; };   // a ring of [kv_rows, 2*H*dh]: k | v (attn_push.glsl)
 layout(std430, binding = 2) readonly buffer RKb { float RK[]; };
 layout(std430, binding = 3) readonly buffer RWb { float RWB[]; };
@@ -41,7 +41,7 @@ void main()
     float a = 0.0, b = 0.0, c = 0.0, d = 0.0;
     if (!masked(i, j)) {
         uint hd = p.H * p.dh;
-        uint qb = i * hd + h * p.dh;
+        uint qb = (q0 + i) * hd + h * p.dh;
         uint kb = kv_row(j) * 2u * hd + h * p.dh;
         uint rb = p.rk_off + min(p.mlen + i - j, p.clamp_max) * hd + h * p.dh;
         for (uint e = 0u; e < p.dh; e++) {

@@ -13,12 +13,8 @@ layout(std430, binding = 0) readonly buffer Ib { int ids[]; };
 #include "weights.glsl"
 layout(std430, binding = 2) writeonly buffer Yb { float Y[]; };
 
-layout(push_constant) uniform Push {
-    uint n_rows, dim;
-    int row_lo, row_hi;
-    uint y_off, ldy;
-    float alpha;
-} p;
+#include "contract.h"
+layout(push_constant) uniform Push { txlm_gather_push p; };
 
 void main()
 {

@@ -8,13 +8,16 @@ kernels.py c MANIFEST IDS_H TABLE_C
     SPIR-V's includes, the table of every variant (engine/vk/kernels.h,
     txlm_kernel_desc) and the families' [family][dtype] ids.
 """
+import os
 import re
 import sys
 
 DTYPES = ["f32", "f16", "q8_0", "q4_0"]  # the order of txlm_kernel_of's column (engine/vk/kernels.h)
 NEEDS = ["int64", "subgroup", "shuffle", "shuffle8", "sg8", "smem", "wg256"]
 COLUMNS = 8  # variant id source bindings texel step needs tile, then the defines
-STREAM_SLOTS = 8  # TXLM_STREAM_SLOTS (engine/vk/kernels.h): streams one dispatch of an _x8 variant serves
+# TXLM_STREAM_SLOTS: the streams one dispatch of an _x8 variant serves, as contract.h declares it for C and GLSL
+STREAM_SLOTS = int(re.search(r"^#define TXLM_STREAM_SLOTS (\d+)$",
+                             open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "contract.h")).read(), re.M)[1])
 
 
 def fail(path, n, msg):

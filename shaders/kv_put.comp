@@ -19,7 +19,8 @@ RING(0, 1)
 #define STREAMS 1
 #endif
 #if STREAMS == 8
-RING(1, 9) RING(2, 10) RING(3, 11) RING(4, 12) RING(5, 13) RING(6, 14) RING(7, 15)
+#define SLOT(s) (TXLM_SLOT_BINDING - 1 + s)
+RING(1, SLOT(1)) RING(2, SLOT(2)) RING(3, SLOT(3)) RING(4, SLOT(4)) RING(5, SLOT(5)) RING(6, SLOT(6)) RING(7, SLOT(7))
 void put(uint i, uvec4 v)
 {
     switch (slot) {

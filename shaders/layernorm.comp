@@ -32,15 +32,8 @@ layout(std430, binding = 3) readonly buffer Bb { float Bias[]; };
 layout(std430, binding = 4) writeonly buffer Yb { float Y[]; };
 #endif
 
-layout(push_constant) uniform Push {
-    uint rows, d;
-    uint x_off, ldx;
-    uint r_off, ldr;
-    uint y_off, ldy;
-    uint residual;
-    float eps;
-    uint d_out;
-} p;
+#include "contract.h"
+layout(push_constant) uniform Push { txlm_layernorm_push p; };
 
 #if TEXEL
 // texel t (columns 4t..4t+3) of the row; columns past d count as 0

@@ -3,8 +3,7 @@
 #include "common.glsl"
 
 // Y = alpha * (X · W^T + b), optionally ReLU, optionally + R.
-// W is [N, K] row-major (a PyTorch Linear weight) or, with TRANS_W,
-// [K, N] (the adaptive-softmax projections, used as z · P).
+// W is [N, K] row-major (a PyTorch Linear weight).
 // Each invocation computes a 4x4 block of Y from registers: on CPU
 // drivers (lavapipe) loads are the bottleneck and register blocking wins.
 
@@ -19,19 +18,10 @@ layout(std430, binding = 4) writeonly buffer Yb { float Y[]; };
 
 #include "step.glsl"
 
-// DYN_Y as in linear_out.glsl
-const uint HAS_BIAS = 1u, RELU = 2u, RESIDUAL = 4u, TRANS_W = 8u, DYN_Y = 16u;
+// the flags and DYN_Y as in linear_out.glsl
+const uint HAS_BIAS = TXLM_LINF_BIAS, RELU = TXLM_LINF_RELU, RESIDUAL = TXLM_LINF_RESIDUAL, DYN_Y = TXLM_LINF_DYN_Y;
 
-layout(push_constant) uniform Push {
-    uint M, N, K;
-    uint x_off, ldx;
-    uint w_off, w_ld;
-    uint y_off, ldy;
-    uint b_off;
-    uint r_off, ldr;
-    uint flags;
-    float alpha;
-} p;
+layout(push_constant) uniform Push { txlm_linear_push p; };
 
 void main()
 {
@@ -39,14 +29,9 @@ void main()
     uint m0 = gl_GlobalInvocationID.y * 4u;
     if (n0 >= p.N || m0 >= p.M) return;
 
-    bool trans = (p.flags & TRANS_W) != 0u;
     uint xr[4], wr[4];
     for (uint r = 0u; r < 4u; r++) xr[r] = p.x_off + min(m0 + r, p.M - 1u) * p.ldx;
-    for (uint c = 0u; c < 4u; c++) {
-        uint n = min(n0 + c, p.N - 1u);
-        wr[c] = p.w_off + (trans ? n : n * p.w_ld);
-    }
-    uint wstep = trans ? p.w_ld : 1u;
+    for (uint c = 0u; c < 4u; c++) wr[c] = p.w_off + min(n0 + c, p.N - 1u) * p.w_ld;
 
     float acc[4][4];
     for (uint r = 0u; r < 4u; r++)
@@ -55,12 +40,12 @@ void main()
     for (uint k = 0u; k < p.K; k++) {
         float xv[4], wv[4];
         for (uint r = 0u; r < 4u; r++) xv[r] = X[xr[r] + k];
-        for (uint c = 0u; c < 4u; c++) wv[c] = w_at(wr[c] + k * wstep);
+        for (uint c = 0u; c < 4u; c++) wv[c] = w_at(wr[c] + k);
         for (uint r = 0u; r < 4u; r++)
             for (uint c = 0u; c < 4u; c++) acc[r][c] += xv[r] * wv[c];
     }
 
-    uint y0 = (p.flags & DYN_Y) != 0u ? p.y_off + STEP[1] : p.y_off;
+    uint y0 = (p.flags & DYN_Y) != 0u ? p.y_off + STEP[TXLM_STEP_KV_OUT] : p.y_off;
     for (uint r = 0u; r < 4u; r++) {
         uint m = m0 + r;
         if (m >= p.M) break;

@@ -1,7 +1,7 @@
-// What the matrix kernels share (all but linear.comp, which adds TRANS_W):
-// the push constants (engine/ops.c, struct linear_push), the bias,
-// residual, output and step bindings, and the epilogue
-// y = alpha * (acc + b) (+ReLU) (+R) stored at row m, column n.
+// What the matrix kernels share (all but linear.comp): the push constants
+// (contract.h, txlm_linear_push), the bias, residual, output and step
+// bindings, and the epilogue y = alpha * (acc + b) (+ReLU) (+R) stored at
+// row m, column n.
 
 layout(std430, binding = 2) readonly buffer Bb { float B[]; };
 layout(std430, binding = 3) readonly buffer Rb { float R[]; };
@@ -13,23 +13,12 @@ layout(std430, binding = 4) buffer Yb { float Y[]; };
 
 #include "step.glsl"
 
-// DYN_Y: the output starts STEP[1] elements further on (step.glsl)
-const uint HAS_BIAS = 1u, RELU = 2u, RESIDUAL = 4u, DYN_Y = 16u;  // 8: linear.comp's TRANS_W
+// DYN_Y: the output starts STEP[TXLM_STEP_KV_OUT] elements further on
+const uint HAS_BIAS = TXLM_LINF_BIAS, RELU = TXLM_LINF_RELU, RESIDUAL = TXLM_LINF_RESIDUAL, DYN_Y = TXLM_LINF_DYN_Y;
 
-layout(push_constant) uniform Push {
-    uint M, N, K;
-    uint x_off, ldx;
-    uint w_off, w_ld;
-    uint y_off, ldy;
-    uint b_off;
-    uint r_off, ldr;
-    uint flags;
-    float alpha;
-    uint ln_d, ln_d_out;  // LN kernels: LayerNorm over the first ln_d of ln_d_out columns
-    float ln_eps;
-} p;
+layout(push_constant) uniform Push { txlm_linear_push p; };
 
-uint y_base() { return (p.flags & DYN_Y) != 0u ? p.y_off + STEP[1] : p.y_off; }
+uint y_base() { return (p.flags & DYN_Y) != 0u ? p.y_off + STEP[TXLM_STEP_KV_OUT] : p.y_off; }
 
 bool plain_store() { return (p.flags & (HAS_BIAS | RELU | RESIDUAL)) == 0u && p.alpha == 1.0; }
 

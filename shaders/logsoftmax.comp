@@ -24,15 +24,8 @@ layout(std430, binding = 4) readonly buffer Mb { int MAP[]; };
 
 const uint NO_ADD = 0xffffffffu, NO_PICK = 0xffffffffu, NO_MAP = 0xffffffffu;
 
-layout(push_constant) uniform Push {
-    uint rows, n;
-    uint src_off, ld_src;
-    uint dst_off, ld_dst;
-    uint add_off, ld_add, add_col;
-    uint n_write;   // columns written (the head writes only its shortlist to the output)
-    uint pick_off, pick_base;
-    uint map_off;
-} p;
+#include "contract.h"
+layout(push_constant) uniform Push { txlm_logsoftmax_push p; };
 
 #if TEXEL
 #define SRC_AT(i) uintBitsToFloat(texelFetch(SRC4, int((i) >> 2))[(i) & 3u])

@@ -8,9 +8,8 @@ layout(local_size_x = 64) in;
 
 layout(std430, binding = 0) buffer Sb { float S[]; };
 
-layout(push_constant) uniform Push {
-    uint rows, n;
-} p;
+#include "contract.h"
+layout(push_constant) uniform Push { txlm_softmax_push p; };
 
 shared float red[64];
 

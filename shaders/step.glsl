@@ -1,8 +1,7 @@
-// Values the host writes before every submission of a segment
-// (engine/forward.c, write_step), not recorded into the command buffer,
-// so that a recorded one-token step can be submitted again for the next
-// token while the memory's ring turns: word 0 is the ring row of memory
-// row 0 (the attention kernels, with kv_dyn), word 1 the element offset
-// of the segment's first key|value row (the k|v projection, DYN_Y).
-// Binding 8 of the kernels whose line in kernels.manifest says step.
-layout(std430, binding = 8) readonly buffer StepB { uint STEP[]; };
+// Values the host writes before every submission of a pass, not recorded
+// into the command buffer, so that a kept recording can be submitted
+// again while the memories' rings turn: the words contract.h names (a
+// lone stream's k|v row for DYN_Y, the streams' entries). The binding of
+// the kernels whose line in kernels.manifest says step.
+#include "contract.h"
+layout(std430, binding = TXLM_STEP_BINDING) readonly buffer StepB { uint STEP[]; };

@@ -52,7 +52,7 @@ int txlm_copy_rate(txlm_context *ctx, double *bytes_per_s, txlm_err *err)
 {
     txlm_vk *vk = &ctx->vk;
     txlm_rec rec;
-    int rc = txlm_rec_init(&rec, vk, &ctx->kernels, 1, (txlm_view){0}, err); /* copies only */
+    int rc = txlm_rec_init(&rec, vk, &ctx->kernels, (txlm_view){0}, err); /* copies only */
     if (rc) return rc;
     /* 256 MiB where the device has room, less where it has not */
     VkDeviceSize bytes = (VkDeviceSize)256 << 20;

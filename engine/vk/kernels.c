@@ -4,14 +4,6 @@
 
 #include "dtype.h"
 
-/* Tests' choices (txlm_kernel_forbid): written only while no thread records. */
-static unsigned char forbidden[TXLM_K_COUNT];
-
-void txlm_kernel_forbid(txlm_kernel_id id, int f)
-{
-    if (id < TXLM_K_COUNT) forbidden[id] = f != 0;
-}
-
 txlm_kernel_id txlm_kernel_of(txlm_kernel_family f, uint32_t dtype)
 {
     /* the families' columns: f32, f16, q8_0, q4_0 (kernels.h) */
@@ -86,7 +78,7 @@ static void destroy_one(txlm_vk *vk, txlm_kernel *k)
 
 int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
 {
-    if (id >= TXLM_K_COUNT || forbidden[id]) return 0;
+    if (id >= TXLM_K_COUNT || txlm_debug_forbidden(vk->debug, id)) return 0;
     const txlm_kernel_desc *d = &txlm_kernel_descs[id];
     const VkPhysicalDeviceLimits *lim = &vk->props.limits;
     /* built whenever the format allows, so tests can run them on any device */

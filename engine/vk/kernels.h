@@ -12,16 +12,13 @@
  * shaders/kernels.manifest, the only place a variant is declared. */
 #include "kernel_ids.h"
 
-/* The binding of the per-submission values (shaders/step.glsl) in the
- * kernels that have it; the recorder binds its step view there. */
-#define TXLM_STEP_BINDING 8
-/* Streams one dispatch of a several-streams variant (_x8 in the manifest)
- * serves: binding 1 (the keys and values) has a slot per stream, slot 0 at
- * binding 1 and slot s at TXLM_SLOT_BINDING + s - 1 (shaders/attn_io.glsl). */
-#define TXLM_STREAM_SLOTS 8
-#define TXLM_SLOT_BINDING 9
+/* The bindings and push-constant bytes every kernel agrees on with the
+ * engine (TXLM_STEP_BINDING, where the recorder binds its step view;
+ * TXLM_STREAM_SLOTS and TXLM_SLOT_BINDING, binding 1's slots of the
+ * several-streams variants; TXLM_PUSH_BYTES), declared once for C and
+ * GLSL. */
+#include "contract.h"
 #define TXLM_MAX_BINDINGS (TXLM_SLOT_BINDING + TXLM_STREAM_SLOTS - 1)
-#define TXLM_PUSH_BYTES 128
 
 /* What a variant needs from the device beyond its texel bindings
  * (the manifest's needs column; txlm_kernel_usable checks them). */
@@ -90,13 +87,10 @@ uint32_t txlm_kernel_bindings(const txlm_kernel_desc *d, uint32_t *b);
 int txlm_kernel_texel(const txlm_kernel_desc *d, uint32_t binding);
 
 /* Whether this device can run kernel id (its needs and texel bindings),
- * and no test has forbidden it; false for TXLM_K_COUNT. */
+ * and no test has forbidden it on this context (txlm_debug.forbid: the one
+ * hook that forces a variant, each op then choosing its next candidate);
+ * false for TXLM_K_COUNT. */
 int txlm_kernel_usable(const txlm_vk *vk, uint32_t id);
-
-/* Tests and benchmarks: the one hook that forces a variant. A forbidden
- * kernel counts as one the device cannot run, so each op chooses its next
- * candidate. Process-wide; set it while no other thread records. */
-void txlm_kernel_forbid(txlm_kernel_id id, int forbidden);
 
 /* Names and bindings of every kernel, and the pipeline cache; no pipeline yet. */
 int txlm_kernels_init(txlm_vk *vk, txlm_kernels *ks, txlm_err *err);

@@ -4,37 +4,51 @@
 
 #include <stb/stb_ds.h>
 
-/* The descriptor pool of one recording: a set per dispatch. */
+/* A recording's descriptor sets come from pools of POOL_SETS sets, as
+ * many as its dispatches need: a set per dispatch, counted as they are
+ * made, and a pool more whenever one is used up (kept for the recording's
+ * next use; reset when it is recorded again). */
+#define POOL_SETS 64u
+
 static VkResult make_dpool(txlm_rec *r, VkDescriptorPool *out)
 {
     VkDescriptorPoolSize ps[2] = {
-        {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = r->max_sets * TXLM_MAX_BINDINGS},
-        {.type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, .descriptorCount = r->max_sets * TXLM_MAX_BINDINGS},
+        {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = POOL_SETS * TXLM_MAX_BINDINGS},
+        {.type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, .descriptorCount = POOL_SETS * TXLM_MAX_BINDINGS},
     };
-    VkDescriptorPoolCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = r->max_sets,
+    VkDescriptorPoolCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = POOL_SETS,
                                       .poolSizeCount = r->vk->texel_ok ? 2 : 1, .pPoolSizes = ps};
     return vkCreateDescriptorPool(r->vk->device, &dci, NULL, out);
 }
 
-/* Command buffer and descriptor pool of cmds[i], made on first use. */
-static VkResult make_cmd(txlm_rec *r, txlm_rec_cmd *c)
+/* The pool the recording's next set comes from: the current one, or the
+ * next once it holds POOL_SETS sets (made when first needed). */
+static VkDescriptorPool next_pool(txlm_rec *r, txlm_rec_cmd *c)
 {
-    VkResult res = VK_SUCCESS;
-    if (!c->cmd) {
-        VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = r->pool,
-                                           .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
-        res = vkAllocateCommandBuffers(r->vk->device, &cai, &c->cmd);
+    if (c->sets_in_pool == POOL_SETS) c->pool++, c->sets_in_pool = 0;
+    if (c->pool == (uint32_t)arrlen(c->pools)) {
+        VkDescriptorPool p;
+        if (make_dpool(r, &p) != VK_SUCCESS) return VK_NULL_HANDLE;
+        arrput(c->pools, p);
     }
-    if (res == VK_SUCCESS && !c->dpool) res = make_dpool(r, &c->dpool);
-    return res;
+    c->sets_in_pool++;
+    return c->pools[c->pool];
 }
 
-int txlm_rec_init(txlm_rec *r, txlm_vk *vk, txlm_kernels *ks, uint32_t max_sets, txlm_view step, txlm_err *err)
+/* The command buffer of cmds[i], made on first use. */
+static VkResult make_cmd(txlm_rec *r, txlm_rec_cmd *c)
+{
+    if (c->cmd) return VK_SUCCESS;
+    VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = r->pool,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+    return vkAllocateCommandBuffers(r->vk->device, &cai, &c->cmd);
+}
+
+int txlm_rec_init(txlm_rec *r, txlm_vk *vk, txlm_kernels *ks, txlm_view step, txlm_err *err)
 {
     memset(r, 0, sizeof *r);
     r->vk = vk;
     r->ks = ks;
-    r->max_sets = max_sets;
     r->step = step;
     r->cur = &r->cmds[0];
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
@@ -51,7 +65,6 @@ int txlm_rec_init(txlm_rec *r, txlm_vk *vk, txlm_kernels *ks, uint32_t max_sets,
         return txlm_vk_fail(err, res, "creating a command recorder");
     }
     r->prof = txlm_rec_profile_create(vk);
-    r->no_keep = vk->env.no_replay; /* comparisons: every segment recorded afresh */
     return 0;
 }
 
@@ -68,7 +81,8 @@ void txlm_rec_destroy(txlm_rec *r)
     for (uint32_t i = 0; i <= TXLM_REC_KEPT; i++) {
         drop_texel_views(r, &r->cmds[i]);
         arrfree(r->cmds[i].texel_views);
-        if (r->cmds[i].dpool) vkDestroyDescriptorPool(d, r->cmds[i].dpool, NULL);
+        for (ptrdiff_t p = 0; p < arrlen(r->cmds[i].pools); p++) vkDestroyDescriptorPool(d, r->cmds[i].pools[p], NULL);
+        arrfree(r->cmds[i].pools);
     }
     txlm_rec_profile_destroy(r->prof, r->ks);
     if (r->fence) vkDestroyFence(d, r->fence, NULL);
@@ -82,7 +96,9 @@ static int begin_cmd(txlm_rec *r, uint32_t i, txlm_err *err)
     c->ready = 0;
     drop_texel_views(r, c);
     VkResult res = make_cmd(r, c);
-    if (res == VK_SUCCESS) res = vkResetDescriptorPool(r->vk->device, c->dpool, 0);
+    for (ptrdiff_t p = 0; res == VK_SUCCESS && p < arrlen(c->pools); p++)
+        res = vkResetDescriptorPool(r->vk->device, c->pools[p], 0);
+    c->pool = c->sets_in_pool = 0;
     if (res == VK_SUCCESS) res = vkResetCommandBuffer(c->cmd, 0);
     /* kept ones are submitted again, so not ONE_TIME_SUBMIT */
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
@@ -91,8 +107,7 @@ static int begin_cmd(txlm_rec *r, uint32_t i, txlm_err *err)
     if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "beginning a command buffer");
     r->cur = c;
     txlm_rec_profile_begin(r->prof, c->cmd);
-    c->sets_used = 0;
-    memset(c->kernel_uses, 0, sizeof c->kernel_uses);
+    if (txlm_debug_watching(r->vk->debug)) txlm_debug_begin(r->vk->debug, c->cmd);
     r->recording = 1;
     r->failed = 0;
     return 0;
@@ -100,7 +115,7 @@ static int begin_cmd(txlm_rec *r, uint32_t i, txlm_err *err)
 
 int txlm_rec_begin(txlm_rec *r, txlm_err *err) { return begin_cmd(r, 0, err); }
 
-int txlm_rec_can_keep(const txlm_rec *r) { return r->prof == NULL && !r->no_keep; }
+int txlm_rec_can_keep(const txlm_rec *r) { return r->prof == NULL && !r->vk->debug->no_replay; }
 
 int txlm_rec_begin_kept(txlm_rec *r, uint32_t slot, txlm_err *err)
 {
@@ -148,8 +163,8 @@ static VkBufferView texel_view(txlm_rec *r, txlm_view v)
     return view;
 }
 
-/* What would make the device refuse a dispatch or overrun this recording's
- * descriptor pool, checked before any of the pool is spent on it. */
+/* What would make the device refuse a dispatch, checked before a
+ * descriptor set is spent on it. */
 static int dispatch_fits(txlm_rec *r, const txlm_kernel *k, uint32_t gx, uint32_t gy, uint32_t gz)
 {
     const VkPhysicalDeviceLimits *lim = &r->vk->props.limits;
@@ -160,10 +175,6 @@ static int dispatch_fits(txlm_rec *r, const txlm_kernel *k, uint32_t gx, uint32_
     }
     if (k->step && !r->step.buf) {
         latch(r, TXLM_ERR_INVALID_ARGUMENT, "internal: a kernel with a step binding on a recorder without one");
-        return 0;
-    }
-    if (r->cur->sets_used >= r->max_sets) {
-        latch(r, TXLM_ERR_LIMIT, "too many dispatches in one command buffer (descriptor pool exhausted)");
         return 0;
     }
     return 1;
@@ -209,14 +220,13 @@ static int write_storage(txlm_rec *r, VkDescriptorSet set, uint32_t binding, con
 static VkDescriptorSet bind_views(txlm_rec *r, const txlm_kernel *k, txlm_kernel_id id, const txlm_view *views)
 {
     const txlm_kernel_desc *d = &txlm_kernel_descs[id];
-    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, .descriptorPool = r->cur->dpool,
-                                      .descriptorSetCount = 1, .pSetLayouts = &k->dsl};
+    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                      .descriptorPool = next_pool(r, r->cur), .descriptorSetCount = 1, .pSetLayouts = &k->dsl};
     VkDescriptorSet set;
-    if (vkAllocateDescriptorSets(r->vk->device, &ai, &set) != VK_SUCCESS) {
-        latch(r, TXLM_ERR_VULKAN, "vkAllocateDescriptorSets failed");
+    if (!ai.descriptorPool || vkAllocateDescriptorSets(r->vk->device, &ai, &set) != VK_SUCCESS) {
+        latch(r, TXLM_ERR_VULKAN, "a descriptor set could not be allocated");
         return VK_NULL_HANDLE;
     }
-    r->cur->sets_used++;
     VkDescriptorBufferInfo bi[TXLM_MAX_BINDINGS];
     VkBufferView tv[TXLM_MAX_BINDINGS];
     VkWriteDescriptorSet w[TXLM_MAX_BINDINGS];
@@ -229,6 +239,18 @@ static VkDescriptorSet bind_views(txlm_rec *r, const txlm_kernel *k, txlm_kernel
     }
     vkUpdateDescriptorSets(r->vk->device, n_writes, w, 0, NULL);
     return set;
+}
+
+/* Counts and traces (debug.h): the views' offsets and sizes, never their buffers. */
+static void note_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, const uint8_t *push, const uint32_t *grid)
+{
+    uint32_t at[TXLM_MAX_BINDINGS], n = txlm_kernel_bindings(&txlm_kernel_descs[id], at);
+    VkDeviceSize ranges[2 * TXLM_MAX_BINDINGS];
+    for (uint32_t i = 0; i < n; i++) {
+        const txlm_view *v = at[i] == TXLM_STEP_BINDING ? &r->step : &views[i];
+        ranges[2 * i] = v->off, ranges[2 * i + 1] = v->size;
+    }
+    txlm_debug_dispatch(r->vk->debug, r->cur->cmd, id, grid, push, TXLM_PUSH_BYTES, ranges, 2 * n);
 }
 
 void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, const void *push, uint32_t push_size,
@@ -253,8 +275,7 @@ void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, c
     vkCmdPushConstants(r->cur->cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, TXLM_PUSH_BYTES, pc);
     vkCmdDispatch(r->cur->cmd, gx, gy, gz);
     txlm_rec_profile_mark(r->prof, r->cur->cmd, id);
-    r->cur->kernel_uses[id]++;
-    r->kernel_uses[id]++;
+    if (txlm_debug_watching(r->vk->debug)) note_dispatch(r, id, views, pc, (uint32_t[3]){gx, gy, gz});
 }
 
 void txlm_rec_barrier(txlm_rec *r)
@@ -267,6 +288,7 @@ void txlm_rec_barrier(txlm_rec *r)
     };
     VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
     vkCmdPipelineBarrier(r->cur->cmd, stages, stages | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+    if (txlm_debug_watching(r->vk->debug)) txlm_debug_command(r->vk->debug, TXLM_TRACE_BARRIER, 0, 0, 0);
 }
 
 void txlm_rec_copy(txlm_rec *r, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size)
@@ -275,6 +297,7 @@ void txlm_rec_copy(txlm_rec *r, VkBuffer src, VkDeviceSize src_off, VkBuffer dst
     VkBufferCopy c = {.srcOffset = src_off, .dstOffset = dst_off, .size = size};
     vkCmdCopyBuffer(r->cur->cmd, src, dst, 1, &c);
     txlm_rec_profile_mark(r->prof, r->cur->cmd, TXLM_K_COUNT);
+    if (txlm_debug_watching(r->vk->debug)) txlm_debug_command(r->vk->debug, TXLM_TRACE_COPY, src_off, dst_off, size);
 }
 
 void txlm_rec_copy_regions(txlm_rec *r, VkBuffer src, VkBuffer dst, const VkBufferCopy *regions, uint32_t n)
@@ -282,6 +305,8 @@ void txlm_rec_copy_regions(txlm_rec *r, VkBuffer src, VkBuffer dst, const VkBuff
     if (r->failed || n == 0) return;
     vkCmdCopyBuffer(r->cur->cmd, src, dst, n, regions);
     txlm_rec_profile_mark(r->prof, r->cur->cmd, TXLM_K_COUNT);
+    for (uint32_t i = 0; i < n && txlm_debug_watching(r->vk->debug); i++)
+        txlm_debug_command(r->vk->debug, TXLM_TRACE_COPY, regions[i].srcOffset, regions[i].dstOffset, regions[i].size);
 }
 
 void txlm_rec_fill_zero(txlm_rec *r, VkBuffer buf, VkDeviceSize off, VkDeviceSize size)
@@ -289,6 +314,7 @@ void txlm_rec_fill_zero(txlm_rec *r, VkBuffer buf, VkDeviceSize off, VkDeviceSiz
     if (r->failed || size == 0) return;
     vkCmdFillBuffer(r->cur->cmd, buf, off, size, 0);
     txlm_rec_profile_mark(r->prof, r->cur->cmd, TXLM_K_COUNT);
+    if (txlm_debug_watching(r->vk->debug)) txlm_debug_command(r->vk->debug, TXLM_TRACE_FILL, off, size, 0);
 }
 
 int txlm_rec_submit(txlm_rec *r, txlm_err *err)
@@ -322,7 +348,6 @@ int txlm_rec_replay(txlm_rec *r, uint32_t slot, txlm_err *err)
     r->cur = c;
     VkResult res = txlm_vk_submit_wait(r->vk, c->cmd, r->fence);
     if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "running a segment on the device");
-    r->replays++;
-    for (uint32_t i = 0; i < TXLM_K_COUNT; i++) r->kernel_uses[i] += c->kernel_uses[i];
+    if (txlm_debug_watching(r->vk->debug)) txlm_debug_replay(r->vk->debug, c->cmd, slot);
     return 0;
 }

@@ -1,6 +1,6 @@
 /* Records dispatches into one command buffer and submits it: the unit of
- * GPU work for a segment. Descriptor sets come from a pool per command
- * buffer, reset when it is recorded again. Besides the one-time command buffer, a recorder keeps
+ * GPU work for a segment. Descriptor sets come from the command buffer's
+ * pools, as many as its dispatches need, reset when it is recorded again. Besides the one-time command buffer, a recorder keeps
  * TXLM_REC_KEPT recordings that can be submitted again as they are
  * (txlm_rec_begin_kept, txlm_rec_replay): a generated token's step is the
  * same commands every time once the memory is full. */
@@ -30,11 +30,10 @@ typedef struct txlm_texel_view {
  * recorded again. */
 typedef struct txlm_rec_cmd {
     VkCommandBuffer cmd;
-    VkDescriptorPool dpool;
+    VkDescriptorPool *pools;      /* stb_ds array, grown as the recording needs sets */
+    uint32_t pool, sets_in_pool;  /* the pool sets come from now, and how many it has given */
     txlm_texel_view *texel_views; /* stb_ds array */
-    uint32_t sets_used;
-    uint32_t kernel_uses[TXLM_K_COUNT]; /* this recording's dispatches per kernel (kept ones: counted again per replay) */
-    int ready;                          /* ended without error: a kept one can be replayed */
+    int ready;                    /* ended without error: a kept one can be replayed */
 } txlm_rec_cmd;
 
 #define TXLM_REC_KEPT 4
@@ -44,13 +43,9 @@ typedef struct txlm_rec {
     txlm_kernels *ks;
     VkCommandPool pool;
     VkFence fence;
-    uint32_t max_sets;
     txlm_view step;                       /* txlm_rec_init's step */
     txlm_rec_cmd cmds[1 + TXLM_REC_KEPT]; /* [0] one-time, then the kept ones */
     txlm_rec_cmd *cur;                    /* the one being recorded or last submitted */
-    uint32_t replays;                     /* kept recordings submitted again since init */
-    uint32_t kernel_uses[TXLM_K_COUNT]; /* dispatches per kernel since init, replays included: tests check every variant ran */
-    int no_keep;                          /* TXLM_NO_REPLAY set */
     int recording;
     int failed;        /* a recording error happened; submit reports it */
     txlm_err first_err;
@@ -60,10 +55,12 @@ typedef struct txlm_rec {
 /* step: the buffer bound at TXLM_STEP_BINDING in every dispatch of a
  * kernel that has it (shaders/step.glsl; 16 bytes or more; read only
  * under DYN_Y or kv_dyn); NULL buf for a recorder of copies only. */
-int txlm_rec_init(txlm_rec *r, txlm_vk *vk, txlm_kernels *ks, uint32_t max_sets, txlm_view step, txlm_err *err);
+int txlm_rec_init(txlm_rec *r, txlm_vk *vk, txlm_kernels *ks, txlm_view step, txlm_err *err);
 void txlm_rec_destroy(txlm_rec *r);
 int txlm_rec_begin(txlm_rec *r, txlm_err *err);
-/* Whether kept recordings are available (not while TXLM_PROFILE times each recording's commands). */
+/* Whether kept recordings are available (not while TXLM_PROFILE times
+ * each recording's commands, nor while the context's debug option
+ * no_replay asks for every segment recorded afresh). */
 int txlm_rec_can_keep(const txlm_rec *r);
 /* Begins recording kept slot 1..TXLM_REC_KEPT, dropping what it held. */
 int txlm_rec_begin_kept(txlm_rec *r, uint32_t slot, txlm_err *err);
@@ -75,7 +72,7 @@ void txlm_rec_kept_drop(txlm_rec *r, uint32_t slot);
  * read from buffers (shaders/step.glsl) are the caller's to update first. */
 int txlm_rec_replay(txlm_rec *r, uint32_t slot, txlm_err *err);
 /* Records a dispatch: views in the order of txlm_kernel_bindings (the
- * kernel's bindings, then binding 1's further slots). Errors (descriptor pool exhausted, bad view) are
+ * kernel's bindings, then binding 1's further slots). Errors (no descriptor set, bad view) are
  * latched and returned by txlm_rec_submit, so op code stays linear. */
 void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id k, const txlm_view *views, const void *push, uint32_t push_size,
                        uint32_t gx, uint32_t gy, uint32_t gz);

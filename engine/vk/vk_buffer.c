@@ -108,7 +108,7 @@ static int alloc_memory(txlm_vk *vk, txlm_buf_kind kind, const VkMemoryRequireme
     VkResult r = VK_ERROR_OUT_OF_DEVICE_MEMORY;
     *type = -1;
     /* Fault injection: this buffer's memory fails with every memory type. */
-    int inject = __atomic_add_fetch(&vk->faults.allocs, 1, __ATOMIC_RELAXED) == vk->env.fault_alloc_fail;
+    int inject = txlm_debug_alloc_fails(vk->debug);
     for (int p = 0; p < 3 && r != VK_SUCCESS; p++) {
         VkMemoryPropertyFlags avoid = 0;
         *type = find_memory_type(vk, req->memoryTypeBits, prefs[kind][p], avoid);

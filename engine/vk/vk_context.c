@@ -443,9 +443,10 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
 {
     memset(vk, 0, sizeof *vk);
     txlm_env_read(&vk->env);
+    if (!(vk->debug = txlm_debug_create(&vk->env))) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     int validation = (opts && opts->validation) || vk->env.validation;
     int rc = load_vulkan(err);
-    if (rc) return rc;
+    if (rc) return txlm_vk_close(vk), rc;
     rc = create_instance(vk, validation, err);
     if (!rc) rc = pick_device(vk, opts, err);
     if (!rc) {
@@ -462,8 +463,7 @@ VkResult txlm_vk_submit_wait(txlm_vk *vk, VkCommandBuffer cmd, VkFence fence)
 {
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
     pthread_mutex_lock(&vk->queue_lock);
-    vk->faults.submits++;
-    if (vk->env.fault_device_lost && vk->faults.submits >= vk->env.fault_device_lost) vk->lost = 1;
+    if (txlm_debug_submit_fails(vk->debug)) vk->lost = 1;
     VkResult r = vk->lost ? VK_ERROR_DEVICE_LOST : vkQueueSubmit(vk->queue, 1, &si, fence);
     pthread_mutex_unlock(&vk->queue_lock);
     if (r == VK_SUCCESS) r = vkWaitForFences(vk->device, 1, &fence, VK_TRUE, UINT64_MAX);
@@ -489,4 +489,6 @@ void txlm_vk_close(txlm_vk *vk)
     vk->device = VK_NULL_HANDLE;
     vk->messenger = VK_NULL_HANDLE;
     vk->instance = VK_NULL_HANDLE;
+    txlm_debug_destroy(vk->debug);
+    vk->debug = NULL;
 }

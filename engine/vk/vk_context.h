@@ -6,19 +6,10 @@
 #include <pthread.h>
 #include <volk.h>
 
+#include "debug.h"
 #include "env.h"
 #include "errmsg.h"
 #include "txlm.h"
-
-/* What the fault injection of the tests counts (docs/reliability.md):
- * the submit numbered env.fault_device_lost and every later one report
- * VK_ERROR_DEVICE_LOST, as a driver does after a GPU reset; the buffer
- * numbered env.fault_alloc_fail gets VK_ERROR_OUT_OF_DEVICE_MEMORY from
- * every memory type, as on a full GPU. Counted from 1. */
-typedef struct txlm_vk_faults {
-    uint64_t allocs;  /* buffers created, atomically counted */
-    uint64_t submits; /* under queue_lock */
-} txlm_vk_faults;
 
 typedef struct txlm_vk {
     VkInstance instance;
@@ -62,7 +53,7 @@ typedef struct txlm_vk {
     int validation;
     int lost;               /* a submit reported the device lost; later ones fail fast */
     txlm_env env;           /* the TXLM_* switches, read when the context was created */
-    txlm_vk_faults faults;
+    txlm_debug *debug;      /* tests' options, fault points and counters (debug.h) */
 } txlm_vk;
 
 /* Loads Vulkan (volk), creates an instance, picks a device per the
@@ -75,8 +66,8 @@ void txlm_vk_close(txlm_vk *vk);
 int txlm_vk_list(txlm_device_info *out, uint32_t cap, uint32_t *count, txlm_err *err);
 
 /* Submits one command buffer on the context's queue, waits for it and
- * resets the fence. Serialised on queue_lock; counts submits for the
- * device-lost fault injection. */
+ * resets the fence. Serialised on queue_lock (where the device-lost
+ * fault point counts submissions, debug.h). */
 VkResult txlm_vk_submit_wait(txlm_vk *vk, VkCommandBuffer cmd, VkFence fence);
 
 /* Maps a VkResult to a txlm status code and message. */

@@ -10,18 +10,19 @@
  * symbolic links included. Either way the data is fsynced before the
  * rename onto the output, and the directory after it.
  *
- * Fault injection (docs/reliability.md), read at each commit:
- * TXLM_FAULT_OUTPUT=fail fails once the data is complete, before it is
- * named; =kill kills the process (SIGKILL) at that point; =named skips
- * O_TMPFILE, as on a filesystem without it. */
+ * Fault injection (docs/reliability.md): TXLM_FAULT_OUTPUT=fail fails
+ * once the data is complete, before it is named; =kill kills the process
+ * (SIGKILL) at that point; =named skips O_TMPFILE, as on a filesystem
+ * without it. The variable is read once, at the first write; tests in one
+ * process switch it with txlm_atomic_fault. */
 /* O_TMPFILE, getrandom and linkat's AT_SYMLINK_FOLLOW on /proc links are Linux (GNU) extensions. */
 #define _GNU_SOURCE
 #include "atomic_write.h"
-#include "env.h"
 #include "open_input.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,11 +38,25 @@
 #define NAME_TRIES 64 /* random names tried before giving up (a collision is 1 in 2^48) */
 #define BASE_KEEP 200 /* bytes of the output's name kept in the temporary's, within NAME_MAX */
 
+static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
+static char fault_point[16]; /* TXLM_FAULT_OUTPUT, or what a test set; "" none */
+
+static void read_fault(void)
+{
+    const char *v = getenv("TXLM_FAULT_OUTPUT");
+    snprintf(fault_point, sizeof fault_point, "%s", v ? v : "");
+}
+
+void txlm_atomic_fault(const char *point)
+{
+    pthread_once(&fault_once, read_fault);
+    snprintf(fault_point, sizeof fault_point, "%s", point ? point : "");
+}
+
 static int fault(const char *what)
 {
-    txlm_env env; /* read at each write: tests change it between writes */
-    txlm_env_read(&env);
-    return env.fault_output && strcmp(env.fault_output, what) == 0;
+    pthread_once(&fault_once, read_fault);
+    return strcmp(fault_point, what) == 0;
 }
 
 static uint64_t random_bits(void)

@@ -36,4 +36,9 @@ int txlm_atomic_write_file(const char *path, const void *data, size_t n, txlm_er
  * every old output as it was. */
 int txlm_atomic_write_files(int n, const char *const *paths, const void *const *data, const size_t *sizes, txlm_err *err);
 
+/* Tests: the fault point of every later write in this process ("fail",
+ * "kill", "named"; NULL: none), in place of TXLM_FAULT_OUTPUT's. Set it
+ * while no other thread writes. */
+void txlm_atomic_fault(const char *point);
+
 #endif

@@ -14,7 +14,7 @@
  *   the plan against what a batch allocates, and a budget too small
  *   refused before anything is allocated.
  * With "three-pass", only the three-pass attention kernels: the streams
- * attend one by one through their sessions' own buffers. */
+ * attend one by one, each in dispatches of its own over the batch's rows. */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -214,13 +214,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s TXLM_PACK GOLDEN_DIR CASE [three-pass]\n", argv[0]);
         return 2;
     }
-    /* the attention kernels of one pass only: no stream can share a
-     * dispatch, so each attends through its session's own buffers */
-    if (argc > 4 && !strcmp(argv[4], "three-pass")) kernel_switch(NO_FUSED_ATTENTION, 1);
     char *dir = NULL, *dir2 = NULL;
     txlm_context *ctx = NULL, *ctx2 = NULL;
     txlm_model *m = NULL, *other = NULL;
     if (open_golden_model(argv[1], argv[2], argv[3], &dir, &ctx, &m)) return 1;
+    /* the attention kernels of one pass only: no stream can share a
+     * dispatch, so each attends alone over the batch's rows */
+    if (argc > 4 && !strcmp(argv[4], "three-pass")) kernel_switch(ctx, NO_FUSED_ATTENTION, 1);
     if (open_golden_model(argv[1], argv[2], strcmp(argv[3], "char_preln") ? "char_preln" : "adaptive_word", &dir2, &ctx2,
                           &other))
         return 1;
@@ -239,7 +239,7 @@ int main(int argc, char **argv)
     printf("batched vs alone: max |diff| %.3g\n", worst);
     TCHECK(worst <= 1e-5);
     check_sampling(b, bs, ref);
-    /* a batch of one is the lone pass itself */
+    /* a batch of one gives the lone pass's bits (test_batch_commands: its commands too) */
     worst = 0;
     int32_t tok[SEG];
     for (uint32_t j = 0; j < SEG; j++) tok[j] = (int32_t)(lcg(&rng) % V);
@@ -249,7 +249,7 @@ int main(int argc, char **argv)
     TCHECK(txlm_session_memory(bs[0], &before) == TXLM_OK);
     TCHECK(txlm_batch_feed(b, &one, 1) == TXLM_OK && txlm_session_feed(ref[0], tok, SEG, r) == TXLM_OK);
     TCHECK(memcmp(a, r, (size_t)SEG * V * 4) == 0);
-    /* and, fed only through batches, the session holds no output buffers of its own */
+    /* and, fed only through batches, the session holds no workspace of its own */
     TCHECK(txlm_session_memory(bs[0], &after) == TXLM_OK && after.device_bytes == before.device_bytes);
     /* one stream's draw through the batch's rows: the lone session's token, nothing allocated */
     for (uint32_t r0 = 0; r0 < 3; r0++) {

@@ -1,4 +1,4 @@
-/* The switches of kernel_switches.h as kernels forbidden through txlm_kernel_forbid. */
+/* The switches of kernel_switches.h as kernels forbidden on a context (txlm_debug.forbid). */
 #include "kernel_switches.h"
 
 static int kernel_switch_has(unsigned sw, txlm_kernel_id k)
@@ -27,16 +27,17 @@ static int kernel_switch_has(unsigned sw, txlm_kernel_id k)
            ((sw & NO_FUSED_MERGE) && merges);
 }
 
-unsigned kernel_switch(unsigned sw, int on)
+unsigned kernel_switch(txlm_context *c, unsigned sw, int on)
 {
     static unsigned now;
     now = on ? now | sw : now & ~sw;
+    unsigned char *forbid = c->vk.debug->forbid;
     for (uint32_t k = 0; k < TXLM_K_COUNT; k++) {
         int off = kernel_switch_has(now, (txlm_kernel_id)k);
-        if (txlm_kernel_descs[k].slots == 1) txlm_kernel_forbid((txlm_kernel_id)k, off);
+        if (txlm_kernel_descs[k].slots == 1) forbid[k] = (unsigned char)off;
         /* a variant of several streams goes with its one-stream base */
         uint32_t twin = txlm_kernel_descs[k].twin;
-        if (twin < TXLM_K_COUNT) txlm_kernel_forbid((txlm_kernel_id)twin, off || (now & NO_STREAM_SLOTS));
+        if (twin < TXLM_K_COUNT) forbid[twin] = off || (now & NO_STREAM_SLOTS);
     }
     return now;
 }

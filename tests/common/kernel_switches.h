@@ -1,10 +1,11 @@
 /* The kernel choices tests and benchmarks force, each as a set of
- * variants forbidden through the engine's one hook (txlm_kernel_forbid):
- * the op functions then choose their next candidate. */
+ * variants forbidden on their context through the engine's one hook
+ * (txlm_debug.forbid, engine/vk/debug.h): the op functions then choose
+ * their next candidate. */
 #ifndef TXLM_TEST_KERNEL_SWITCHES_H
 #define TXLM_TEST_KERNEL_SWITCHES_H
 
-#include "kernels.h"
+#include "context.h"
 
 enum {
     NO_GEMV = 1,              /* the matrix kernel for single rows too */
@@ -19,8 +20,8 @@ enum {
     NO_STREAM_SLOTS = 512,    /* one stream per dispatch: no variant of several streams (_x8) */
 };
 
-/* Sets (on) or clears the switches sw, keeping the others (one state for
- * the whole program, kernel_switches.c); returns them all. */
-unsigned kernel_switch(unsigned sw, int on);
+/* Sets (on) or clears the switches sw on context c, keeping the others
+ * (one state for the whole program, kernel_switches.c); returns them all. */
+unsigned kernel_switch(txlm_context *c, unsigned sw, int on);
 
 #endif

@@ -32,11 +32,11 @@ static void measure(uint64_t *base, uint64_t *with_model, uint64_t *submits_firs
     CHECK(txlm_model_load(ctx, model_path, NULL, &m) == TXLM_OK, "load: %s", txlm_last_error());
     *with_model = ctx->vk.memory_used;
     CHECK(txlm_session_create(m, NULL, &s) == TXLM_OK, "session: %s", txlm_last_error());
-    uint64_t before = ctx->vk.faults.submits;
+    uint64_t before = ctx->vk.debug->submits;
     *submits_first_feed = before;
     CHECK(txlm_session_feed(s, toks, 6, NULL) == TXLM_OK, "feed: %s", txlm_last_error());
-    *submits_per_feed = ctx->vk.faults.submits - before;
-    *allocs = ctx->vk.faults.allocs;
+    *submits_per_feed = ctx->vk.debug->submits - before;
+    *allocs = ctx->vk.debug->allocs;
     txlm_session_free(s);
     CHECK(ctx->vk.memory_used == *with_model, "session memory not returned: %llu in use, %llu expected",
           (unsigned long long)ctx->vk.memory_used, (unsigned long long)*with_model);

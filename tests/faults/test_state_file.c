@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "atomic_write.h"
 #include "faults_common.h"
 
 static int32_t toks[8] = {3, 17, 5, 9, 100, 2, 44, 61};
@@ -54,7 +55,7 @@ static int killed_save(const char *model_path, const char *state_path)
         fprintf(stderr, "killed save: %s\n", txlm_last_error());
         return 4;
     }
-    setenv("TXLM_FAULT_OUTPUT", "kill", 1);
+    setenv("TXLM_FAULT_OUTPUT", "kill", 1); /* a fresh process: read at its first write */
     txlm_session_save_file(s2, state_path);
     return 3; /* not reached: the hook kills the process */
 }
@@ -125,9 +126,9 @@ int main(int argc, char **argv)
 
     /* Failure after the temporary file is complete, before it replaces the state. */
     CHECK(txlm_session_feed(sa, toks, 5, NULL) == TXLM_OK, "feed: %s", txlm_last_error());
-    setenv("TXLM_FAULT_OUTPUT", "fail", 1);
+    txlm_atomic_fault("fail");
     st = txlm_session_save_file(sa, st_path);
-    unsetenv("TXLM_FAULT_OUTPUT");
+    txlm_atomic_fault(NULL);
     CHECK_STATUS(st, TXLM_ERR_IO, "saving the session state");
     CHECK(same_file(st_path, good, len), "the previous state was damaged by a failed save");
     CHECK(others(dir, "s.state", "a.txlm") == 0, "a failed save left files behind");

@@ -48,11 +48,7 @@ static int is_regular(const char *path)
     return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static void mode(const char *m)
-{
-    if (m) setenv("TXLM_FAULT_OUTPUT", m, 1);
-    else unsetenv("TXLM_FAULT_OUTPUT");
-}
+static void mode(const char *m) { txlm_atomic_fault(m); }
 
 /* Runs txlm_atomic_write_file(path) of 64 KiB in a child, after `setup`;
  * returns its status (the call's code, or 128 + signal). */
@@ -133,7 +129,7 @@ static void failures(const char *m)
     fmt_write_all(keep, "old", 3);
     txlm_err err = {0, ""};
 
-    setenv("TXLM_FAULT_OUTPUT", "fail", 1);
+    txlm_atomic_fault("fail");
     int rc = txlm_atomic_write_file(keep, "new", 3, &err);
     mode(m);
     snprintf(what, sizeof what, "%s, injected failure", name);

@@ -47,7 +47,7 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
     ref_rel_attention(q, k, v, rk, rwb, rrb, qlen, mlen, H, dh, same_length, mem_len, want_p, want_t, want_o);
 
     txlm_buf qb = host_buf(q, (size_t)qlen * hd), kvb = host_buf(kv, (size_t)ring * 2 * hd);
-    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len, kv_row0, 0, ring, 0};
+    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len, kv_row0, 0, ring, 0, 0};
     /* the same ring with its first row in the step buffer (shaders/step.glsl),
      * as the forward pass gives it: every other case and path below */
     txlm_attn_shape sd = s;
@@ -114,7 +114,7 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
         int pair_sg = h64 && !no_sg && txlm_kernel_usable(&ctx->vk, TXLM_K_ATTN_PAIR_TEXSG64);
         if (no_sg && !h64 && dh != 48) continue;
         ctx->vk.texel = texel;
-        kernel_switch(NO_ATTN_SG | NO_SHUFFLE, no_sg);
+        kernel_switch(ctx, NO_ATTN_SG | NO_SHUFFLE, no_sg);
         const txlm_kernel_id watch[3] = {
             texel ? (sg64 ? (fused_merge ? TXLM_K_ATTN_SPLIT_SG64_MERGE : TXLM_K_ATTN_SPLIT_SG64)
                      : sg48 ? (fused_merge ? TXLM_K_ATTN_SPLIT_SG48_MERGE : TXLM_K_ATTN_SPLIT_SG48)
@@ -130,11 +130,11 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
             TXLM_K_ATTN_FUSED};
         static const char *names[4] = {"split", "paired", "fused", "three-pass"};
         uint32_t before[3];
-        for (int k = 0; k < 3; k++) before[k] = rec.kernel_uses[watch[k]];
-        uint32_t merges = rec.kernel_uses[TXLM_K_ATTN_MERGE];
+        for (int k = 0; k < 3; k++) before[k] = ctx->vk.debug->kernel_uses[watch[k]];
+        uint32_t merges = ctx->vk.debug->kernel_uses[TXLM_K_ATTN_MERGE];
         memset(ob.map, 0, (size_t)qlen * hd * 4);
-        kernel_switch(NO_PAIRED_ATTENTION, choice == 1);
-        kernel_switch(NO_FUSED_ATTENTION, choice == 2);
+        kernel_switch(ctx, NO_PAIRED_ATTENTION, choice == 1);
+        kernel_switch(ctx, NO_FUSED_ATTENTION, choice == 2);
         if (fused_merge) ops.sync = txlm_view_of(&syncb);
         const txlm_attn_shape *sh = (dyn + mode) % 2 ? &sd : &s;
         begin();
@@ -147,19 +147,19 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
             txlm_op_attention(&ops, &aa);
         }
         run();
-        kernel_switch(NO_PAIRED_ATTENTION | NO_FUSED_ATTENTION | NO_ATTN_SG | NO_SHUFFLE, 0);
+        kernel_switch(ctx, NO_PAIRED_ATTENTION | NO_FUSED_ATTENTION | NO_ATTN_SG | NO_SHUFFLE, 0);
         ops.sync = (txlm_view){0};
         if (fused_merge && (sg64 || sg48) && qlen <= 4 && !(same_length && mem_len == 0) && dh % 4 == 0 && rk_off % 4 == 0) {
             uint32_t left = 0;
             for (uint32_t w = 0; w < TXLM_SYNC_WORDS; w++) left |= ((uint32_t *)syncb.map)[w];
-            CHECK(rec.kernel_uses[TXLM_K_ATTN_MERGE] == merges && left == 0,
-                  "one-query attention with counts: %u merge dispatches, counts left %u", rec.kernel_uses[TXLM_K_ATTN_MERGE] - merges,
+            CHECK(ctx->vk.debug->kernel_uses[TXLM_K_ATTN_MERGE] == merges && left == 0,
+                  "one-query attention with counts: %u merge dispatches, counts left %u", ctx->vk.debug->kernel_uses[TXLM_K_ATTN_MERGE] - merges,
                   left);
         }
         ctx->vk.texel = texel_default;
         int used = 3;
         for (int k = 0; k < 3; k++)
-            if (rec.kernel_uses[watch[k]] != before[k]) used = k;
+            if (ctx->vk.debug->kernel_uses[watch[k]] != before[k]) used = k;
         int vec_ok = choice < 2 && dh % 4 == 0 && rk_off % 4 == 0;
         int all_masked_rows = same_length && mem_len == 0; /* only the one-query kernel handles them */
         int expect = !vec_ok ? 3 : all_masked_rows ? 2 : qlen <= 4 ? 0 : choice == 0 ? 1 : 2;
@@ -175,7 +175,7 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
     for (int runs = 1; runs >= 0 && txlm_kernel_usable(&ctx->vk, TXLM_K_ATTN_TILE); runs--) {
         int expect_tile = dh % 4 == 0 && dh <= 64 && rk_off % 4 == 0 && !(same_length && mem_len == 0);
         if (!runs && !expect_tile) break; /* the other paths need the scratch */
-        uint32_t tiles = rec.kernel_uses[TXLM_K_ATTN_TILE], merges = rec.kernel_uses[TXLM_K_ATTN_MERGE];
+        uint32_t tiles = ctx->vk.debug->kernel_uses[TXLM_K_ATTN_TILE], merges = ctx->vk.debug->kernel_uses[TXLM_K_ATTN_MERGE];
         txlm_view scratch = txlm_view_of(&sb);
         if (!runs) scratch.size = 0;
         memset(ob.map, 0, (size_t)qlen * hd * 4);
@@ -184,8 +184,8 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
         txlm_op_attention(&ops, &(txlm_attention_args){.shape = sh, .q = qv, .kv = kvv, .rk = rkv, .rk_off = rk_off,
                                                        .r_w_bias = &rwt, .r_r_bias = &rrt, .scratch = scratch, .out = ov});
         run();
-        int used_tile = rec.kernel_uses[TXLM_K_ATTN_TILE] != tiles;
-        int merged = rec.kernel_uses[TXLM_K_ATTN_MERGE] != merges;
+        int used_tile = ctx->vk.debug->kernel_uses[TXLM_K_ATTN_TILE] != tiles;
+        int merged = ctx->vk.debug->kernel_uses[TXLM_K_ATTN_MERGE] != merges;
         double d = max_abs_diff(ob.map, want_o, (size_t)qlen * hd);
         CHECK(d < 1e-4 && used_tile == expect_tile && (!used_tile || !runs || merged == (klen > 64)),
               "tiled attention (runs %d: used %d, expected %d, merged %d) qlen=%u mlen=%u H=%u dh=%u same_length=%d "
@@ -228,7 +228,7 @@ static void test_logsoftmax_at(uint32_t rows, uint32_t n, uint32_t ld, uint32_t 
     txlm_arg aa = txlm_arg_of(&ab, 0, 3), ta = txlm_arg_of(&tb, 0, 1), ma = txlm_arg_of(&mb, 0, 1);
     int texel_default = ctx->vk.texel;
     ctx->vk.texel = texel;
-    uint32_t before = rec.kernel_uses[TXLM_K_LOGSOFTMAX_TEX];
+    uint32_t before = ctx->vk.debug->kernel_uses[TXLM_K_LOGSOFTMAX_TEX];
     begin();
     txlm_op_logsoftmax(&ops, &(txlm_logsoftmax_args){.src = txlm_arg_of(&xb, 0, ld), .dst = txlm_arg_of(&db, 0, ld),
                                                      .add = with_add ? &aa : NULL, .add_col = 2, .rows = src_rows, .n = n,
@@ -236,7 +236,7 @@ static void test_logsoftmax_at(uint32_t rows, uint32_t n, uint32_t ld, uint32_t 
                                                      .row_map = pick == 2 ? &ma : NULL});
     run();
     ctx->vk.texel = texel_default;
-    int used_texel = rec.kernel_uses[TXLM_K_LOGSOFTMAX_TEX] != before;
+    int used_texel = ctx->vk.debug->kernel_uses[TXLM_K_LOGSOFTMAX_TEX] != before;
     double worst = 0;
     const float *got = db.map;
     for (uint32_t r = 0; r < rows; r++) {

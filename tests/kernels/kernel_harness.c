@@ -84,9 +84,9 @@ static uint32_t uses_seen[TXLM_K_COUNT];
 void case_done(void)
 {
     for (uint32_t k = 0; k < TXLM_K_COUNT; k++)
-        if (rec.kernel_uses[k] != uses_seen[k]) {
+        if (ctx->vk.debug->kernel_uses[k] != uses_seen[k]) {
             cases_run[k]++;
-            uses_seen[k] = rec.kernel_uses[k];
+            uses_seen[k] = ctx->vk.debug->kernel_uses[k];
         }
 }
 
@@ -103,7 +103,7 @@ int set_mode(int mode)
         if (mode != MODE_GPU || !txlm_kernel_usable(&ctx->vk, TXLM_K_LINEAR_SMEM)) return 0;
         ctx->vk.texel = 0;
         ctx->vk.gpu_kernels = 1;
-        kernel_switch(NO_GEMV | NO_GEMV_Q8, 0);
+        kernel_switch(ctx, NO_GEMV | NO_GEMV_Q8, 0);
         return 1;
     }
     /* texel kernels: the matrix/single-row switch, and MODE_NO_SUBGROUP
@@ -111,9 +111,9 @@ int set_mode(int mode)
     if (mode & MODE_TEXEL) {
         if (!have_texel || (mode & (MODE_NARROW | MODE_NO_GEMV_Q8))) return 0;
         ctx->vk.texel = 1;
-        kernel_switch(NO_GEMV, (mode & MODE_NO_GEMV) != 0);
-        kernel_switch(NO_GEMV_Q8, 0);
-        kernel_switch(NO_SHUFFLE, (mode & MODE_NO_SUBGROUP) != 0);
+        kernel_switch(ctx, NO_GEMV, (mode & MODE_NO_GEMV) != 0);
+        kernel_switch(ctx, NO_GEMV_Q8, 0);
+        kernel_switch(ctx, NO_SHUFFLE, (mode & MODE_NO_SUBGROUP) != 0);
         return 1;
     }
     ctx->vk.texel = 0;
@@ -121,8 +121,8 @@ int set_mode(int mode)
     if (!(mode & MODE_NO_SUBGROUP) && !have_subgroup) return 0;
     ctx->vk.int64 = !(mode & MODE_NARROW);
     ctx->vk.subgroup_arith = !(mode & MODE_NO_SUBGROUP);
-    kernel_switch(NO_GEMV, (mode & MODE_NO_GEMV) != 0);
-    kernel_switch(NO_GEMV_Q8, (mode & MODE_NO_GEMV_Q8) != 0);
+    kernel_switch(ctx, NO_GEMV, (mode & MODE_NO_GEMV) != 0);
+    kernel_switch(ctx, NO_GEMV_Q8, (mode & MODE_NO_GEMV_Q8) != 0);
     return 1;
 }
 
@@ -132,7 +132,7 @@ void reset_mode(void)
     ctx->vk.int64 = have_int64;
     ctx->vk.subgroup_arith = have_subgroup;
     ctx->vk.texel = 0;
-    kernel_switch(NO_GEMV | NO_GEMV_Q8 | NO_SHUFFLE, 0);
+    kernel_switch(ctx, NO_GEMV | NO_GEMV_Q8 | NO_SHUFFLE, 0);
 }
 
 void begin(void)

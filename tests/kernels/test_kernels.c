@@ -14,7 +14,6 @@
  *                    linear_tex_* (32x16 blocks) from 24 rows, else linear_tex8_*.
  *                    With vk->gpu_kernels (GPUs; MODE_GPU forces it): gemv_gpu_* for one
  *                    row, linear_smem_* (64x64 workgroup-memory tiles) from 16 rows.
- *   txlm_op_linear_t  always linear_* (transposed weights), per dtype.
  *   txlm_op_gather    gather_* per dtype.
  *   txlm_op_attention with probabilities wanted, or qlen <= 4, or dh % 4, or a
  *                     misaligned rk offset: attn_scores, softmax, attn_pv; else
@@ -152,25 +151,6 @@ static void test_linear(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int 
     test_linear_at(M, N, K, flags, with_bias, max_range, dtype, 0, 0);
 }
 
-/* P [K, N] split along K into chunks when max_range > 0: the chunks' partial products add up. */
-static void test_linear_t(uint32_t M, uint32_t N, uint32_t K, uint32_t dtype, VkDeviceSize max_range)
-{
-    float *x = rand_vec((size_t)M * K, 1), *p = rand_vec((size_t)K * N, 0.5f), *want = malloc((size_t)M * N * 4);
-    txlm_gpu_tensor pt = weight_dt(p, K, N, dtype, max_range);
-    ref_linear_t(x, p, M, N, K, want);
-    txlm_buf xb = host_buf(x, (size_t)M * K), yb = host_buf(NULL, (size_t)M * N);
-    begin();
-    txlm_op_linear_t(&ops, txlm_arg_of(&xb, 0, K), &pt, txlm_arg_of(&yb, 0, N), M);
-    run();
-    double diff = max_abs_diff(yb.map, want, (size_t)M * N);
-    CHECK(diff < 1e-4 * sqrt((double)K), "linear_t %s M=%u N=%u K=%u chunks=%u: max diff %g", dt_name(dtype), M, N, K,
-          txlm_tensor_n_chunks(&pt), diff);
-    CHECK(!max_range || txlm_tensor_n_chunks(&pt) > 1, "projection was not split (K=%u)", K);
-    txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &yb), txlm_tensor_free(&ctx->vk, &pt);
-    free(x), free(p), free(want);
-    case_done();
-}
-
 static void test_gather(uint32_t n, uint32_t rows, uint32_t dim, int32_t id_lo, VkDeviceSize max_range, uint32_t dtype)
 {
     float *e = rand_vec((size_t)rows * dim, 1);
@@ -265,8 +245,8 @@ static void test_linear_ln(uint32_t N, uint32_t K, uint32_t d, uint32_t dtype, i
         memset(y1.map, 0x7f, (N + 4) * 4), memset(y2.map, 0x7f, N * 4);
         ctx->vk.texel = have_texel;
         ops.sync = txlm_view_of(&done);
-        kernel_switch(NO_FUSED_LN, !fused);
-        uint32_t before = rec.kernel_uses[TXLM_K_LAYERNORM_TEX] + rec.kernel_uses[TXLM_K_LAYERNORM];
+        kernel_switch(ctx, NO_FUSED_LN, !fused);
+        uint32_t before = ctx->vk.debug->kernel_uses[TXLM_K_LAYERNORM_TEX] + ctx->vk.debug->kernel_uses[TXLM_K_LAYERNORM];
         begin();
         txlm_linear_ln_args lna = {.x = xa, .w = &wt, .bias = with_bias ? &bt : NULL, .n = N,
                                    .residual = residual ? &ra : NULL, .y = txlm_arg_of(&y1, 4, N), .m = 1, .ln_g = &gt,
@@ -275,10 +255,10 @@ static void test_linear_ln(uint32_t N, uint32_t K, uint32_t d, uint32_t dtype, i
         lna.y = txlm_arg_of(&y2, 0, N);
         txlm_op_linear_ln(&ops, &lna);
         run();
-        uint32_t ln_dispatches = rec.kernel_uses[TXLM_K_LAYERNORM_TEX] + rec.kernel_uses[TXLM_K_LAYERNORM] - before;
+        uint32_t ln_dispatches = ctx->vk.debug->kernel_uses[TXLM_K_LAYERNORM_TEX] + ctx->vk.debug->kernel_uses[TXLM_K_LAYERNORM] - before;
         reset_mode();
         ops.sync = (txlm_view){0};
-        kernel_switch(NO_FUSED_LN, 0);
+        kernel_switch(ctx, NO_FUSED_LN, 0);
         double d1 = max_abs_diff((float *)y1.map + 4, want, N), d2 = max_abs_diff(y2.map, want, N);
         CHECK(d1 < 1e-3 && d2 < 1e-3, "linear_ln %s N=%u K=%u d=%u bias=%d residual=%d fused=%d: max diff %g, then %g",
               dt_name(dtype), N, K, d, with_bias, residual, fused, d1, d2);
@@ -325,7 +305,8 @@ int main(void)
         return 1;
     }
     txlm_err e = {0};
-    die_if(txlm_rec_init(&rec, &ctx->vk, &ctx->kernels, 64, txlm_view_of(&ctx->dummy), &e), &e);
+    ctx->vk.debug->count = 1; /* the end of main checks every variant ran */
+    die_if(txlm_rec_init(&rec, &ctx->vk, &ctx->kernels, txlm_view_of(&ctx->dummy), &e), &e);
     ops.rec = &rec;
     ops.dummy = txlm_view_of(&ctx->dummy);
 
@@ -415,19 +396,21 @@ int main(void)
         test_linear(3, 70, 64, RL, 1, 2 * row32 * 32, dt);
     }
 
-    /* M, N, K, dtype, split bytes (P is split along K) */
-    test_linear_t(1, 16, 64, TXLM_DT_F32, 0);
-    test_linear_t(11, 37, 29, TXLM_DT_F32, 0);
-    test_linear_t(6, 64, 48, TXLM_DT_F32, 64 * 4 * 16);
-    test_linear_t(4, 33, 17, TXLM_DT_F16, 0);
-    test_linear_t(7, 8, 40, TXLM_DT_F16, 8 * 2 * 16);
-    test_linear_t(1, 21, 5, TXLM_DT_F16, 0);
-    test_linear_t(5, 32, 48, TXLM_DT_Q8_0, 0);
-    test_linear_t(3, 64, 40, TXLM_DT_Q8_0, 2 * 34 * 16);
-    test_linear_t(1, 96, 7, TXLM_DT_Q8_0, 0);
-    test_linear_t(5, 32, 48, TXLM_DT_Q4_0, 0);
-    test_linear_t(3, 64, 40, TXLM_DT_Q4_0, 2 * 18 * 16);
-    test_linear_t(1, 96, 7, TXLM_DT_Q4_0, 0);
+    /* the plain linear_* kernel of each dtype: X at an odd offset, which
+     * no other kernel takes (M, N, K, flags, bias, split bytes, dtype, X
+     * offset, X row padding) */
+    test_linear_at(1, 16, 64, RL, 1, 0, TXLM_DT_F32, 3, 1);
+    test_linear_at(11, 37, 29, RS, 0, 0, TXLM_DT_F32, 3, 0);
+    test_linear_at(6, 64, 48, 0, 1, 48 * 4 * 16, TXLM_DT_F32, 1, 1);
+    test_linear_at(4, 33, 17, RL | RS, 1, 0, TXLM_DT_F16, 3, 2);
+    test_linear_at(7, 8, 40, 0, 1, 40 * 2 * 4, TXLM_DT_F16, 5, 0);
+    test_linear_at(1, 21, 5, RS, 0, 0, TXLM_DT_F16, 3, 0);
+    test_linear_at(5, 32, 64, RL, 1, 0, TXLM_DT_Q8_0, 3, 1);
+    test_linear_at(3, 64, 64, RS, 1, 2 * 34 * 16, TXLM_DT_Q8_0, 3, 0);
+    test_linear_at(1, 96, 32, 0, 0, 0, TXLM_DT_Q8_0, 1, 0);
+    test_linear_at(5, 32, 64, RL, 1, 0, TXLM_DT_Q4_0, 3, 1);
+    test_linear_at(3, 64, 64, RS, 1, 2 * 18 * 16, TXLM_DT_Q4_0, 3, 0);
+    test_linear_at(1, 96, 32, 0, 0, 0, TXLM_DT_Q4_0, 1, 0);
 
     /* n tokens, table rows, dim, first id, split bytes, dtype */
     test_gather(9, 13, 5, 0, 0, TXLM_DT_F32);

@@ -99,6 +99,46 @@ static void run(txlm_model *m, ref_model *rm, uint32_t mem_len, uint32_t max_seg
     ref_session_free(rs);
 }
 
+/* Session a keeps recordings, b records every segment afresh (the
+ * context's no_replay, on around b's calls only); each one's dispatches
+ * and replays are tallied from the context's counts (engine/vk/debug.h). */
+typedef struct tally {
+    uint64_t uses;
+    uint32_t replays;
+} tally;
+static txlm_debug *dbg;
+static tally tallies[2];
+
+/* Dispatches counted, but kv_put's: a segment's keys and values go into
+ * the ring by the product itself, or by kv_put where they wrap past its
+ * end, and a's ring turns otherwise than b's once a is restored. */
+static uint64_t all_uses(void)
+{
+    uint64_t n = 0;
+    for (uint32_t k = 0; k < TXLM_K_COUNT; k++) n += k == TXLM_K_KV_PUT || k == TXLM_K_KV_PUT_X8 ? 0 : dbg->kernel_uses[k];
+    return n;
+}
+
+static txlm_status as(int is_b, txlm_status (*call)(txlm_session *, const int32_t *, uint32_t, uint32_t, float *),
+                      txlm_session *s, const int32_t *t, uint32_t n)
+{
+    uint64_t u = all_uses();
+    uint32_t r = dbg->replays;
+    dbg->no_replay = is_b;
+    txlm_status st = call(s, t, n, n, NULL);
+    dbg->no_replay = 0;
+    tallies[is_b].uses += all_uses() - u, tallies[is_b].replays += dbg->replays - r;
+    return st;
+}
+
+/* A draw at temperature 1 into *t, called as `as` calls a feed. */
+static txlm_status sample(txlm_session *s, const int32_t *t, uint32_t n, uint32_t first, float *lp)
+{
+    (void)n, (void)first, (void)lp;
+    static const txlm_sampling plain = {.temperature = 1.0f};
+    return txlm_session_sample(s, &plain, (int32_t *)t);
+}
+
 /* Generation after a prompt that fills the memory: sampled tokens and
  * forced ones from every embedding cluster, single, in pairs and in
  * segments of the longest length (more keys than kept recordings), in
@@ -115,7 +155,9 @@ static void run_replayed(txlm_model *m, ref_model *rm, uint32_t mem_len, uint32_
         CHECK(0, "sessions: %s %s", err.msg, txlm_last_error());
         return;
     }
-    b->rec.no_keep = 1;
+    dbg = m->ctx->vk.debug;
+    dbg->count = 1;
+    tallies[0] = tallies[1] = (tally){0, 0};
     uint32_t V = ref_model_hparams(rm)->n_token;
     float *want = malloc((size_t)max_seg * V * 4), *got = malloc((size_t)max_seg * V * 4);
     size_t cap = txlm_session_state_size(a) + (size_t)mem_len * 1024 * 1024;
@@ -124,20 +166,19 @@ static void run_replayed(txlm_model *m, ref_model *rm, uint32_t mem_len, uint32_
     /* forced tokens cycle through the clusters [0, 200), [200, 500), [500, 1000) */
     static const int32_t forced[] = {5, 300, 800, 450, 12, 600};
     for (uint32_t i = 0; i < 8; i += 4) {
-        CHECK(txlm_session_feed_rows(a, prompt + i, 4, 4, NULL) == TXLM_OK &&
-                  txlm_session_feed_rows(b, prompt + i, 4, 4, NULL) == TXLM_OK,
+        CHECK(as(0, txlm_session_feed_rows, a, prompt + i, 4) == TXLM_OK &&
+                  as(1, txlm_session_feed_rows, b, prompt + i, 4) == TXLM_OK,
               "prompt: %s", txlm_last_error());
         CHECK(!ref_forward(rs, prompt + i, 4, want, &err), "reference: %s", err.msg);
     }
     txlm_session_set_seed(a, 7);
     txlm_session_set_seed(b, 7);
-    txlm_sampling plain = {.temperature = 1.0f};
     uint32_t wraps = 0, pairs = 0, long_replays = 0;
     for (uint32_t step = 0; step < n_steps; step++) {
         int32_t t[4] = {0, 0, 0, 0}, tb = 0;
         uint32_t n = step % 5 == 4 ? 2 : step % 7 == 6 ? 4 : 1, base = a->kv_base;
         if (step % 2 == 0) {
-            CHECK(txlm_session_sample(a, &plain, &t[0]) == TXLM_OK && txlm_session_sample(b, &plain, &tb) == TXLM_OK,
+            CHECK(as(0, sample, a, &t[0], 0) == TXLM_OK && as(1, sample, b, &tb, 0) == TXLM_OK,
                   "sample: %s", txlm_last_error());
             CHECK(t[0] == tb, "step %u: kept recordings drew %d, fresh ones %d", step, t[0], tb);
         } else {
@@ -150,10 +191,10 @@ static void run_replayed(txlm_model *m, ref_model *rm, uint32_t mem_len, uint32_
         txlm_capture_mode cm = step == 11 ? TXLM_CAPTURE_PROBS : TXLM_CAPTURE_OFF;
         CHECK(txlm_session_capture_attention(a, cm) == TXLM_OK && txlm_session_capture_attention(b, cm) == TXLM_OK,
               "capture: %s", txlm_last_error());
-        uint32_t replays = a->rec.replays;
-        CHECK(txlm_session_feed_rows(a, t, n, n, NULL) == TXLM_OK && txlm_session_feed_rows(b, t, n, n, NULL) == TXLM_OK,
+        uint32_t replays = tallies[0].replays;
+        CHECK(as(0, txlm_session_feed_rows, a, t, n) == TXLM_OK && as(1, txlm_session_feed_rows, b, t, n) == TXLM_OK,
               "step %u: %s", step, txlm_last_error());
-        long_replays += n == max_seg && a->rec.replays > replays;
+        long_replays += n == max_seg && tallies[0].replays > replays;
         CHECK(!ref_forward(rs, t, n, want, &err), "reference: %s", err.msg);
         wraps += a->kv_base < base;
         size_t wa = 0, wb = 0;
@@ -169,8 +210,7 @@ static void run_replayed(txlm_model *m, ref_model *rm, uint32_t mem_len, uint32_
             CHECK(a->kv_base != b->kv_base, "restored at ring row %u, as the other session", a->kv_base);
         }
     }
-    uint64_t ua = 0, ub = 0;
-    for (uint32_t k = 0; k < TXLM_K_COUNT; k++) ua += a->rec.kernel_uses[k], ub += b->rec.kernel_uses[k];
+    uint64_t ua = tallies[0].uses, ub = tallies[1].uses;
     /* replays count their dispatches as recording them does */
     CHECK(ua == ub && ub > 0, "dispatches counted: %llu with kept recordings, %llu without",
           (unsigned long long)ua, (unsigned long long)ub);
@@ -180,11 +220,11 @@ static void run_replayed(txlm_model *m, ref_model *rm, uint32_t mem_len, uint32_
     CHECK(!ref_forward(rs, &last, 1, want, &err), "reference: %s", err.msg);
     double d = max_abs_diff(got, want, V);
     CHECK(d < TOLERANCE, "after %u generated steps: max diff %g from the reference", n_steps, d);
-    CHECK(a->rec.replays >= n_steps / 3 && long_replays >= 1 && b->rec.replays == 0 && wraps >= 2 && pairs >= 3,
+    CHECK(tallies[0].replays >= n_steps / 3 && long_replays >= 1 && tallies[1].replays == 0 && wraps >= 2 && pairs >= 3,
           "%u of %u steps replayed (%u of the longest segments; session b: %u), the memory wrapped %u times, %u pairs",
-          a->rec.replays, n_steps, long_replays, b->rec.replays, wraps, pairs);
+          tallies[0].replays, n_steps, long_replays, tallies[1].replays, wraps, pairs);
     printf("generation in a ring of %u rows: %u of %u steps replayed a kept recording, %u wraps, memory identical\n",
-           a->kv_rows, a->rec.replays, n_steps, wraps);
+           a->kv_rows, tallies[0].replays, n_steps, wraps);
     free(want), free(got), free(sa), free(sb);
     txlm_session_free(a);
     txlm_session_free(b);

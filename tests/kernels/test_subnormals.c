@@ -34,7 +34,7 @@ int main(void)
     txlm_gpu_tensor w;
     float xs[K], ws[K], tiny = 1e-39f; /* below FLT_MIN */
     for (int i = 0; i < K; i++) xs[i] = tiny, ws[i] = 1.0f;
-    if (txlm_rec_init(&rec, vk, &ctx->kernels, 8, txlm_view_of(&ctx->dummy), &e) || txlm_buf_create(vk, K * 4, TXLM_BUF_READBACK, &x, &e) ||
+    if (txlm_rec_init(&rec, vk, &ctx->kernels, txlm_view_of(&ctx->dummy), &e) || txlm_buf_create(vk, K * 4, TXLM_BUF_READBACK, &x, &e) ||
         txlm_buf_create(vk, 16, TXLM_BUF_READBACK, &y, &e) ||
         txlm_tensor_alloc(vk, 1, K, TXLM_DT_F32, TXLM_BUF_DEVICE, &w, &e) || txlm_tensor_write(vk, &w, ws, &e))
         return fprintf(stderr, "FAIL: %s\n", e.msg), 1;

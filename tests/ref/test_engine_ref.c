@@ -161,9 +161,9 @@ static int run_case(const test_case *c, const char *work)
     txlm_session *s2 = NULL;
     if (!st && !failed) {
         int padded = m->dev.d != m->h.d_model || m->dev.dh != m->h.d_head || m->dev.di != m->h.d_inner;
-        setenv("TXLM_NO_PAD", padded ? "1" : "0", 1);
+        ctx->vk.debug->no_pad = padded;
         st = txlm_model_load(ctx, path, NULL, &m2);
-        unsetenv("TXLM_NO_PAD");
+        ctx->vk.debug->no_pad = 0;
         if (!st) st = txlm_session_create(m2, &so, &s2);
         uint32_t want[3] = {c->dev[0] ? c->dev[0] : m->h.d_model, c->dev[0] ? c->dev[1] : m->h.d_head,
                             c->dev[0] ? c->dev[2] : m->h.d_inner};
@@ -173,7 +173,7 @@ static int run_case(const test_case *c, const char *work)
             failed = 1;
         }
         if (!st && padded && (m2->dev.d != m->h.d_model || m2->dev.dh != m->h.d_head || m2->dev.di != m->h.d_inner)) {
-            fprintf(stderr, "FAIL %s: TXLM_NO_PAD did not change the layout\n", c->name);
+            fprintf(stderr, "FAIL %s: no_pad did not change the layout\n", c->name);
             failed = 1;
         }
     }

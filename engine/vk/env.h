@@ -1,8 +1,9 @@
-/* Every TXLM_* environment switch, read in one place into one struct
- * (env.c); docs/environment.md has the table: name, values, what it does,
- * when it is read. A context reads them once, when it is created
- * (txlm_vk.env); a model load reads TXLM_NO_PAD and each atomic write
- * TXLM_FAULT_OUTPUT afresh, so tests can change those between calls. */
+/* The engine's TXLM_* environment switches, read in one place (env.c)
+ * when a context is created; docs/environment.md has the table. Those
+ * that serve tests, comparisons and fault injection go on into the
+ * context's debug options (debug.h); the rest choose devices, kernels
+ * and caches. (TXLM_FAULT_OUTPUT, the file writer's, is read by
+ * format/container/atomic_write.c.) */
 #ifndef TXLM_ENV_H
 #define TXLM_ENV_H
 
@@ -13,18 +14,17 @@ typedef struct txlm_env {
     const char *cache_dir;      /* TXLM_CACHE_DIR: the pipeline cache's folder, "off" for none (NULL: unset) */
     int validation;             /* TXLM_VALIDATION=1: the Khronos validation layer, messages counted */
     int profile;                /* TXLM_PROFILE=1: device time by kernel, on stderr */
-    int no_replay;              /* TXLM_NO_REPLAY=1: every segment recorded afresh */
     int no_int64;               /* TXLM_NO_INT64=1: as if the device had no shaderInt64 */
-    int no_pad;                 /* TXLM_NO_PAD=1: the model's own widths on the device, unpadded */
     int keep_subnormals;        /* TXLM_KEEP_SUBNORMALS=1: CPU devices keep subnormals */
     int texel;                  /* TXLM_TEXEL=0/1: the texel kernels off or on (-1: the device's default) */
     int gpu_kernels;            /* TXLM_GPU_KERNELS=0/1: the GPU-shaped kernels off or on (-1: default) */
     int stream_slots;           /* TXLM_STREAM_SLOTS=0/1: several streams per attention dispatch off or on (-1: default) */
     uint64_t max_binding_bytes; /* TXLM_MAX_BINDING_BYTES: split bindings below the device's range (0: unset) */
-    /* fault injection (docs/reliability.md) */
+    /* for the debug options (debug.h) */
+    int no_replay;              /* TXLM_NO_REPLAY=1: every segment recorded afresh */
+    int no_pad;                 /* TXLM_NO_PAD=1: the model's own widths on the device, unpadded */
     uint64_t fault_device_lost; /* TXLM_FAULT_DEVICE_LOST=N: submit N and later report the device lost */
     uint64_t fault_alloc_fail;  /* TXLM_FAULT_ALLOC_FAIL=N: buffer N's memory fails */
-    const char *fault_output;   /* TXLM_FAULT_OUTPUT=fail|kill|...: an atomic write fails there (atomic_write.c) */
 } txlm_env;
 
 /* Reads every switch from the environment now. */

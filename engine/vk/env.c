@@ -1,4 +1,4 @@
-/* The TXLM_* environment switches (env.h, docs/environment.md). */
+/* The engine's TXLM_* environment switches (env.h, docs/environment.md). */
 #include "env.h"
 
 #include <stdlib.h>
@@ -37,16 +37,15 @@ void txlm_env_read(txlm_env *e)
         .cache_dir = text("TXLM_CACHE_DIR"),
         .validation = on("TXLM_VALIDATION"),
         .profile = on("TXLM_PROFILE"),
-        .no_replay = on("TXLM_NO_REPLAY"),
         .no_int64 = getenv("TXLM_NO_INT64") != NULL,
-        .no_pad = on("TXLM_NO_PAD"),
         .keep_subnormals = on("TXLM_KEEP_SUBNORMALS"),
         .texel = tristate("TXLM_TEXEL"),
         .gpu_kernels = tristate("TXLM_GPU_KERNELS"),
         .stream_slots = tristate("TXLM_STREAM_SLOTS"),
         .max_binding_bytes = number("TXLM_MAX_BINDING_BYTES"),
+        .no_replay = on("TXLM_NO_REPLAY"),
+        .no_pad = on("TXLM_NO_PAD"),
         .fault_device_lost = number("TXLM_FAULT_DEVICE_LOST"),
         .fault_alloc_fail = number("TXLM_FAULT_ALLOC_FAIL"),
-        .fault_output = text("TXLM_FAULT_OUTPUT"),
     };
 }
