@@ -34,8 +34,12 @@ void case_done(void);
 
 /* The kernel choices the op functions make from device features, forced
  * one by one (set_mode: 0 where the device cannot run that mode). */
-enum { MODE_NARROW = 1, MODE_NO_SUBGROUP = 2, MODE_NO_GEMV = 4, MODE_NO_GEMV_Q8 = 8, MODE_TEXEL = 16, MODE_GPU = 32, N_MODES = 64 };
-extern int have_int64, have_subgroup, have_texel, have_gpu_kernels;
+enum {
+    MODE_NARROW = 1, MODE_NO_SUBGROUP = 2, MODE_NO_GEMV = 4, MODE_NO_GEMV_Q8 = 8, MODE_TEXEL = 16, MODE_GPU = 32,
+    MODE_COOPMAT = 64, /* the GPU kernels with the matrix units' (MODE_GPU: without) */
+    N_MODES = 128
+};
+extern int have_int64, have_subgroup, have_texel, have_gpu_kernels, have_coopmat;
 int set_mode(int mode);
 void reset_mode(void);
 
