@@ -5,7 +5,7 @@
 # exposes VK_KHR_cooperative_matrix), each with the C/C++ runtime of its
 # release, run through that release's own dynamic loader.
 #
-#   scripts/newer-vulkan.sh fetch           download and lay out both (once; kept in the cache)
+#   scripts/newer-vulkan.sh fetch [--again] download and lay out both (once: kept in the cache; --again: afresh)
 #   scripts/newer-vulkan.sh glslang         print the path of a glslangValidator wrapper
 #   scripts/newer-vulkan.sh run CMD ARGS    run CMD on the newer lavapipe (and its validation layer)
 #   scripts/newer-vulkan.sh info            print what the cache holds
@@ -122,8 +122,9 @@ run_mesa() {
 case ${1:-} in
 fetch)
     command -v apt-get > /dev/null && command -v dpkg-deb > /dev/null || die "fetch needs apt-get and dpkg-deb (Debian)"
-    fetch_glslang
-    fetch_mesa
+    again=${2:-}
+    if [ "$again" = --again ] || [ ! -f "$GLSLANG_DIR/PACKAGES" ]; then fetch_glslang; fi
+    if [ "$again" = --again ] || [ ! -f "$MESA_DIR/PACKAGES" ]; then fetch_mesa; fi
     ;;
 glslang)
     [ -x "$GLSLANG_DIR/bin/glslangValidator" ] || die "no newer glslang in $GLSLANG_DIR: run 'scripts/newer-vulkan.sh fetch' first"
