@@ -92,6 +92,8 @@ typedef struct txlm_attn_shape {
     uint32_t dh_real;       /* the model's d_head when dh is padded (scores scale by it); 0: dh */
     uint32_t kv_rows;       /* rows of the kv ring (key j at row (kv_row0 + j) mod kv_rows); 0: kv_row0 + klen */
     uint32_t kv_dyn;        /* memory row 0 at kv_row0 + step[0] (shaders/step.glsl; needs kv_rows) */
+    uint32_t f16;           /* the model's weights are f16 or quantised: the attention may multiply in f16 on the
+                             * matrix units (attn_cm.comp); 0 keeps an f32 model's attention in f32 */
 } txlm_attn_shape;
 
 /* Relative attention, output heads into out [qlen, H*dh]. q [qlen, H*dh]

@@ -25,11 +25,14 @@ typedef struct cm_device_properties {
 } cm_device_properties;
 typedef VkResult(VKAPI_PTR *cm_list_fn)(VkPhysicalDevice, uint32_t *, cm_properties *);
 
-/* The kernels' workgroup (shaders/linear_cm.comp): 128 invocations, a
- * 64x64 tile of the output, 32 values of K staged a step. */
+/* The kernels' workgroups: 128 invocations; linear_cm.comp's 64x64 tile of
+ * the output, attn_cm.comp's tiles of 16 queries and 16 keys, whose
+ * fragments' sides must each divide 16. */
 #define CM_INVOCATIONS 128u
 #define CM_TILE 64u
-#define CM_STEP_K 32u
+#define CM_SIDE 16u
+/* attn_cm.comp's workgroup memory (its header) */
+#define CM_ATTN_SHARED 22528u
 /* accumulators a subgroup may keep before they crowd out its registers */
 #define CM_MAX_FPS 16u
 /* the validation layer's header version that first knew the extension */
@@ -68,8 +71,8 @@ static uint32_t fragments_each(const txlm_vk *vk, uint32_t m, uint32_t n)
     return fps <= CM_MAX_FPS ? fps : 0;
 }
 
-/* The largest f16 x f16 + f32 shape of subgroup scope whose fragments tile
- * the kernels' 64x64 outputs and 32-value steps of K. */
+/* The largest f16 x f16 + f32 shape of subgroup scope whose sides divide
+ * 16 (the kernels' tiles). */
 static int choose_shape(txlm_vk *vk, const cm_properties *p, uint32_t n)
 {
     uint64_t best = 0;
@@ -78,7 +81,7 @@ static int choose_shape(txlm_vk *vk, const cm_properties *p, uint32_t n)
         if (c->AType != COMPONENT_FLOAT16 || c->BType != COMPONENT_FLOAT16 || c->CType != COMPONENT_FLOAT32 ||
             c->ResultType != COMPONENT_FLOAT32 || c->scope != SCOPE_SUBGROUP)
             continue;
-        if (!c->MSize || !c->NSize || !c->KSize || CM_TILE % c->MSize || CM_TILE % c->NSize || CM_STEP_K % c->KSize)
+        if (!c->MSize || !c->NSize || !c->KSize || CM_SIDE % c->MSize || CM_SIDE % c->NSize || CM_SIDE % c->KSize)
             continue;
         uint32_t fps = fragments_each(vk, c->MSize, c->NSize);
         uint64_t size = (uint64_t)c->MSize * c->NSize * c->KSize;
@@ -151,10 +154,11 @@ static const char *probe(txlm_vk *vk)
     int ok = vk->coopmat.max_sg && vk->coopmat.max_sg <= CM_INVOCATIONS && list(vk->phys, &n, p) == VK_SUCCESS &&
              choose_shape(vk, p, n);
     free(p);
-    if (!ok) return "no f16 shape of subgroup scope that tiles 64x64";
+    if (!ok) return "no f16 shape of subgroup scope whose sides divide 16";
     vk->coopmat.nsub = CM_INVOCATIONS / vk->coopmat.min_sg;
     /* linear_cm's staged tiles (rows of 20 f16 pairs) and its subgroups' patches of output */
     uint32_t shared = 2 * CM_TILE * 20 * 4 + vk->coopmat.nsub * vk->coopmat.m * vk->coopmat.n * 4;
+    if (shared < CM_ATTN_SHARED) shared = CM_ATTN_SHARED;
     if (shared > vk->props.limits.maxComputeSharedMemorySize) return "too little workgroup memory";
     return NULL;
 }

@@ -75,6 +75,14 @@ txlm_gpu_tensor weight(float *data, uint32_t rows, uint32_t cols, VkDeviceSize m
 
 const char *dt_name(uint32_t dt) { return txlm_dtype_get(dt)->name; }
 
+void round_f16(float *v, size_t n)
+{
+    uint16_t *h = malloc(n * 2 + 2);
+    txlm_quantize_f16(v, n, h);
+    txlm_dequantize(TXLM_DT_F16, h, n, v);
+    free(h);
+}
+
 /* Per kernel, in how many test cases it ran: every kernel the device has
  * must have run in at least three, so no variant goes untested because the
  * op functions happened not to pick it. */

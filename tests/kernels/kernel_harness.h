@@ -26,6 +26,8 @@ txlm_buf host_buf(const float *data, size_t n);
 txlm_gpu_tensor weight_dt(float *data, uint32_t rows, uint32_t cols, uint32_t dtype, VkDeviceSize max_range);
 txlm_gpu_tensor weight(float *data, uint32_t rows, uint32_t cols, VkDeviceSize max_range);
 const char *dt_name(uint32_t dt);
+/* v rounded to f16 and back, as the matrix units read it */
+void round_f16(float *v, size_t n);
 
 /* Per kernel, in how many test cases it ran (main checks every kernel
  * the device has ran in at least three); case_done ends a case. */

@@ -47,15 +47,6 @@ static uint32_t coopmat_uses(void)
     return n;
 }
 
-/* v rounded to f16 and back, as the matrix units read it */
-static void round_f16(float *v, size_t n)
-{
-    uint16_t *h = malloc(n * 2 + 2);
-    txlm_quantize_f16(v, n, h);
-    txlm_dequantize(TXLM_DT_F16, h, n, v);
-    free(h);
-}
-
 /* X is read at element offset x_off with rows x_pad elements longer than
  * K: a misaligned offset or stride sends the op to the plain kernel. */
 static void linear_case(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int with_bias, VkDeviceSize max_range,
