@@ -23,4 +23,10 @@ typedef struct txlm_dtype_info {
 /* NULL for an unknown dtype. */
 const txlm_dtype_info *txlm_dtype_get(uint32_t dtype);
 
+/* The dtype a file packed for dtype `want` (txlm-pack --dtype) stores
+ * tensor `name` of that shape in: only weight matrices take the smaller
+ * type (the kernels read vectors, r biases and the cluster weights as
+ * f32), and a block type only where rows are whole blocks; the rest f32. */
+uint32_t txlm_dtype_stored(uint32_t want, const char *name, uint32_t rank, const uint64_t *dims);
+
 #endif

@@ -123,16 +123,10 @@ static int f32_data(packer *p, uint32_t idx, int as_floats, const void **out)
     return 0;
 }
 
-/* Only weight matrices are stored in a smaller type: the kernels read
- * vectors, r biases and the cluster weights as f32. A block type also needs
- * whole blocks per row; other matrices stay f32. */
+/* Only weight matrices are stored in a smaller type (txlm_dtype_stored). */
 static uint32_t stored_dtype(const packer *p, const txlm_pack_name *want)
 {
-    if (p->dtype == TXLM_DT_F32 || want->rank != 2 || strstr(want->name, "_bias") ||
-        !strcmp(want->name, "crit.cluster_weight"))
-        return TXLM_DT_F32;
-    if (want->dims[1] % txlm_dtype_get(p->dtype)->block_elems) return TXLM_DT_F32;
-    return p->dtype;
+    return txlm_dtype_stored(p->dtype, want->name, want->rank, want->dims);
 }
 
 static int convert(packer *p, uint32_t i, const txlm_pack_name *want, uint32_t dtype, const void *f32, uint64_t nbytes)
