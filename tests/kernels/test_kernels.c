@@ -13,7 +13,10 @@
  *                    (q8_0 rows of 2048 and more: gemv_tex_q8_0_long),
  *                    linear_tex_* (32x16 blocks) from 24 rows, else linear_tex8_*.
  *                    With vk->gpu_kernels (GPUs; MODE_GPU forces it): gemv_gpu_* for one
- *                    row, linear_smem_* (64x64 workgroup-memory tiles) from 16 rows.
+ *                    row, linear_smem_* (64x64 workgroup-memory tiles) from 16 rows;
+ *                    where the device has cooperative matrices (MODE_COOPMAT; MODE_GPU
+ *                    without them) linear_cm_* from 16 rows for f16, q8_0, q4_0,
+ *                    against the reference on f16-rounded X and W.
  *   txlm_op_linear_t  always linear_* (transposed weights), per dtype.
  *   txlm_op_gather    gather_* per dtype.
  *   txlm_op_attention with probabilities wanted, or qlen <= 4, or dh % 4, or a
