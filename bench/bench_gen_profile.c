@@ -66,7 +66,7 @@ int main(int argc, char **argv)
     txlm_gpu_tensor g = weight(1, D, TXLM_DT_F32), b = weight(1, D, TXLM_DT_F32);
     txlm_gpu_tensor rw = weight(H, DH, TXLM_DT_F32), rr = weight(H, DH, TXLM_DT_F32), rk = weight(LAYERS * (MEM + 1), H * DH, TXLM_DT_F32);
     txlm_gpu_tensor kv = weight(LAYERS * (MEM + 1), 2 * H * DH, TXLM_DT_F32); /* each layer its own memory, as in a real token */
-    txlm_attn_shape sh = {1, MEM, H, DH, MEM, 1, MEM, 0, 0, 0, 0, 0};
+    txlm_attn_shape sh = {1, MEM, H, DH, MEM, 1, MEM, 0, 0, 0, 0, 0, 0};
     txlm_buf x, y, scratch, sync;
     txlm_buf_create(&ctx->vk, (size_t)DI * 4, TXLM_BUF_DEVICE, &x, &e);
     txlm_buf_create(&ctx->vk, (size_t)HEAD * 4, TXLM_BUF_DEVICE, &y, &e);

@@ -125,7 +125,7 @@ int main(int argc, char **argv)
         txlm_gpu_tensor rk, rw, rr;
         txlm_buf_create(&ctx->vk, (size_t)ql * hd * 4, TXLM_BUF_DEVICE, &qb, &e);
         txlm_buf_create(&ctx->vk, (size_t)kl * 2 * hd * 4, TXLM_BUF_DEVICE, &kvb, &e);
-        txlm_attn_shape sh = {ql, ml, H, dh, kl - 1, 1, ml, 0, 0, 0, 0, 0};
+        txlm_attn_shape sh = {ql, ml, H, dh, kl - 1, 1, ml, 0, 0, 0, 0, 0, 0};
         size_t scratch = (size_t)H * ql * kl * 4, split = (size_t)txlm_attn_split_bytes(&sh);
         txlm_buf_create(&ctx->vk, scratch > split ? scratch : split, TXLM_BUF_DEVICE, &sb, &e);
         txlm_buf_create(&ctx->vk, (size_t)ql * hd * 4, TXLM_BUF_DEVICE, &ob, &e);

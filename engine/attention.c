@@ -118,9 +118,13 @@ txlm_attn_choice txlm_attn_choose(const txlm_ops *o, const txlm_attn_shape *s, i
      * the reference turns into a uniform row; only the one-query kernel
      * (and the three-pass path) carries that case. */
     int all_masked_rows = s->same_length && s->mem_len == 0;
-    /* GPUs: 16 queries a workgroup, keys staged in tiles (attn_tile.comp) */
-    if (vec_ok && !all_masked_rows && vk->gpu_kernels && s->dh <= 64 && txlm_kernel_usable(vk, TXLM_K_ATTN_TILE)) {
-        c = (txlm_attn_choice){.path = TXLM_ATTN_TILE, .k = TXLM_K_ATTN_TILE, .splits = tile_splits(s, scratch_bytes)};
+    /* GPUs: 16 queries a workgroup, keys staged in tiles (attn_tile.comp), on
+     * the matrix units where the model is not f32 and a head is whole fragments */
+    txlm_kernel_id tile = s->f16 && s->dh % 16 == 0 && txlm_kernel_usable(vk, TXLM_K_ATTN_CM) ? TXLM_K_ATTN_CM
+                          : txlm_kernel_usable(vk, TXLM_K_ATTN_TILE)                        ? TXLM_K_ATTN_TILE
+                                                                                            : TXLM_K_COUNT;
+    if (vec_ok && !all_masked_rows && vk->gpu_kernels && s->dh <= 64 && tile < TXLM_K_COUNT) {
+        c = (txlm_attn_choice){.path = TXLM_ATTN_TILE, .k = tile, .splits = tile_splits(s, scratch_bytes)};
         c.merge_after = c.splits > 1;
         c.scratch = c.merge_after ? (uint64_t)c.splits * s->H * s->qlen * (s->dh + 4) * 4 : 0;
         c.gx = div_up(s->qlen, 16), c.gy = s->H, c.gz = c.splits;

@@ -47,6 +47,7 @@ static const struct linear_rule {
     {1, TXLM_KF_LINEAR_TEXSG8, 0, 0},         /* 8x16 blocks for a few rows */
     {1, TXLM_KF_LINEAR_TEX8, 0, 0},
     {0, TXLM_KF_GEMV_GPU, 0, ONE_ROW | GPU | GPU_GRID}, /* GPUs: 64 lanes walk K side by side */
+    {0, TXLM_KF_LINEAR_CM, 0, ROWS_16 | GPU},           /* GPUs' matrix units: f16 tiles, f32 sums (no f32 weights) */
     {0, TXLM_KF_LINEAR_SMEM, 0, ROWS_16 | GPU},         /* GPUs: 64x64 tiles in workgroup memory */
     {0, TXLM_KF_COUNT, TXLM_K_GEMV_Q8_SG, ONE_ROW | ALIGNED8 | Q8_BLOCKS},
     {0, TXLM_KF_COUNT, TXLM_K_GEMV_Q8, ONE_ROW | ALIGNED8 | Q8_BLOCKS},

@@ -100,6 +100,8 @@ typedef struct txlm_attn_shape {
     uint32_t kv_rows;       /* rows of the kv ring (key j at row (kv_row0 + j) mod kv_rows); 0: kv_row0 + klen */
     uint32_t kv_dyn;        /* 0, or 1 + the step word added to kv_row0 (shaders/contract.h; needs kv_rows) */
     uint32_t q0;            /* the first row of q and out that are this stream's */
+    uint32_t f16;           /* the model's weights are f16 or quantised: the attention may multiply in f16 on the
+                             * matrix units (attn_cm.comp); 0 keeps an f32 model's attention in f32 */
 } txlm_attn_shape;
 
 /* Relative attention, output heads into out [qlen, H*dh]. q [qlen, H*dh]

@@ -37,30 +37,39 @@ def main():
     ap.add_argument("--log", default=None)
     ap.add_argument("--skip", default="", help="comma-separated test names not run")
     ap.add_argument("--only", default="", help="comma-separated test names run alone")
+    ap.add_argument("--suites", default="", help="comma-separated suites (kernels, ref, ...): only their tests")
     ap.add_argument("--timeout-scale", type=float, default=1.0)
     a = ap.parse_args()
     tests = json.load(open(a.tests))
     builddir = os.path.dirname(os.path.abspath(a.tests))  # meson runs tests there unless told otherwise
     skip = set(filter(None, a.skip.split(",")))
     only = set(filter(None, a.only.split(",")))
-    tests = [t for t in tests if t["name"] not in skip and (not only or t["name"] in only)]
+    suites = set(filter(None, a.suites.split(",")))
+    in_suites = lambda t: not suites or any(s.split(":")[-1] in suites for s in t.get("suite", []))
+    tests = [t for t in tests if t["name"] not in skip and (not only or t["name"] in only) and in_suites(t)]
     extra = {"MALLOC_PERTURB_": "57"}  # as meson test sets it
     counts = {"pass": 0, "fail": 0, "skip": 0}
     log = open(a.log, "w") if a.log else None
     serial = [t for t in tests if not t.get("is_parallel", True)]
-    with concurrent.futures.ThreadPoolExecutor(a.j) as pool:
-        futs = [pool.submit(run_one, t, extra, a.timeout_scale, builddir) for t in tests if t.get("is_parallel", True)]
-        results = [f.result() for f in concurrent.futures.as_completed(futs)]
-    results += [run_one(t, extra, a.timeout_scale, builddir) for t in serial]
-    for name, rc, dt, out in sorted(results):
+
+    # each result as it comes, so a run stopped at its time limit keeps what finished
+    def report(name, rc, dt, out):
         kind = "pass" if rc == 0 else "skip" if rc == 77 else "fail"
         counts[kind] += 1
         line = f"{kind.upper():4} {name} ({dt:.1f} s, rc {rc})"
         print(line, flush=True)
         if log:
             log.write(f"==== {line}\n{out}\n")
+            log.flush()
         if kind == "fail":
             print("\n".join(out.splitlines()[-25:]), flush=True)
+
+    with concurrent.futures.ThreadPoolExecutor(a.j) as pool:
+        futs = [pool.submit(run_one, t, extra, a.timeout_scale, builddir) for t in tests if t.get("is_parallel", True)]
+        for f in concurrent.futures.as_completed(futs):
+            report(*f.result())
+    for t in serial:
+        report(*run_one(t, extra, a.timeout_scale, builddir))
     print(f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped")
     return 1 if counts["fail"] else 0
 

@@ -41,6 +41,7 @@ void txlm_env_read(txlm_env *e)
         .keep_subnormals = on("TXLM_KEEP_SUBNORMALS"),
         .texel = tristate("TXLM_TEXEL"),
         .gpu_kernels = tristate("TXLM_GPU_KERNELS"),
+        .coopmat = tristate("TXLM_COOPMAT"),
         .stream_slots = tristate("TXLM_STREAM_SLOTS"),
         .max_binding_bytes = number("TXLM_MAX_BINDING_BYTES"),
         .no_replay = on("TXLM_NO_REPLAY"),

@@ -18,6 +18,7 @@ typedef struct txlm_env {
     int keep_subnormals;        /* TXLM_KEEP_SUBNORMALS=1: CPU devices keep subnormals */
     int texel;                  /* TXLM_TEXEL=0/1: the texel kernels off or on (-1: the device's default) */
     int gpu_kernels;            /* TXLM_GPU_KERNELS=0/1: the GPU-shaped kernels off or on (-1: default) */
+    int coopmat;                /* TXLM_COOPMAT=0: the cooperative-matrix kernels off (-1: on where the device has them) */
     int stream_slots;           /* TXLM_STREAM_SLOTS=0/1: several streams per attention dispatch off or on (-1: default) */
     uint64_t max_binding_bytes; /* TXLM_MAX_BINDING_BYTES: split bindings below the device's range (0: unset) */
     /* for the debug options (debug.h) */

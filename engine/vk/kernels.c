@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "coopmat.h"
 #include "dtype.h"
 
 txlm_kernel_id txlm_kernel_of(txlm_kernel_family f, uint32_t dtype)
@@ -51,10 +52,14 @@ static int create_one(txlm_vk *vk, VkPipelineCache cache, txlm_kernel *k, uint32
     VkShaderModule mod;
     r = vkCreateShaderModule(vk->device, &mci, NULL, &mod);
     if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateShaderModule");
+    /* the matrix-unit kernels take the device's fragment shape */
+    txlm_coopmat_spec spec;
     VkComputePipelineCreateInfo pci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                  .module = mod, .pName = "main"},
+                  .flags = d->needs & TXLM_NEED_COOPMAT ? VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT : 0,
+                  .module = mod, .pName = "main",
+                  .pSpecializationInfo = d->needs & TXLM_NEED_COOPMAT ? txlm_coopmat_spec_info(vk, &spec) : NULL},
         .layout = k->layout,
     };
     r = vkCreateComputePipelines(vk->device, cache, 1, &pci, NULL, &k->pipeline);
@@ -81,6 +86,8 @@ int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
     if (id >= TXLM_K_COUNT || txlm_debug_forbidden(vk->debug, id)) return 0;
     const txlm_kernel_desc *d = &txlm_kernel_descs[id];
     const VkPhysicalDeviceLimits *lim = &vk->props.limits;
+    if (!d->code) return 0;
+    if ((d->needs & TXLM_NEED_COOPMAT) && !vk->coopmat.on) return 0;
     /* built whenever the format allows, so tests can run them on any device */
     if (d->texel_mask && !vk->texel_ok) return 0;
     if ((d->needs & TXLM_NEED_INT64) && !vk->int64) return 0;

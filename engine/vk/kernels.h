@@ -30,12 +30,13 @@ enum {
     TXLM_NEED_SG8 = 16,     /* subgroups of exactly 8: a workgroup is one subgroup */
     TXLM_NEED_SMEM = 32,    /* 16x16 invocations and 16 KiB of workgroup memory */
     TXLM_NEED_WG256 = 64,   /* 256 x 1 invocations and 26096 bytes of workgroup memory (attn_tile.comp) */
+    TXLM_NEED_COOPMAT = 128, /* cooperative matrices in a shape chosen (vk->coopmat; engine/vk/coopmat.c) */
 };
 
 /* One variant as the manifest declares it (kernel_table.c, generated). */
 typedef struct txlm_kernel_desc {
     const char *name;
-    const uint32_t *code;
+    const uint32_t *code; /* NULL where the build had no SPIR-V for it (shaders/meson.build) */
     size_t size;
     uint32_t n_bindings;
     uint32_t texel_mask; /* bit i: binding i is a uniform texel buffer */

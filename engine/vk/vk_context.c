@@ -1,6 +1,7 @@
 #include "vk_context.h"
 #include "log.h"
 
+#include "coopmat.h"
 #include "fp_flush.h"
 #include "san_pin.h"
 
@@ -68,7 +69,7 @@ static int has_instance_ext(const char *layer, const char *name)
     return found;
 }
 
-static int has_device_ext(VkPhysicalDevice pd, const char *name)
+int txlm_vk_has_device_ext(VkPhysicalDevice pd, const char *name)
 {
     uint32_t n = 0;
     if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0) return 0;
@@ -334,10 +335,10 @@ static int create_device(txlm_vk *vk, txlm_err *err)
         .queueCount = 1,
         .pQueuePriorities = &prio,
     };
-    const char *exts[1];
+    const char *exts[3];
     uint32_t n_ext = 0;
     /* Required whenever a portability (MoltenVK) implementation advertises it. */
-    if (has_device_ext(vk->phys, "VK_KHR_portability_subset")) exts[n_ext++] = "VK_KHR_portability_subset";
+    if (txlm_vk_has_device_ext(vk->phys, "VK_KHR_portability_subset")) exts[n_ext++] = "VK_KHR_portability_subset";
     VkPhysicalDeviceFeatures have, want = {0};
     vkGetPhysicalDeviceFeatures(vk->phys, &have);
     want.shaderInt64 = have.shaderInt64;
@@ -350,6 +351,8 @@ static int create_device(txlm_vk *vk, txlm_err *err)
         .enabledExtensionCount = n_ext,
         .ppEnabledExtensionNames = exts,
     };
+    txlm_coopmat_enables cm;
+    txlm_coopmat_enable(vk, &cm, &ci, exts, &ci.enabledExtensionCount);
     VkResult r = vkCreateDevice(vk->phys, &ci, NULL, &vk->device);
     if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateDevice");
     volkLoadDevice(vk->device);
@@ -453,6 +456,7 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
         VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
         read_capabilities(vk, &m3);
         choose_paths(vk, opts, &m3);
+        txlm_coopmat_probe(vk);
         rc = create_device_flushing(vk, err);
     }
     if (rc) txlm_vk_close(vk);

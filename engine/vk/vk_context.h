@@ -11,6 +11,17 @@
 #include "errmsg.h"
 #include "txlm.h"
 
+/* Cooperative matrices (engine/vk/coopmat.c): the fragment shape the
+ * matrix-unit kernels use on this device, when it has one. */
+typedef struct txlm_vk_coopmat {
+    int on;            /* VK_KHR_cooperative_matrix enabled, a shape chosen */
+    uint32_t m, n, k;  /* f16 A (m x k) times f16 B (k x n) plus f32 C, subgroup scope */
+    uint32_t fps;      /* fragments of a 64x64 tile one subgroup keeps (the fewest subgroups' share) */
+    uint32_t nsub;     /* the most subgroups a workgroup of 128 invocations makes */
+    uint32_t min_sg, max_sg; /* the subgroup sizes the device may use */
+    const char *off_why; /* where off: why (txlm devices, the log) */
+} txlm_vk_coopmat;
+
 typedef struct txlm_vk {
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger;
@@ -44,6 +55,7 @@ typedef struct txlm_vk {
     int flush_subnormals;            /* a CPU device's shader threads flush subnormals (fp_flush.h) */
     int stream_slots;                /* attention of several streams in one dispatch (attn_streams.h) */
     int texel_ok;                    /* RGBA32_UINT uniform texel buffers supported: texel kernels built */
+    txlm_vk_coopmat coopmat;         /* matrix units (TXLM_COOPMAT=0: off) */
     VkDeviceSize texel_align;        /* minTexelBufferOffsetAlignment */
     uint32_t max_texel_elems;        /* maxTexelBufferElements (16-byte texels) */
     VkDeviceSize max_alloc;          /* maxMemoryAllocationSize */
@@ -69,6 +81,9 @@ int txlm_vk_list(txlm_device_info *out, uint32_t cap, uint32_t *count, txlm_err 
  * resets the fence. Serialised on queue_lock (where the device-lost
  * fault point counts submissions, debug.h). */
 VkResult txlm_vk_submit_wait(txlm_vk *vk, VkCommandBuffer cmd, VkFence fence);
+
+/* Whether physical device pd offers device extension name. */
+int txlm_vk_has_device_ext(VkPhysicalDevice pd, const char *name);
 
 /* Maps a VkResult to a txlm status code and message. */
 int txlm_vk_fail(txlm_err *err, VkResult r, const char *what);

@@ -19,9 +19,10 @@ static int kernel_switch_has(unsigned sw, txlm_kernel_id k)
                  k == TXLM_K_ATTN_PAIR_TEX64 || k == TXLM_K_ATTN_PAIR_TEXSG64;
     int split = k == TXLM_K_ATTN_SPLIT || k == TXLM_K_ATTN_SPLIT_TEX || k == TXLM_K_ATTN_SPLIT_TEX48 ||
                 k == TXLM_K_ATTN_SPLIT_TEX64 || sg;
-    return ((sw & NO_GEMV) && (in_gemv || q8 || touch)) || ((sw & NO_GEMV_Q8) && q8) ||
+    int coopmat = (txlm_kernel_descs[k].needs & TXLM_NEED_COOPMAT) != 0;
+    return ((sw & NO_COOPMAT) && coopmat) || ((sw & NO_GEMV) && (in_gemv || q8 || touch)) || ((sw & NO_GEMV_Q8) && q8) ||
            ((sw & NO_SHUFFLE) && (in_texsg || k == TXLM_K_LAYERNORM_TEX || k == TXLM_K_ATTN_PAIR_TEXSG64)) ||
-           ((sw & NO_FUSED_ATTENTION) && (paired || split || k == TXLM_K_ATTN_FUSED || k == TXLM_K_ATTN_TILE)) ||
+           ((sw & NO_FUSED_ATTENTION) && (paired || split || k == TXLM_K_ATTN_FUSED || k == TXLM_K_ATTN_TILE || k == TXLM_K_ATTN_CM)) ||
            ((sw & NO_PAIRED_ATTENTION) && paired) || ((sw & NO_ATTN_SG) && sg) || ((sw & NO_TOUCH) && touch) ||
            ((sw & NO_FUSED_LN) && (in_tex_ln || k == TXLM_K_GEMV_TEX_Q8_0_LONG_LN)) ||
            ((sw & NO_FUSED_MERGE) && merges);

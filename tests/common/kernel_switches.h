@@ -18,6 +18,7 @@ enum {
     NO_FUSED_LN = 128,        /* txlm_op_linear_ln as a product and a LayerNorm dispatch */
     NO_FUSED_MERGE = 256,     /* the one-query attention's runs merged by their own dispatch */
     NO_STREAM_SLOTS = 512,    /* one stream per dispatch: no variant of several streams (_x8) */
+    NO_COOPMAT = 1024,        /* the FP32 kernels where the matrix-unit ones (cooperative matrices) run */
 };
 
 /* Sets (on) or clears the switches sw on context c, keeping the others

@@ -7,7 +7,9 @@
  * With DTYPE (f16, q8_0, q4_0) the weight matrices are stored in that type
  * and the bounds are those of docs/format.md, "Accuracy": f16 max
  * |diff| <= 0.05; q8_0 / q4_0 mean NLL over all targets within 1% / 5% of
- * the reference's (float32, which the f32 engine matches within 1e-3). */
+ * the reference's (float32, which the f32 engine matches within 1e-3).
+ * TXLM_RUN_WRAPPER, where set, is put before the txlm command (a program
+ * to run it under). */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -91,7 +93,10 @@ int main(int argc, char **argv)
         append_ints(&lens, &ll, &lc, len, &n_segs);
         cJSON_Delete(len);
     }
-    snprintf(cmd, sizeof cmd, "'%s' logprobs -m '%s' --tokens %s --segments %s -o '%s'", txlm, model, tokens, lens, out);
+    /* TXLM_RUN_WRAPPER: a program txlm runs under (CI: another Vulkan driver, scripts/newer-vulkan.sh run) */
+    const char *wrap = getenv("TXLM_RUN_WRAPPER");
+    snprintf(cmd, sizeof cmd, "%s%s'%s' logprobs -m '%s' --tokens %s --segments %s -o '%s'", wrap ? wrap : "", wrap ? " " : "",
+             txlm, model, tokens, lens, out);
     if (run(cmd)) return 1;
 
     size_t got_len;

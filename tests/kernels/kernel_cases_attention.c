@@ -10,6 +10,47 @@
 #include "ref_ops.h"
 #include "../common/check.h"
 
+/* The attention as the matrix units compute it (attn_cm.comp): q + u,
+ * q + v, the keys, values and position rows rounded to f16 first, the
+ * rest in double. Position rows by distance from rkd (clamped to max_dist). */
+static void ref_attention_f16(const float *q, const float *k, const float *v, const float *rkd, uint32_t max_dist,
+                              const float *rwb, const float *rrb, uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh,
+                              int same_length, uint32_t mem_len, float *out)
+{
+    uint32_t klen = mlen + qlen, hd = H * dh;
+    float *qw = malloc(dh * 4), *qr = malloc(dh * 4), *kr = malloc((size_t)klen * hd * 4), *vr = malloc((size_t)klen * hd * 4);
+    float *rr = malloc((size_t)(max_dist + 1) * hd * 4);
+    double *sc = malloc(klen * sizeof *sc);
+    memcpy(kr, k, (size_t)klen * hd * 4), memcpy(vr, v, (size_t)klen * hd * 4), memcpy(rr, rkd, (size_t)(max_dist + 1) * hd * 4);
+    round_f16(kr, (size_t)klen * hd), round_f16(vr, (size_t)klen * hd), round_f16(rr, (size_t)(max_dist + 1) * hd);
+    for (uint32_t h = 0; h < H; h++)
+        for (uint32_t i = 0; i < qlen; i++) {
+            for (uint32_t e = 0; e < dh; e++) {
+                qw[e] = q[(size_t)i * hd + h * dh + e] + rwb[h * dh + e];
+                qr[e] = q[(size_t)i * hd + h * dh + e] + rrb[h * dh + e];
+            }
+            round_f16(qw, dh), round_f16(qr, dh);
+            double m = -INFINITY, l = 0;
+            for (uint32_t j = 0; j < klen; j++) {
+                sc[j] = -INFINITY;
+                if (ref_attn_masked((int)i, (int)j, (int)qlen, (int)mlen, same_length, (int)mem_len)) continue;
+                uint32_t dist = mlen + i - j < max_dist ? mlen + i - j : max_dist;
+                double s = 0;
+                for (uint32_t e = 0; e < dh; e++)
+                    s += (double)qw[e] * kr[(size_t)j * hd + h * dh + e] + (double)qr[e] * rr[(size_t)dist * hd + h * dh + e];
+                sc[j] = s / sqrt((double)dh);
+                m = sc[j] > m ? sc[j] : m;
+            }
+            for (uint32_t j = 0; j < klen; j++) l += exp(sc[j] - m);
+            for (uint32_t e = 0; e < dh; e++) {
+                double o = 0;
+                for (uint32_t j = 0; j < klen; j++) o += exp(sc[j] - m) * vr[(size_t)j * hd + h * dh + e];
+                out[(size_t)i * hd + h * dh + e] = (float)(o / l);
+            }
+        }
+    free(qw), free(qr), free(kr), free(vr), free(rr), free(sc);
+}
+
 /* The GPU takes position keys by distance (rk_dist[p], p = 0..max_dist),
  * at element rk_off of their buffer; the reference takes them in R's order
  * (row j has pos klen-1-j, clamped). Runs the three-pass path with the
@@ -47,7 +88,7 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
     ref_rel_attention(q, k, v, rk, rwb, rrb, qlen, mlen, H, dh, same_length, mem_len, want_p, want_t, want_o);
 
     txlm_buf qb = host_buf(q, (size_t)qlen * hd), kvb = host_buf(kv, (size_t)ring * 2 * hd);
-    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len, kv_row0, 0, ring, 0, 0};
+    txlm_attn_shape s = {qlen, mlen, H, dh, max_dist, (uint32_t)same_length, mem_len, kv_row0, 0, ring, 0, 0, 0};
     /* the same ring with its first row in the step buffer (shaders/step.glsl),
      * as the forward pass gives it: every other case and path below */
     txlm_attn_shape sd = s;
@@ -170,28 +211,43 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
               clamp_len, rk_off, kv_row0, sh == &sd ? " (step buffer)" : "", ring, texel, d);
     }
     /* the GPUs' tiled kernel, forced on any device: its keys in runs merged
-     * after (the scratch as given), then in one run (no scratch) */
+     * after (the scratch as given), then in one run (no scratch); then, where
+     * the device has matrix units, the same tiles on them for a model that
+     * is not f32 (against the reference on f16-rounded inputs) */
     ctx->vk.gpu_kernels = 1;
-    for (int runs = 1; runs >= 0 && txlm_kernel_usable(&ctx->vk, TXLM_K_ATTN_TILE); runs--) {
-        int expect_tile = dh % 4 == 0 && dh <= 64 && rk_off % 4 == 0 && !(same_length && mem_len == 0);
-        if (!runs && !expect_tile) break; /* the other paths need the scratch */
-        uint32_t tiles = ctx->vk.debug->kernel_uses[TXLM_K_ATTN_TILE], merges = ctx->vk.debug->kernel_uses[TXLM_K_ATTN_MERGE];
-        txlm_view scratch = txlm_view_of(&sb);
-        if (!runs) scratch.size = 0;
-        memset(ob.map, 0, (size_t)qlen * hd * 4);
-        const txlm_attn_shape *sh = (dyn + runs) % 2 ? &sd : &s;
-        begin();
-        txlm_op_attention(&ops, &(txlm_attention_args){.shape = sh, .q = qv, .kv = kvv, .rk = rkv, .rk_off = rk_off,
-                                                       .r_w_bias = &rwt, .r_r_bias = &rrt, .scratch = scratch, .out = ov});
-        run();
-        int used_tile = ctx->vk.debug->kernel_uses[TXLM_K_ATTN_TILE] != tiles;
-        int merged = ctx->vk.debug->kernel_uses[TXLM_K_ATTN_MERGE] != merges;
-        double d = max_abs_diff(ob.map, want_o, (size_t)qlen * hd);
-        CHECK(d < 1e-4 && used_tile == expect_tile && (!used_tile || !runs || merged == (klen > 64)),
-              "tiled attention (runs %d: used %d, expected %d, merged %d) qlen=%u mlen=%u H=%u dh=%u same_length=%d "
-              "mem_len=%u clamp=%d rk_off=%u kv_row0=%u%s ring=%u: out diff %g", runs, used_tile, expect_tile, merged, qlen,
-              mlen, H, dh, same_length, mem_len, clamp_len, rk_off, kv_row0, sh == &sd ? " (step buffer)" : "", ring, d);
+    float *want16 = NULL;
+    for (int cm = 0; cm <= have_coopmat; cm++) {
+        txlm_kernel_id kern = cm ? TXLM_K_ATTN_CM : TXLM_K_ATTN_TILE;
+        txlm_attn_shape sh16 = s, sd16 = sd;
+        sh16.f16 = sd16.f16 = (uint32_t)cm;
+        int expect_tile = dh % 4 == 0 && dh <= 64 && rk_off % 4 == 0 && !(same_length && mem_len == 0) && (!cm || dh % 16 == 0);
+        if (cm && expect_tile) {
+            want16 = malloc((size_t)qlen * hd * 4);
+            ref_attention_f16(q, k, v, rkd + rk_off, max_dist, rwb, rrb, qlen, mlen, H, dh, same_length, mem_len, want16);
+        }
+        for (int runs = 1; runs >= 0 && txlm_kernel_usable(&ctx->vk, kern); runs--) {
+            if (!runs && !expect_tile) break; /* the other paths need the scratch */
+            uint32_t tiles = ctx->vk.debug->kernel_uses[kern], merges = ctx->vk.debug->kernel_uses[TXLM_K_ATTN_MERGE];
+            txlm_view scratch = txlm_view_of(&sb);
+            if (!runs) scratch.size = 0;
+            memset(ob.map, 0, (size_t)qlen * hd * 4);
+            const txlm_attn_shape *sh = (dyn + runs) % 2 ? &sd16 : &sh16;
+            begin();
+            txlm_op_attention(&ops, &(txlm_attention_args){.shape = sh, .q = qv, .kv = kvv, .rk = rkv, .rk_off = rk_off,
+                                                           .r_w_bias = &rwt, .r_r_bias = &rrt, .scratch = scratch, .out = ov});
+            run();
+            int used_tile = ctx->vk.debug->kernel_uses[kern] != tiles;
+            int merged = ctx->vk.debug->kernel_uses[TXLM_K_ATTN_MERGE] != merges;
+            int on_cm = cm && used_tile;
+            double d = max_abs_diff(ob.map, on_cm ? want16 : want_o, (size_t)qlen * hd);
+            CHECK(d < (on_cm ? 1e-3 : 1e-4) && used_tile == expect_tile && (!used_tile || !runs || merged == (klen > 64)),
+                  "tiled attention%s (runs %d: used %d, expected %d, merged %d) qlen=%u mlen=%u H=%u dh=%u same_length=%d "
+                  "mem_len=%u clamp=%d rk_off=%u kv_row0=%u%s ring=%u: out diff %g", cm ? " on the matrix units" : "", runs,
+                  used_tile, expect_tile, merged, qlen, mlen, H, dh, same_length, mem_len, clamp_len, rk_off, kv_row0,
+                  sh == &sd16 ? " (step buffer)" : "", ring, d);
+        }
     }
+    free(want16);
     ctx->vk.gpu_kernels = gpu_default;
     rec.step = txlm_view_of(&ctx->dummy);
     txlm_buf_destroy(&ctx->vk, &stepb);

@@ -75,6 +75,14 @@ txlm_gpu_tensor weight(float *data, uint32_t rows, uint32_t cols, VkDeviceSize m
 
 const char *dt_name(uint32_t dt) { return txlm_dtype_get(dt)->name; }
 
+void round_f16(float *v, size_t n)
+{
+    uint16_t *h = malloc(n * 2 + 2);
+    txlm_quantize_f16(v, n, h);
+    txlm_dequantize(TXLM_DT_F16, h, n, v);
+    free(h);
+}
+
 /* Per kernel, in how many test cases it ran: every kernel the device has
  * must have run in at least three, so no variant goes untested because the
  * op functions happened not to pick it. */
@@ -93,17 +101,21 @@ void case_done(void)
 /* The modes: 64-bit loads (wide) or not, subgroup sums or shared memory
  * for single rows, the matrix kernel for single rows too, the generic
  * single-row kernel for q8_0 rows, the texel kernels, the GPU-shaped ones. */
-int have_int64, have_subgroup, have_texel, have_gpu_kernels;
+int have_int64, have_subgroup, have_texel, have_gpu_kernels, have_coopmat;
 
 int set_mode(int mode)
 {
-    /* the kernels shaped for GPUs (their default, forced here on any device): alone */
+    /* the kernels shaped for GPUs (their default, forced here on any device):
+     * alone, with the matrix units' kernels (MODE_COOPMAT) or without */
     ctx->vk.gpu_kernels = 0;
-    if (mode & MODE_GPU) {
-        if (mode != MODE_GPU || !txlm_kernel_usable(&ctx->vk, TXLM_K_LINEAR_SMEM)) return 0;
+    kernel_switch(ctx, NO_COOPMAT, 0);
+    if (mode & (MODE_GPU | MODE_COOPMAT)) {
+        if ((mode != MODE_GPU && mode != MODE_COOPMAT) || !txlm_kernel_usable(&ctx->vk, TXLM_K_LINEAR_SMEM)) return 0;
+        if (mode == MODE_COOPMAT && !have_coopmat) return 0;
         ctx->vk.texel = 0;
         ctx->vk.gpu_kernels = 1;
         kernel_switch(ctx, NO_GEMV | NO_GEMV_Q8, 0);
+        kernel_switch(ctx, NO_COOPMAT, mode == MODE_GPU);
         return 1;
     }
     /* texel kernels: the matrix/single-row switch, and MODE_NO_SUBGROUP
@@ -132,7 +144,7 @@ void reset_mode(void)
     ctx->vk.int64 = have_int64;
     ctx->vk.subgroup_arith = have_subgroup;
     ctx->vk.texel = 0;
-    kernel_switch(ctx, NO_GEMV | NO_GEMV_Q8 | NO_SHUFFLE, 0);
+    kernel_switch(ctx, NO_GEMV | NO_GEMV_Q8 | NO_SHUFFLE | NO_COOPMAT, 0);
 }
 
 void begin(void)

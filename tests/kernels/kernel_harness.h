@@ -26,6 +26,8 @@ txlm_buf host_buf(const float *data, size_t n);
 txlm_gpu_tensor weight_dt(float *data, uint32_t rows, uint32_t cols, uint32_t dtype, VkDeviceSize max_range);
 txlm_gpu_tensor weight(float *data, uint32_t rows, uint32_t cols, VkDeviceSize max_range);
 const char *dt_name(uint32_t dt);
+/* v rounded to f16 and back, as the matrix units read it */
+void round_f16(float *v, size_t n);
 
 /* Per kernel, in how many test cases it ran (main checks every kernel
  * the device has ran in at least three); case_done ends a case. */
@@ -34,8 +36,12 @@ void case_done(void);
 
 /* The kernel choices the op functions make from device features, forced
  * one by one (set_mode: 0 where the device cannot run that mode). */
-enum { MODE_NARROW = 1, MODE_NO_SUBGROUP = 2, MODE_NO_GEMV = 4, MODE_NO_GEMV_Q8 = 8, MODE_TEXEL = 16, MODE_GPU = 32, N_MODES = 64 };
-extern int have_int64, have_subgroup, have_texel, have_gpu_kernels;
+enum {
+    MODE_NARROW = 1, MODE_NO_SUBGROUP = 2, MODE_NO_GEMV = 4, MODE_NO_GEMV_Q8 = 8, MODE_TEXEL = 16, MODE_GPU = 32,
+    MODE_COOPMAT = 64, /* the GPU kernels with the matrix units' (MODE_GPU: without) */
+    N_MODES = 128
+};
+extern int have_int64, have_subgroup, have_texel, have_gpu_kernels, have_coopmat;
 int set_mode(int mode);
 void reset_mode(void);
 

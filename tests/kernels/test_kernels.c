@@ -13,7 +13,10 @@
  *                    (q8_0 rows of 2048 and more: gemv_tex_q8_0_long),
  *                    linear_tex_* (32x16 blocks) from 24 rows, else linear_tex8_*.
  *                    With vk->gpu_kernels (GPUs; MODE_GPU forces it): gemv_gpu_* for one
- *                    row, linear_smem_* (64x64 workgroup-memory tiles) from 16 rows.
+ *                    row, linear_smem_* (64x64 workgroup-memory tiles) from 16 rows;
+ *                    where the device has cooperative matrices (MODE_COOPMAT; MODE_GPU
+ *                    without them) linear_cm_* from 16 rows for f16, q8_0, q4_0,
+ *                    against the reference on f16-rounded X and W.
  *   txlm_op_gather    gather_* per dtype.
  *   txlm_op_attention with probabilities wanted, or qlen <= 4, or dh % 4, or a
  *                     misaligned rk offset: attn_scores, softmax, attn_pv; else
@@ -33,6 +36,19 @@
 #include "ref_ops.h"
 #include "../common/check.h"
 
+/* The matrix-unit kernels against the reference on f16-rounded inputs:
+ * only the order of their f32 sums differs (tighter than the FP32
+ * kernels' bound, so a kernel that did not round would fail it). */
+#define CM_TOLERANCE 2e-6
+
+static uint32_t coopmat_uses(void)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < TXLM_K_COUNT; k++)
+        if (txlm_kernel_descs[k].needs & TXLM_NEED_COOPMAT) n += ctx->vk.debug->kernel_uses[k];
+    return n;
+}
+
 /* X is read at element offset x_off with rows x_pad elements longer than
  * K: a misaligned offset or stride sends the op to the plain kernel. */
 static void linear_case(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int with_bias, VkDeviceSize max_range,
@@ -45,21 +61,25 @@ static void linear_case(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int 
     for (uint32_t m = 0; m < M; m++) memcpy(xs + x_off + (size_t)m * ldx, x + (size_t)m * K, (size_t)K * 4);
     float alpha = 0.75f;
     txlm_gpu_tensor wt = weight_dt(w, N, K, dtype, max_range), bt = weight(b, 1, N, 0);
+    txlm_buf xb = host_buf(xs, x_off + (size_t)M * ldx), rb = host_buf(r, (size_t)M * N), yb = host_buf(NULL, (size_t)M * N);
+    txlm_arg xa = txlm_arg_of(&xb, x_off, ldx), ra = txlm_arg_of(&rb, 0, N), ya = txlm_arg_of(&yb, 0, N);
+    uint32_t cm_before = coopmat_uses();
+    begin();
+    txlm_linear_args la = {.x = xa, .w = &wt, .n = N, .bias = with_bias ? &bt : NULL,
+                           .residual = flags & TXLM_LIN_RESIDUAL ? &ra : NULL, .y = ya, .m = M, .flags = flags, .scale = alpha};
+    txlm_op_linear(&ops, &la);
+    run();
+    /* the matrix units multiply f16: X and W as the kernel rounded them */
+    int cm = coopmat_uses() != cm_before;
+    if (cm) round_f16(x, (size_t)M * K), round_f16(w, (size_t)N * K);
     ref_linear(x, w, with_bias ? b : NULL, M, N, K, 0, want);
     for (size_t i = 0; i < (size_t)M * N; i++) {
         want[i] *= alpha;
         if (flags & TXLM_LIN_RELU) want[i] = want[i] > 0 ? want[i] : 0;
         if (flags & TXLM_LIN_RESIDUAL) want[i] += r[i];
     }
-    txlm_buf xb = host_buf(xs, x_off + (size_t)M * ldx), rb = host_buf(r, (size_t)M * N), yb = host_buf(NULL, (size_t)M * N);
-    txlm_arg xa = txlm_arg_of(&xb, x_off, ldx), ra = txlm_arg_of(&rb, 0, N), ya = txlm_arg_of(&yb, 0, N);
-    begin();
-    txlm_linear_args la = {.x = xa, .w = &wt, .n = N, .bias = with_bias ? &bt : NULL,
-                           .residual = flags & TXLM_LIN_RESIDUAL ? &ra : NULL, .y = ya, .m = M, .flags = flags, .scale = alpha};
-    txlm_op_linear(&ops, &la);
-    run();
     double diff = max_abs_diff(yb.map, want, (size_t)M * N);
-    CHECK(diff < 1e-4 * sqrt((double)K),
+    CHECK(diff < (cm ? CM_TOLERANCE : 1e-4) * sqrt((double)K),
           "linear %s M=%u N=%u K=%u flags=%u bias=%d chunks=%u x_off=%u x_pad=%u mode=%d: max diff %g", dt_name(dtype), M, N,
           K, flags, with_bias, txlm_tensor_n_chunks(&wt), x_off, x_pad, mode, diff);
     CHECK(!max_range || txlm_tensor_n_chunks(&wt) > 1, "weight was not split (N=%u)", N);
@@ -105,7 +125,7 @@ static void linear_case(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int 
                 double d = fabs(((float *)yb.map)[m * N + 1 + n] - want2[m * nr + n]);
                 if (!(d <= d2)) d2 = isnan(d) ? INFINITY : d;
             }
-        CHECK(d2 < 1e-4 * sqrt((double)K), "linear %s row range M=%u N=%u K=%u mode=%d: max diff %g", dt_name(dtype), M, N,
+        CHECK(d2 < (cm ? CM_TOLERANCE : 1e-4) * sqrt((double)K), "linear %s row range M=%u N=%u K=%u mode=%d: max diff %g", dt_name(dtype), M, N,
               K, mode, d2);
         free(w2);
         free(want2);
@@ -119,7 +139,7 @@ static void linear_case(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int 
         txlm_op_linear(&ops, &la);
         run();
         double d3 = max_abs_diff(yb.map, want, (size_t)M * N);
-        CHECK(d3 < 1e-4 * sqrt((double)K), "linear %s in place M=%u N=%u K=%u mode=%d: max diff %g", dt_name(dtype), M, N, K,
+        CHECK(d3 < (cm ? CM_TOLERANCE : 1e-4) * sqrt((double)K), "linear %s in place M=%u N=%u K=%u mode=%d: max diff %g", dt_name(dtype), M, N, K,
               mode, d3);
     }
     txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &rb), txlm_buf_destroy(&ctx->vk, &yb);
@@ -140,6 +160,7 @@ static void test_linear_at(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, i
         if ((mode & MODE_NO_GEMV_Q8) && (M != 1 || dtype != TXLM_DT_Q8_0 || (mode & (MODE_NO_GEMV | MODE_NARROW))))
             continue;
         if ((mode & MODE_GPU) && M > 1 && M < 16) continue; /* neither GPU kernel is chosen for these */
+        if ((mode & MODE_COOPMAT) && M < 16) continue;     /* the matrix units take 16 rows and more */
         if (set_mode(mode)) linear_case(M, N, K, flags, with_bias, max_range, dtype, x_off, x_pad, mode);
     }
     reset_mode();
@@ -314,6 +335,13 @@ int main(void)
     have_subgroup = ctx->vk.subgroup_arith;
     have_texel = ctx->vk.texel_ok;
     have_gpu_kernels = ctx->vk.gpu_kernels;
+    have_coopmat = ctx->vk.coopmat.on;
+    /* where the device must have them (CI on a lavapipe that does) */
+    const char *want_cm = getenv("TXLM_TEST_WANT_COOPMAT");
+    CHECK(!want_cm || !*want_cm || have_coopmat, "no cooperative matrices: %s", ctx->vk.coopmat.off_why);
+    if (have_coopmat)
+        printf("cooperative matrices: %ux%ux%u fragments, %u a subgroup\n", ctx->vk.coopmat.m, ctx->vk.coopmat.n,
+               ctx->vk.coopmat.k, ctx->vk.coopmat.fps);
 
     /* M, N, K, flags, bias, split bytes, dtype (, x offset, x row padding).
      * Each dtype: shapes for the plain kernel (K or X not 8-aligned), for the
@@ -359,6 +387,9 @@ int main(void)
     test_linear_at(3, 39, 80, RL | RS, 1, 0, TXLM_DT_F16, 4, 4);
     test_linear(4, 77, 64, 0, 1, 64 * 2 * 16, TXLM_DT_F16);
     test_linear_at(2, 33, 48, RL, 1, 48 * 2 * 16, TXLM_DT_F16, 8, 0);
+    /* the matrix units' 64x64 tiles: odd K and X offset, more than a tile of rows and columns */
+    test_linear_at(19, 37, 33, RL | RS, 1, 0, TXLM_DT_F16, 1, 2);
+    test_linear(70, 130, 40, RS, 1, 0, TXLM_DT_F16);
 
     for (uint32_t dt = TXLM_DT_Q8_0; dt <= TXLM_DT_Q4_0; dt++) {
         uint32_t row32 = txlm_dtype_get(dt)->block_bytes; /* bytes of a 32-element row */
@@ -394,6 +425,7 @@ int main(void)
         test_linear_at(3, 29, 800, RS, 1, 0, dt, 4, 4);
         test_linear(4, 61, 1536, 0, 1, 3 * sb * 20, dt);
         test_linear(3, 70, 64, RL, 1, 2 * row32 * 32, dt);
+        test_linear(67, 66, 64, RL | RS, 1, 0, dt); /* more than a 64x64 tile */
     }
 
     /* the plain linear_* kernel of each dtype: X at an odd offset, which
