@@ -163,6 +163,8 @@ txlm_attn_shape txlm_stream_shape(const txlm_session *s, uint32_t qlen)
         .clamp_max = s->max_dist, .same_length = s->same_length,
         .mem_len = s->mem_len + h->same_length_rule, /* NVIDIA's rule: one key more (hparams.h) */
         .kv_rows = s->kv_rows, .kv_row0 = s->kv_base,
+        /* an f32 model's attention stays in f32; others may multiply in f16 on the matrix units */
+        .f16 = s->m->layers[0].qkv->dtype != TXLM_DT_F32,
     };
 }
 

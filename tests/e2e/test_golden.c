@@ -9,7 +9,13 @@
  * |diff| <= 0.05; q8_0 / q4_0 mean NLL over all targets within 1% / 5% of
  * the reference's (float32, which the f32 engine matches within 1e-3).
  * TXLM_RUN_WRAPPER, where set, is put before the txlm command (a program
- * to run it under). */
+ * to run it under). With TXLM_TEST_WANT_COOPMAT set (CI on a lavapipe
+ * with cooperative matrices, the GPU kernels forced), txlm runs with
+ * TXLM_PROFILE=1 and its kernels are checked: an f32 model's work never
+ * on the matrix units, an f16 model's attention on attn_cm (every golden
+ * case's heads are 16 wide, as that kernel takes; a block type leaves a
+ * q|k|v projection whose rows are not whole blocks in f32, and with it
+ * the attention, so q8_0 and q4_0 may take either). */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -33,6 +39,25 @@ static int run(const char *cmd)
         return 1;
     }
     return 0;
+}
+
+/* The kernels txlm's profile (TXLM_PROFILE=1, on stderr into `profile`)
+ * names, against what the matrix units take: 0, or 1 with a message. */
+static int check_matrix_units(const char *profile, const char *dtype)
+{
+    char *text = slurp(profile, NULL);
+    int attn = text && strstr(text, "\nattn_cm") != NULL, products = text && strstr(text, "\nlinear_cm_") != NULL;
+    int f16 = dtype && !strcmp(dtype, "f16");
+    int bad = !text || (f16 && !attn) || (!dtype && (attn || products));
+    if (bad)
+        fprintf(stderr, "FAIL: %s model: %s\n%s\n", dtype ? dtype : "an f32",
+                dtype ? "its attention did not run on the matrix units (attn_cm)" : "its work ran on the matrix units",
+                text ? text : "(no profile)");
+    else
+        printf("matrix units: %s%s\n", attn ? "attn_cm" : "not attn_cm", products ? ", linear_cm_*" : "");
+    free(text);
+    remove(profile);
+    return bad;
 }
 
 /* Appends "a,b,c" of a JSON int array to a growing string. */
@@ -94,10 +119,14 @@ int main(int argc, char **argv)
         cJSON_Delete(len);
     }
     /* TXLM_RUN_WRAPPER: a program txlm runs under (CI: another Vulkan driver, scripts/newer-vulkan.sh run) */
-    const char *wrap = getenv("TXLM_RUN_WRAPPER");
-    snprintf(cmd, sizeof cmd, "%s%s'%s' logprobs -m '%s' --tokens %s --segments %s -o '%s'", wrap ? wrap : "", wrap ? " " : "",
-             txlm, model, tokens, lens, out);
-    if (run(cmd)) return 1;
+    const char *wrap = getenv("TXLM_RUN_WRAPPER"), *want_cm = getenv("TXLM_TEST_WANT_COOPMAT");
+    int profiled = want_cm && *want_cm;
+    char profile[1300];
+    snprintf(profile, sizeof profile, "%s.profile", out);
+    n = snprintf(cmd, sizeof cmd, "%s%s%s'%s' logprobs -m '%s' --tokens %s --segments %s -o '%s'",
+                 profiled ? "TXLM_PROFILE=1 " : "", wrap ? wrap : "", wrap ? " " : "", txlm, model, tokens, lens, out);
+    if (profiled) snprintf(cmd + n, sizeof cmd - (size_t)n, " 2> '%s'", profile);
+    if (run(cmd) || (profiled && check_matrix_units(profile, dtype))) return 1;
 
     size_t got_len;
     float *got = (float *)slurp(out, &got_len);

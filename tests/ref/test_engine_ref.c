@@ -129,6 +129,34 @@ static uint64_t largest_tensor(const char *path)
     return most;
 }
 
+/* What ran on the matrix units (the context counts dispatches by kernel):
+ * never an f32 model's work; and where a test wants them (CI on a
+ * lavapipe that has them: TXLM_TEST_WANT_COOPMAT) with the GPU kernels,
+ * the attention on attn_cm wherever the q|k|v projection is stored in a
+ * smaller type and the heads are what that kernel takes (whole 16-wide
+ * fragments, at most 64). Returns 1 on a failure. */
+static int check_matrix_units(const test_case *c, const txlm_context *ctx, const txlm_model *m)
+{
+    const uint32_t *uses = ctx->vk.debug->kernel_uses;
+    uint32_t attn = uses[TXLM_K_ATTN_CM] + uses[TXLM_K_ATTN_CM_X8], products = 0;
+    for (uint32_t k = 0; k < TXLM_K_COUNT; k++)
+        if (txlm_kernel_descs[k].needs & TXLM_NEED_COOPMAT) products += uses[k];
+    products -= attn;
+    if (ctx->vk.coopmat.on) printf("%s: matrix units: %u dispatches of linear_cm_*, %u of attn_cm\n", c->name, products, attn);
+    if (c->dtype == TXLM_DT_F32 && products + attn) {
+        fprintf(stderr, "FAIL %s: an f32 model on the matrix units (%u dispatches)\n", c->name, products + attn);
+        return 1;
+    }
+    const char *want = getenv("TXLM_TEST_WANT_COOPMAT");
+    int smaller = m->layers[0].qkv->dtype != TXLM_DT_F32;
+    if (want && *want && ctx->vk.gpu_kernels && smaller && m->dev.dh % 16 == 0 && m->dev.dh <= 64 && !attn) {
+        fprintf(stderr, "FAIL %s: the attention did not run on the matrix units (attn_cm)%s%s\n", c->name,
+                ctx->vk.coopmat.on ? "" : ": ", ctx->vk.coopmat.on ? "" : ctx->vk.coopmat.off_why);
+        return 1;
+    }
+    return 0;
+}
+
 static int run_case(const test_case *c, const char *work)
 {
     char path[1024];
@@ -160,6 +188,7 @@ static int run_case(const test_case *c, const char *work)
     int failed = ref_model_open(path, &rm, &err) || ref_session_new(rm, &ro, &rs, &err);
     if (failed) fprintf(stderr, "FAIL %s: reference: %s\n", c->name, err.msg);
     txlm_status st = failed ? TXLM_OK : txlm_context_create(NULL, &ctx);
+    if (!st && !failed) ctx->vk.debug->count = 1; /* kernels by name: check_matrix_units */
     if (!st && !failed) st = txlm_model_load(ctx, path, NULL, &m);
     if (!st && !failed) st = txlm_session_create(m, &so, &s);
     /* the same file in the other layout, for the state to continue in */
@@ -266,6 +295,7 @@ static int run_case(const test_case *c, const char *work)
         fprintf(stderr, "FAIL %s: max |log-prob diff| %g over %u positions\n", c->name, worst, total);
         failed = 1;
     }
+    if (!failed) failed = check_matrix_units(c, ctx, m);
     if (ctx) {
         uint64_t vm = txlm_context_validation_messages(ctx);
         if (vm) fprintf(stderr, "FAIL %s: %llu Vulkan validation messages\n", c->name, (unsigned long long)vm);
