@@ -6,6 +6,7 @@
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #include "common.glsl"
+#include "contract.h"
 
 // Relative attention on the device's matrix units (VK_KHR_cooperative_matrix)
 // for models whose weights are f16 or quantised: attn_tile.comp's tiles,
@@ -27,10 +28,10 @@
 // product go round the subgroups, however many the subgroup size makes.
 // Needs dh % 16 == 0 and dh <= 64. Workgroup memory: 22 KiB.
 
-layout(local_size_x = 128) in;
-layout(constant_id = 0) const uint CM_M = 16;
-layout(constant_id = 1) const uint CM_N = 16;
-layout(constant_id = 2) const uint CM_K = 16;
+layout(local_size_x = TXLM_CM_INVOCATIONS) in;
+layout(constant_id = TXLM_CM_SPEC_M) const uint CM_M = 16;
+layout(constant_id = TXLM_CM_SPEC_N) const uint CM_N = 16;
+layout(constant_id = TXLM_CM_SPEC_K) const uint CM_K = 16;
 
 #define BQ 16u
 #define BK 16u
@@ -102,7 +103,7 @@ void main()
     uint a = tid / 8u, c8 = tid % 8u;
     uint i = i0 + a, iq = min(i, p.qlen - 1u);
     bool live = i < p.qlen;
-    for (uint e = tid; e < BQ * MAX4; e += 128u) {
+    for (uint e = tid; e < BQ * MAX4; e += TXLM_CM_INVOCATIONS) {
         uint r = e / MAX4, c = e % MAX4;
         if (c < n4) {
             vec4 q = ld_q(min(i0 + r, p.qlen - 1u) * hd4 + h * n4 + c);
@@ -123,7 +124,7 @@ void main()
     for (uint t = t_begin; t < t_end; t++) {
         uint j0 = j_lo + t * BK;
         barrier();  // the last tile's reads are done (first time: the queries are stored)
-        for (uint e = tid; e < NR * MAX4; e += 128u) {
+        for (uint e = tid; e < NR * MAX4; e += TXLM_CM_INVOCATIONS) {
             uint r = e / MAX4, c = e % MAX4;
             if (c >= n4) continue;
             if (r < BK) {

@@ -1,6 +1,7 @@
 /* What the engine (C) and the shaders (GLSL) agree on, declared once and
  * read by both: every push-constant block, the flag bits of the products,
- * the bindings the recorder fills, and the words of the step buffer (the
+ * the bindings the recorder fills, the matrix-unit kernels' workgroup and
+ * specialization constants, and the words of the step buffer (the
  * values written before each submission, step.glsl) with the layout of a
  * stream's entry among them. glslang defines VULKAN; a C compiler sees
  * the same structs with fixed-width types (every member 4 bytes, so the
@@ -100,6 +101,20 @@ TXLM_STRUCT(txlm_attn_push) {
     TXLM_U32 run;              /* attn_merge: keys per run (0: splits runs) */
     TXLM_U32 q0;               /* without table: the stream's first query (and output) row of the pass */
 };
+
+/* ---- the matrix-unit kernels (linear_cm.comp, attn_cm.comp; engine/vk/coopmat.c) ---- */
+/* A workgroup's invocations, whatever subgroups the device makes of them. */
+#define TXLM_CM_INVOCATIONS 128u
+/* Their specialization constants, set when the pipeline is made: the
+ * device's fragment shape (f16 M x K times K x N plus f32), the fragments
+ * of linear_cm's 64x64 tile a subgroup keeps (the fewest subgroups'
+ * share), and the most subgroups a workgroup makes. */
+#define TXLM_CM_SPEC_M 0
+#define TXLM_CM_SPEC_N 1
+#define TXLM_CM_SPEC_K 2
+#define TXLM_CM_SPEC_FPS 3
+#define TXLM_CM_SPEC_NSUB 4
+#define TXLM_CM_SPECS 5
 
 /* ---- the step buffer ----------------------------------------------------- */
 /* Word TXLM_STEP_KV_OUT: the element offset in its ring of a lone

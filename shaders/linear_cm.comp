@@ -6,6 +6,7 @@
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #include "common.glsl"
+#include "contract.h"
 
 // Y = alpha * (X · W^T + b) (+ReLU) (+R) on the device's matrix units
 // (VK_KHR_cooperative_matrix): a workgroup of 128 invocations computes a
@@ -23,12 +24,12 @@
 // where the epilogue (linear_out.glsl) adds the bias and residual and
 // drops the rows and columns past M and N. Any K, offsets and strides.
 
-layout(local_size_x = 128) in;
-layout(constant_id = 0) const uint CM_M = 16;
-layout(constant_id = 1) const uint CM_N = 16;
-layout(constant_id = 2) const uint CM_K = 16;
-layout(constant_id = 3) const uint FPS = 4;    // >= fragments / the fewest subgroups 128 invocations make
-layout(constant_id = 4) const uint NSUB = 16;  // >= the most subgroups 128 invocations make
+layout(local_size_x = TXLM_CM_INVOCATIONS) in;
+layout(constant_id = TXLM_CM_SPEC_M) const uint CM_M = 16;
+layout(constant_id = TXLM_CM_SPEC_N) const uint CM_N = 16;
+layout(constant_id = TXLM_CM_SPEC_K) const uint CM_K = 16;
+layout(constant_id = TXLM_CM_SPEC_FPS) const uint FPS = 4;    // >= fragments / the fewest subgroups 128 invocations make
+layout(constant_id = TXLM_CM_SPEC_NSUB) const uint NSUB = 16;  // >= the most subgroups 128 invocations make
 
 layout(std430, binding = 0) readonly buffer Xb { float X[]; };
 #define W_BINDING 1
@@ -61,8 +62,8 @@ vec2 w_pair(uint e)
 // consecutive invocations of a row read its 32 values of K side by side.
 void stage_tiles(uint t, uint m0, uint n0, uint k0)
 {
-    [[unroll]] for (uint j = 0u; j < TILE * PAIRS / 128u; j++) {
-        uint i = t + 128u * j, r = i / PAIRS, kp = i % PAIRS, k = k0 + 2u * kp;
+    [[unroll]] for (uint j = 0u; j < TILE * PAIRS / TXLM_CM_INVOCATIONS; j++) {
+        uint i = t + TXLM_CM_INVOCATIONS * j, r = i / PAIRS, kp = i % PAIRS, k = k0 + 2u * kp;
         vec2 xv = vec2(0.0), wv = vec2(0.0);
         if (m0 + r < p.M && k < p.K) {
             uint e = p.x_off + (m0 + r) * p.ldx + k;

@@ -25,10 +25,10 @@ typedef struct cm_device_properties {
 } cm_device_properties;
 typedef VkResult(VKAPI_PTR *cm_list_fn)(VkPhysicalDevice, uint32_t *, cm_properties *);
 
-/* The kernels' workgroups: 128 invocations; linear_cm.comp's 64x64 tile of
- * the output, attn_cm.comp's tiles of 16 queries and 16 keys, whose
- * fragments' sides must each divide 16. */
-#define CM_INVOCATIONS 128u
+/* The kernels' workgroups: TXLM_CM_INVOCATIONS (contract.h); linear_cm.comp's
+ * 64x64 tile of the output, attn_cm.comp's tiles of 16 queries and 16 keys,
+ * whose fragments' sides must each divide 16. */
+#define CM_INVOCATIONS TXLM_CM_INVOCATIONS
 #define CM_TILE 64u
 #define CM_SIDE 16u
 /* attn_cm.comp's workgroup memory (its header) */
@@ -190,12 +190,11 @@ void txlm_coopmat_enable(const txlm_vk *vk, txlm_coopmat_enables *e, VkDeviceCre
 const VkSpecializationInfo *txlm_coopmat_spec_info(const txlm_vk *vk, txlm_coopmat_spec *s)
 {
     const txlm_vk_coopmat *c = &vk->coopmat;
-    uint32_t v[5] = {c->m, c->n, c->k, c->fps, c->nsub};
-    for (uint32_t i = 0; i < 5; i++) {
-        s->values[i] = v[i];
+    s->values[TXLM_CM_SPEC_M] = c->m, s->values[TXLM_CM_SPEC_N] = c->n, s->values[TXLM_CM_SPEC_K] = c->k;
+    s->values[TXLM_CM_SPEC_FPS] = c->fps, s->values[TXLM_CM_SPEC_NSUB] = c->nsub;
+    for (uint32_t i = 0; i < TXLM_CM_SPECS; i++)
         s->entries[i] = (VkSpecializationMapEntry){.constantID = i, .offset = i * 4, .size = 4};
-    }
-    s->info = (VkSpecializationInfo){.mapEntryCount = 5, .pMapEntries = s->entries, .dataSize = sizeof s->values,
-                                     .pData = s->values};
+    s->info = (VkSpecializationInfo){.mapEntryCount = TXLM_CM_SPECS, .pMapEntries = s->entries,
+                                     .dataSize = sizeof s->values, .pData = s->values};
     return &s->info;
 }

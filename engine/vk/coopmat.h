@@ -8,6 +8,7 @@
 #ifndef TXLM_COOPMAT_H
 #define TXLM_COOPMAT_H
 
+#include "contract.h"
 #include "vk_context.h"
 
 /* The device's matrix shapes read and one chosen (vk->coopmat), before the
@@ -34,12 +35,12 @@ void txlm_coopmat_enable(const txlm_vk *vk, txlm_coopmat_enables *e, VkDeviceCre
                          uint32_t *n_ext);
 
 /* A cooperative-matrix kernel's pipeline runs in full subgroups (the rule
- * for SPIR-V before 1.6), with these specialization constants: ids 0-2 the
- * fragment's M, N, K, id 3 the fragments a subgroup keeps, id 4 the most
- * subgroups a workgroup of 128 makes (shaders/linear_cm.comp). */
+ * for SPIR-V before 1.6), with the specialization constants contract.h
+ * declares (TXLM_CM_SPEC_*: the fragment's M, N, K, the fragments a
+ * subgroup keeps, the most subgroups a workgroup makes), from vk->coopmat. */
 typedef struct txlm_coopmat_spec {
-    uint32_t values[5];
-    VkSpecializationMapEntry entries[5];
+    uint32_t values[TXLM_CM_SPECS]; /* by id */
+    VkSpecializationMapEntry entries[TXLM_CM_SPECS];
     VkSpecializationInfo info;
 } txlm_coopmat_spec;
 const VkSpecializationInfo *txlm_coopmat_spec_info(const txlm_vk *vk, txlm_coopmat_spec *s);
