@@ -19,7 +19,7 @@ typedef struct txlm_vk_coopmat {
     uint32_t fps;      /* fragments of a 64x64 tile one subgroup keeps (the fewest subgroups' share) */
     uint32_t nsub;     /* the most subgroups a workgroup of 128 invocations makes */
     uint32_t min_sg, max_sg; /* the subgroup sizes the device may use */
-    const char *off_why; /* where off: why (txlm devices, the log) */
+    const char *off_why; /* where off: why (the kernel and engine tests report it) */
 } txlm_vk_coopmat;
 
 typedef struct txlm_vk {
