@@ -141,7 +141,8 @@ void txlm_op_attention_streams(txlm_ops *o, const txlm_attention_streams_args *a
         ps.merge = (uint32_t)g->c.merged;
         ps.run = g->c.run;
         txlm_view v[8] = {a->q, a->kv[p->order[g->first]], a->rk, rw, rr,
-                          g->c.merge_after || g->c.path == TXLM_ATTN_SPLIT ? a->scratch : a->out, o->dummy, o->dummy};
+                          g->c.merge_after || g->c.merged || g->c.path == TXLM_ATTN_SPLIT ? a->scratch : a->out,
+                          o->dummy, o->dummy};
         if (g->c.merged) v[6] = a->out, v[7] = o->sync;
         txlm_view views[TXLM_MAX_BINDINGS];
         slot_views(p, g->k, v, a->kv, g->first, g->n, views);

@@ -22,6 +22,42 @@ layout(std430, binding = 0) readonly buffer Xb { float X[]; };
 #define ROWS 4u // the tile of gemv_gpu_* in kernels.manifest
 shared float part[ROWS][64];
 
+#ifndef LN
+#define LN 0
+#endif
+#if LN
+// A post-norm block's LayerNorm fused (engine/ops.c, txlm_op_linear_ln),
+// as gemv_tex.comp does on CPU devices: the last workgroup to store its
+// rows normalises the whole row, with layernorm.comp's sums in its order
+// (layernorm_wg.glsl), into Y at ln_y (in place, or a pre-norm block's
+// next input). Two dispatches and two barriers of a layer go.
+layout(std430, binding = 5) readonly buffer Gb { float G[]; };
+layout(std430, binding = 6) readonly buffer Lb { float LB[]; };
+layout(std430, binding = 7) coherent buffer Cb { uint DONE[]; };  // [0]: workgroups finished, back to 0 after (TXLM_SYNC_WORDS)
+
+#define LN_IN(row, c) Y[y_base() + (c)]
+#include "layernorm_wg.glsl"
+shared bool last;
+
+void layernorm_if_last(uint t)
+{
+    // every invocation's stores made visible, and the workgroup met,
+    // before one counts; the count seen by all before the last reads
+    memoryBarrierBuffer();
+    barrier();
+    if (t == 0u) last = atomicAdd(DONE[0], 1u) + 1u == gl_NumWorkGroups.x;
+    barrier();
+    if (!last) return;
+    memoryBarrierBuffer();
+    float mean, rstd;
+    ln_stats_wg(0u, t, p.ln_d, p.ln_eps, mean, rstd);
+    // each invocation overwrites only the columns it alone has read
+    for (uint c = t; c < p.ln_d; c += 64u) Y[p.ln_y + c] = (Y[y_base() + c] - mean) * rstd * G[c] + LB[c];
+    for (uint c = p.ln_d + t; c < p.ln_d_out; c += 64u) Y[p.ln_y + c] = 0.0;
+    if (t == 0u) DONE[0] = 0u;
+}
+#endif
+
 void main()
 {
     uint t = gl_LocalInvocationID.x, n0 = gl_WorkGroupID.x * ROWS;
@@ -46,4 +82,7 @@ void main()
         barrier();
     }
     if (t < ROWS && n0 + t < p.N) store(0u, n0 + t, part[t][0]);
+#if LN
+    layernorm_if_last(t);
+#endif
 }

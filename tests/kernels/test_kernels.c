@@ -241,60 +241,6 @@ static void test_layernorm(uint32_t rows, uint32_t d, uint32_t ld, int residual,
     free(x), free(r), free(y0), free(g), free(b), free(want), free(xd), free(rd), free(wd);
 }
 
-/* A post-norm block's product and LayerNorm as one op: Y = LN(X W^T + b
- * (+R)) over the first d of N columns, zeros after. On texel devices one
- * dispatch (the last workgroup normalises the row); recorded twice in one
- * command buffer, so the second relies on the first having put its count
- * of finished workgroups back to 0. Then the two-dispatch fallback. */
-static void test_linear_ln(uint32_t N, uint32_t K, uint32_t d, uint32_t dtype, int with_bias, int residual)
-{
-    float *x = rand_vec(K, 1), *w = rand_vec((size_t)N * K, 0.5f), *bias = rand_vec(N, 0.5f), *r = rand_vec(N, 2);
-    float *g = rand_vec(N, 1), *b = rand_vec(N, 1), *want = calloc(N, 4), *pre = malloc((size_t)N * 4);
-    for (uint32_t c = d; c < N; c++) g[c] = b[c] = 0.0f; /* zero-padded as the model pads them */
-    txlm_gpu_tensor wt = weight_dt(w, N, K, dtype, 0), bt = weight(bias, 1, N, 0);
-    txlm_gpu_tensor gt = weight(g, 1, N, 0), lbt = weight(b, 1, N, 0);
-    ref_linear(x, w, with_bias ? bias : NULL, 1, N, K, 0, pre);
-    if (residual)
-        for (uint32_t n = 0; n < N; n++) pre[n] += r[n];
-    for (uint32_t n = d; n < N; n++) pre[n] = 0.0f; /* a padded model's padding columns are zero */
-    ref_layernorm(pre, NULL, g, b, 1, d, 1e-5f, want);
-    txlm_buf xb = host_buf(x, K), rb = host_buf(r, N), y1 = host_buf(NULL, N + 4), y2 = host_buf(NULL, N), done = host_buf(NULL, TXLM_SYNC_WORDS);
-    txlm_arg xa = txlm_arg_of(&xb, 0, K), ra = txlm_arg_of(&rb, 0, N);
-    /* the LN kernels need subgroups of exactly 8 (kernels.c) */
-    int can_fuse = have_texel && txlm_kernel_usable(&ctx->vk, TXLM_K_GEMV_TEX_LN);
-    for (int fused = can_fuse; fused >= 0; fused--) {
-        memset(y1.map, 0x7f, (N + 4) * 4), memset(y2.map, 0x7f, N * 4);
-        ctx->vk.texel = have_texel;
-        ops.sync = txlm_view_of(&done);
-        kernel_switch(ctx, NO_FUSED_LN, !fused);
-        uint32_t before = ctx->vk.debug->kernel_uses[TXLM_K_LAYERNORM_TEX] + ctx->vk.debug->kernel_uses[TXLM_K_LAYERNORM];
-        begin();
-        txlm_linear_ln_args lna = {.x = xa, .w = &wt, .bias = with_bias ? &bt : NULL, .n = N,
-                                   .residual = residual ? &ra : NULL, .y = txlm_arg_of(&y1, 4, N), .m = 1, .ln_g = &gt,
-                                   .ln_b = &lbt, .d = d, .eps = 1e-5f};
-        txlm_op_linear_ln(&ops, &lna);
-        lna.y = txlm_arg_of(&y2, 0, N);
-        txlm_op_linear_ln(&ops, &lna);
-        run();
-        uint32_t ln_dispatches = ctx->vk.debug->kernel_uses[TXLM_K_LAYERNORM_TEX] + ctx->vk.debug->kernel_uses[TXLM_K_LAYERNORM] - before;
-        reset_mode();
-        ops.sync = (txlm_view){0};
-        kernel_switch(ctx, NO_FUSED_LN, 0);
-        double d1 = max_abs_diff((float *)y1.map + 4, want, N), d2 = max_abs_diff(y2.map, want, N);
-        CHECK(d1 < 1e-3 && d2 < 1e-3, "linear_ln %s N=%u K=%u d=%u bias=%d residual=%d fused=%d: max diff %g, then %g",
-              dt_name(dtype), N, K, d, with_bias, residual, fused, d1, d2);
-        CHECK(((uint32_t *)done.map)[0] == 0, "linear_ln left its count at %u", ((uint32_t *)done.map)[0]);
-        CHECK(fused ? ln_dispatches == 0 : ln_dispatches == 2, "linear_ln fused=%d ran %u LayerNorm dispatches", fused,
-              ln_dispatches);
-        case_done();
-    }
-    txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &rb), txlm_buf_destroy(&ctx->vk, &y1);
-    txlm_buf_destroy(&ctx->vk, &y2), txlm_buf_destroy(&ctx->vk, &done);
-    txlm_tensor_free(&ctx->vk, &wt), txlm_tensor_free(&ctx->vk, &bt), txlm_tensor_free(&ctx->vk, &gt), txlm_tensor_free(&ctx->vk, &lbt);
-    free(x), free(w), free(bias), free(r), free(g), free(b), free(want), free(pre);
-}
-
-
 /* TXLM_LIN_BLOCK: row 8 computed alone comes out bit-identical to row 8
  * of a 9-row product (position keys rely on it when a restored session
  * recomputes them in other batches), on the device's default kernels. */
@@ -476,6 +422,20 @@ int main(void)
     test_linear_ln(132, 2048, 130, TXLM_DT_Q8_0, 1, 1);
     test_linear_ln(64, 2560, 61, TXLM_DT_Q8_0, 0, 1);
     test_linear_ln(20, 3072, 20, TXLM_DT_Q8_0, 1, 0);
+    test_linear_ln(4, 48, 3, TXLM_DT_F16, 1, 1); /* one workgroup */
+
+    /* queries beside keys and values (M, N, K, columns to the second output, dtype, split bytes) */
+    test_linear_split(1, 96, 64, 32, TXLM_DT_F32, 0);
+    test_linear_split(1, 150, 48, 50, TXLM_DT_F16, 0);
+    test_linear_split(1, 99, 32, 33, TXLM_DT_Q8_0, 0);
+    test_linear_split(1, 60, 64, 20, TXLM_DT_Q4_0, 0);
+    test_linear_split(3, 45, 32, 15, TXLM_DT_F16, 0);
+    test_linear_split(17, 90, 64, 30, TXLM_DT_F16, 0);   /* the GPUs' tiles, a tile's boundary inside */
+    test_linear_split(33, 200, 96, 70, TXLM_DT_Q8_0, 0);
+    test_linear_split(20, 48, 40, 16, TXLM_DT_F32, 0);  /* K not a multiple of 8: the plain kernel */
+    test_linear_split(2, 72, 32, 24, TXLM_DT_F32, 32 * 4 * 10);  /* W in chunks of 10 rows: the split inside one */
+    test_linear_split(1, 64, 64, 16, TXLM_DT_F16, 64 * 2 * 16);  /* chunks of 16 rows: the split at a chunk's end */
+    test_linear_split(24, 66, 64, 22, TXLM_DT_F16, 64 * 2 * 8);
 
     /* qlen, mlen, H, dh, same_length, mem_len, clamp, rk offset, first memory row in kv */
     test_attention(1, 0, 1, 8, 0, 4, -1, 0, 0);      /* one head, one token, no memory */
@@ -562,7 +522,7 @@ int main(void)
         CHECK(!txlm_kernel_usable(&ctx->vk, k) || cases_run[k] >= 3, "kernel %s ran in %u test cases, fewer than 3",
               ctx->kernels.k[k].name, cases_run[k]);
 
-    failures += attention_case_failures();
+    failures += attention_case_failures() + fused_case_failures();
     uint64_t vmsgs = txlm_context_validation_messages(ctx);
     CHECK(vmsgs == 0, "%llu Vulkan validation messages", (unsigned long long)vmsgs);
     txlm_rec_destroy(&rec);

@@ -22,9 +22,8 @@
 
 #include "context.h"
 #include "model.h"
-#include "pack.h"
 #include "ref_model.h"
-#include "synthetic.h"
+#include "ref_pack.h"
 #include "txlm_file.h"
 
 typedef struct test_case {
@@ -100,22 +99,6 @@ static const test_case cases[] = {
      TXLM_DT_F16, {6, 1, 9, 2}, 0, 0, -1, {48, 48, 80}},
 };
 
-static int synth_pack(const test_case *c, const char *path, txlm_err *err)
-{
-    txlm_hparams h;
-    txlm_vocab_buf v;
-    txlm_checkpoint *ck = NULL;
-    txlm_pack_options opt = {c->dtype, NULL, NULL, TXLM_CLUSTERS_FORWARD, 0};
-    memset(&v, 0, sizeof v);
-    int rc = txlm_config_parse_json(c->config, strlen(c->config), &h, err);
-    if (!rc) rc = txlm_synthetic_vocab(h.n_token, &v, err);
-    if (!rc) rc = txlm_synthetic_checkpoint(&h, 42, &ck, err);
-    if (!rc) rc = txlm_pack_write(&h, &v.v, ck, &opt, path, err);
-    txlm_checkpoint_free(ck);
-    txlm_vocab_buf_free(&v);
-    return rc;
-}
-
 /* The largest tensor's bytes. */
 static uint64_t largest_tensor(const char *path)
 {
@@ -162,7 +145,7 @@ static int run_case(const test_case *c, const char *work)
     char path[1024];
     txlm_err err = {0, ""};
     snprintf(path, sizeof path, "%s/%s.txlm", work, c->name);
-    if (synth_pack(c, path, &err)) {
+    if (ref_pack_synthetic(c->config, c->dtype, 42, path, &err)) {
         fprintf(stderr, "FAIL %s: packing: %s\n", c->name, err.msg);
         return 1;
     }

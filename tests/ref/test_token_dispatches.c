@@ -1,0 +1,205 @@
+/* The commands of a generated token, counted (engine/vk/debug.h): a
+ * one-token step of a session whose memory is full (its kept recording
+ * submitted again, as generation does), on synthetic models of 1 and 3
+ * layers, so that the difference is exactly two layers' dispatches and
+ * barriers and the rest is what a token costs besides its layers (the
+ * embedding, pre-norm's first LayerNorm). Post-norm (the wt103 models')
+ * and pre-norm, f16 weights, heads of 64; the draw that precedes the step
+ * is counted too. A layer must be 5 dispatches and 5 barriers where the
+ * device runs the fused kernels (fused()): the product of q, k and v, the
+ * attention with its runs merged by the last, the output projection with
+ * the residual and a LayerNorm, ff1, ff2 with the residual and a
+ * LayerNorm; at most 8 elsewhere (the LayerNorms and the merge apart). The
+ * rest of a step and the draw must be what they are (shapes[]), so a
+ * change that adds a command to a token fails here, as one that drops
+ * one it needs.
+ *
+ * The path is the context's: lavapipe's texel kernels by default, the
+ * GPU-shaped kernels with TXLM_TEXEL=0 TXLM_GPU_KERNELS=1 (meson.build
+ * runs both).
+ *
+ * usage: test_token_dispatches WORK_DIR */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <txlm.h>
+
+#include "context.h"
+#include "dtype.h"
+#include "ref_pack.h"
+
+/* a memory long enough for the attention's keys to be split into runs
+ * (merged by the last run where the kernels can) */
+enum { MEM = 160, WARM = 3, STEPS = 4 };
+
+typedef struct counts {
+    uint32_t dispatches, barriers, copies, fills;
+    uint32_t uses[TXLM_K_COUNT];
+} counts;
+
+static counts now(const txlm_context *ctx)
+{
+    const txlm_debug *d = ctx->vk.debug;
+    counts c = {0, d->commands[TXLM_COUNT_BARRIERS], d->commands[TXLM_COUNT_COPIES], d->commands[TXLM_COUNT_FILLS], {0}};
+    for (uint32_t k = 0; k < TXLM_K_COUNT; k++) c.dispatches += c.uses[k] = d->kernel_uses[k];
+    return c;
+}
+
+static counts minus(counts a, counts b)
+{
+    counts c = {a.dispatches - b.dispatches, a.barriers - b.barriers, a.copies - b.copies, a.fills - b.fills, {0}};
+    for (uint32_t k = 0; k < TXLM_K_COUNT; k++) c.uses[k] = a.uses[k] - b.uses[k];
+    return c;
+}
+
+/* "name xN, ..." of the kernels counted in c, each count divided by per. */
+static const char *kernel_list(const counts *c, uint32_t per)
+{
+    static char buf[2048];
+    size_t at = 0;
+    buf[0] = 0;
+    for (uint32_t k = 0; k < TXLM_K_COUNT && at < sizeof buf - 64; k++)
+        if (c->uses[k])
+            at += (size_t)snprintf(buf + at, sizeof buf - at, "%s%s x%u", at ? ", " : "", txlm_kernel_descs[k].name,
+                                   c->uses[k] / per);
+    return buf;
+}
+
+/* The counts of one generated token's step (and *draw: its draw's) on
+ * the model at path; 1 on a failure. */
+static int token_counts(const char *path, counts *step, counts *draw, txlm_context **ctx_out)
+{
+    txlm_context *ctx = NULL;
+    txlm_model *m = NULL;
+    txlm_session *s = NULL;
+    txlm_session_options so = {.mem_len = MEM, .same_length = -1, .max_segment = MEM};
+    if (txlm_context_create(NULL, &ctx) || txlm_model_load(ctx, path, NULL, &m) || txlm_session_create(m, &so, &s)) {
+        fprintf(stderr, "FAIL %s: %s\n", path, txlm_last_error());
+        txlm_model_free(m), txlm_context_destroy(ctx);
+        return 1;
+    }
+    ctx->vk.debug->count = 1;
+    int32_t prompt[MEM], tok = 0;
+    for (uint32_t i = 0; i < MEM; i++) prompt[i] = (int32_t)(i * 37 % 400);
+    int failed = txlm_session_feed(s, prompt, MEM, NULL) != TXLM_OK;
+    txlm_session_set_seed(s, 5);
+    static const txlm_sampling plain = {.temperature = 1.0f};
+    counts step_sum = {0}, draw_sum = {0};
+    for (uint32_t t = 0; t < WARM + STEPS && !failed; t++) {
+        counts c0 = now(ctx);
+        failed = txlm_session_sample(s, &plain, &tok) != TXLM_OK;
+        counts c1 = now(ctx);
+        uint32_t replays = ctx->vk.debug->replays;
+        failed = failed || txlm_session_feed(s, &tok, 1, NULL) != TXLM_OK;
+        counts c2 = now(ctx);
+        if (t < WARM) continue;
+        if (ctx->vk.debug->replays != replays + 1) {
+            fprintf(stderr, "FAIL %s: step %u was recorded afresh, not replayed\n", path, t);
+            failed = 1;
+        }
+        counts d = minus(c1, c0), st = minus(c2, c1);
+        if (t > WARM && memcmp(&st, step, sizeof st)) {
+            fprintf(stderr, "FAIL %s: step %u made %u dispatches, the step before %u\n", path, t, st.dispatches,
+                    step->dispatches);
+            failed = 1;
+        }
+        *step = st;
+        draw_sum.dispatches += d.dispatches, draw_sum.barriers += d.barriers;
+        step_sum.dispatches += st.dispatches;
+    }
+    if (failed) fprintf(stderr, "FAIL %s: %s\n", path, txlm_last_error());
+    *draw = (counts){draw_sum.dispatches / STEPS, draw_sum.barriers / STEPS, 0, 0, {0}};
+    txlm_session_free(s);
+    txlm_model_free(m);
+    *ctx_out = ctx;
+    return failed;
+}
+
+/* A layer's commands where the fused kernels run, and at most elsewhere. */
+enum { LAYER_FUSED = 5, LAYER_MOST = 8 };
+
+/* Whether the context runs a token's fused kernels (f16 weights, heads of 64). */
+static int fused(const txlm_context *ctx)
+{
+    const txlm_vk *vk = &ctx->vk;
+    if (vk->gpu_kernels)
+        return txlm_kernel_usable(vk, TXLM_K_GEMV_GPU_LN_F16) &&
+               (txlm_kernel_usable(vk, TXLM_K_ATTN_TILE_MERGE) || txlm_kernel_usable(vk, TXLM_K_ATTN_CM_MERGE));
+    return vk->texel && txlm_kernel_usable(vk, TXLM_K_GEMV_TEX_LN_F16) && txlm_kernel_usable(vk, TXLM_K_ATTN_SPLIT_SG64_MERGE);
+}
+
+/* rest: a step's dispatches besides its layers (post-norm: each of the 4
+ * clusters' gather and projection; pre-norm: the gather and layer 0's
+ * LayerNorm), and the same where the LayerNorms run apart (pre-norm: each
+ * layer then has the next one's, the last none); draw: the most a draw
+ * may make */
+static const struct shape {
+    const char *name, *config;
+    uint32_t rest, rest_apart, draw;
+} shapes[] = {
+    /* wt103's layout, small: post-norm, four clusters of the adaptive input */
+    {"post-norm",
+     "{\"n_token\": 400, \"d_model\": 64, \"d_embed\": 256, \"n_head\": 2, \"d_head\": 64, \"d_inner\": 128,"
+     " \"n_layer\": %u, \"div_val\": 4, \"cutoffs\": [100, 200, 300], \"tie_projs\": [false, true, true, true],"
+     " \"same_length\": true, \"clamp_len\": 1000, \"mem_len\": 160}", 8, 8, 5},
+    {"pre-norm",
+     "{\"n_token\": 400, \"d_model\": 64, \"n_head\": 2, \"d_head\": 64, \"d_inner\": 128, \"n_layer\": %u,"
+     " \"pre_lnorm\": true, \"mem_len\": 160}", 2, 1, 2},
+};
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s WORK_DIR\n", argv[0]);
+        return 2;
+    }
+    mkdir(argv[1], 0755);
+    int failures = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        const struct shape *sh = &shapes[i];
+        counts step[2], draw[2];
+        txlm_context *ctx[2] = {NULL, NULL};
+        int failed = 0;
+        for (int j = 0; j < 2 && !failed; j++) {
+            char path[1024];
+            txlm_err err = {0, ""};
+            snprintf(path, sizeof path, "%s/%s-%u.txlm", argv[1], sh->name, 1 + 2 * j);
+            char json[1024];
+            snprintf(json, sizeof json, sh->config, 1 + 2 * j);
+            failed = ref_pack_synthetic(json, TXLM_DT_F16, 7, path, &err);
+            if (failed) fprintf(stderr, "FAIL %s: packing: %s\n", sh->name, err.msg);
+            else failed = token_counts(path, &step[j], &draw[j], &ctx[j]);
+            unlink(path);
+        }
+        failures += failed;
+        if (!failed) {
+            counts two = minus(step[1], step[0]);
+            uint32_t layer = two.dispatches / 2, barriers = two.barriers / 2, rest = step[0].dispatches - layer;
+            int f = fused(ctx[0]);
+            printf("%s (%s kernels%s): a layer %u dispatches and %u barriers, %u copies, %u fills; the rest of a step %u "
+                   "dispatches and %u barriers; a draw %u dispatches and %u barriers (1 layer) %u and %u (3)\n",
+                   sh->name, ctx[0]->vk.gpu_kernels ? "GPU" : ctx[0]->vk.texel ? "texel" : "storage-buffer",
+                   f ? ", fused" : "", layer, barriers, two.copies / 2, two.fills / 2, rest,
+                   step[0].barriers - barriers, draw[0].dispatches, draw[0].barriers, draw[1].dispatches, draw[1].barriers);
+            printf("  a layer: %s\n", kernel_list(&two, 2));
+            int ok = (f ? layer == LAYER_FUSED && barriers == LAYER_FUSED : layer <= LAYER_MOST && barriers <= LAYER_MOST) &&
+                     two.copies == 0 && two.fills == 0 && rest == (f ? sh->rest : sh->rest_apart) && draw[0].dispatches <= sh->draw &&
+                     draw[1].dispatches <= sh->draw;
+            if (!ok)
+                fprintf(stderr, "FAIL %s: a layer must make %s%u dispatches and barriers and no copies or fills, the rest "
+                                "of a step %u dispatches, a draw at most %u\n",
+                        sh->name, f ? "" : "at most ", f ? LAYER_FUSED : LAYER_MOST, f ? sh->rest : sh->rest_apart, sh->draw);
+            failures += !ok;
+        }
+        for (int j = 0; j < 2; j++) {
+            uint64_t vm = ctx[j] ? txlm_context_validation_messages(ctx[j]) : 0;
+            if (vm) fprintf(stderr, "FAIL %s: %llu validation messages\n", sh->name, (unsigned long long)vm);
+            failures += vm != 0;
+        }
+        txlm_context_destroy(ctx[0]), txlm_context_destroy(ctx[1]);
+    }
+    return failures ? 1 : 0;
+}
