@@ -27,6 +27,7 @@ enum {
     Q8_LONG = 128,   /* q8_0 rows of 4 superblocks and more: touch the next one ahead */
     TWO_ROWS = 256,  /* M == 2, and not TXLM_LIN_BLOCK (a few streams' tokens) */
     FOUR_ROWS = 512, /* M == 3 or 4, and not TXLM_LIN_BLOCK */
+    SOME_ROWS = 1024, /* M from 2 to 15, and not TXLM_LIN_BLOCK (a batch's tokens, fewer than the GPU tiles take) */
 };
 
 /* A product's candidates, best first: the first whose conditions hold and
@@ -51,6 +52,7 @@ static const struct linear_rule {
     {1, TXLM_KF_LINEAR_TEXSG8, 0, 0, 0},         /* 8x16 blocks for a few rows */
     {1, TXLM_KF_LINEAR_TEX8, 0, 0, 0},
     {0, TXLM_KF_GEMV_GPU, 0, ONE_ROW | GPU | GPU_GRID, 1}, /* GPUs: 64 lanes walk K side by side */
+    {0, TXLM_KF_GEMV_GPU8, 0, SOME_ROWS | GPU | GPU_GRID, 1}, /* the same for 8 rows of X at once: W read once */
     {0, TXLM_KF_LINEAR_CM, 0, ROWS_16 | GPU, 1},           /* GPUs' matrix units: f16 tiles, f32 sums (no f32 weights) */
     {0, TXLM_KF_LINEAR_SMEM, 0, ROWS_16 | GPU, 1},         /* GPUs: 64x64 tiles in workgroup memory */
     {0, TXLM_KF_COUNT, TXLM_K_GEMV_Q8_SG, ONE_ROW | ALIGNED8 | Q8_BLOCKS, 1},
@@ -86,7 +88,8 @@ static const struct linear_rule *linear_kernel(const txlm_ops *o, txlm_arg x, co
                     (w->dtype == TXLM_DT_Q8_0 && w->cols % 32 == 0 ? Q8_BLOCKS : 0) |
                     (w->dtype == TXLM_DT_Q8_0 && w->cols >= 4 * 512 ? Q8_LONG : 0) |
                     (M == 2 && !(flags & TXLM_LIN_BLOCK) ? TWO_ROWS : 0) |
-                    (M >= 3 && M <= 4 && !(flags & TXLM_LIN_BLOCK) ? FOUR_ROWS : 0);
+                    (M >= 3 && M <= 4 && !(flags & TXLM_LIN_BLOCK) ? FOUR_ROWS : 0) |
+                    (M >= 2 && M < 16 && !(flags & TXLM_LIN_BLOCK) ? SOME_ROWS : 0);
     /* the block kernels store Y raw, then add bias and residual in place:
      * a residual that is Y itself (the embedding projection) must not */
     txlm_kernel_family rows_family = have & ONE_ROW ? TXLM_KF_GEMV_TEX : have & TWO_ROWS ? TXLM_KF_GEMV_TEX2 : TXLM_KF_GEMV_TEX4;
@@ -159,12 +162,15 @@ void txlm_op_linear(txlm_ops *o, const txlm_linear_args *a)
 static void layernorm(txlm_ops *o, txlm_arg x, const txlm_arg *r, const txlm_gpu_tensor *g, const txlm_gpu_tensor *b,
                       txlm_arg y, uint32_t rows, uint32_t d, uint32_t d_out, float eps);
 
-/* The kernel of a one-row product that also normalises its row (its last
- * workgroup does), for the product's own kernel k: TXLM_K_COUNT if none. */
+/* The kernel of a product of a few rows that also normalises them (its
+ * last workgroup does), for the product's own kernel k: TXLM_K_COUNT if
+ * none. The twins of the one-row kernels (gemv_tex, gemv_gpu) take one
+ * row; gemv_gpu8's, up to 15. */
 static txlm_kernel_id ln_kernel(txlm_kernel_id k, uint32_t dtype)
 {
     static const txlm_kernel_family twins[][2] = {{TXLM_KF_GEMV_TEX, TXLM_KF_GEMV_TEX_LN},
-                                                  {TXLM_KF_GEMV_GPU, TXLM_KF_GEMV_GPU_LN}};
+                                                  {TXLM_KF_GEMV_GPU, TXLM_KF_GEMV_GPU_LN},
+                                                  {TXLM_KF_GEMV_GPU8, TXLM_KF_GEMV_GPU8_LN}};
     if (k == TXLM_K_GEMV_TEX_Q8_0_LONG) return TXLM_K_GEMV_TEX_Q8_0_LONG_LN;
     for (size_t i = 0; i < sizeof twins / sizeof *twins; i++)
         if (k == txlm_kernel_of(twins[i][0], dtype)) return txlm_kernel_of(twins[i][1], dtype);
@@ -182,8 +188,8 @@ void txlm_op_linear_ln(txlm_ops *o, const txlm_linear_ln_args *a)
     txlm_kernel_id k = ln_kernel(product, w->dtype);
     /* the texel LN kernels read gamma, beta and Y as vec4 */
     int tex = k < TXLM_K_COUNT && txlm_kernel_descs[k].texel_mask;
-    int fused = M == 1 && o->sync.buf && k < TXLM_K_COUNT && txlm_kernel_usable(o->rec->vk, k) &&
-                txlm_tensor_n_chunks(w) == 1 && nrows <= w->rows && ln.view.buf == y.view.buf &&
+    int fused = o->sync.buf && k < TXLM_K_COUNT && txlm_kernel_usable(o->rec->vk, k) &&
+                txlm_tensor_n_chunks(w) == 1 && nrows <= w->rows && ln.view.buf == y.view.buf && ln.ld == y.ld &&
                 (!tex || (y.off | ln.off | nrows | g->cols | b->cols) % 4 == 0) && g->cols >= d && b->cols >= d &&
                 d <= nrows;
     if (!fused) {
@@ -194,7 +200,7 @@ void txlm_op_linear_ln(txlm_ops *o, const txlm_linear_ln_args *a)
     uint32_t c0;
     txlm_view wv = txlm_tensor_chunk(w, 0, &c0);
     txlm_linear_push p = {
-        .M = 1, .N = nrows, .K = w->cols,
+        .M = M, .N = nrows, .K = w->cols,
         .x_off = x.off, .ldx = x.ld,
         .w_off = 0, .w_ld = w->cols,
         .y_off = y.off, .ldy = y.ld,
@@ -205,7 +211,8 @@ void txlm_op_linear_ln(txlm_ops *o, const txlm_linear_ln_args *a)
     };
     txlm_view views[8] = {x.view, wv, bias ? txlm_tensor_view(bias) : o->dummy, r ? r->view : o->dummy, y.view,
                           txlm_tensor_view(g), txlm_tensor_view(b), o->sync};
-    txlm_rec_dispatch(o->rec, k, views, &p, sizeof p, div_up(nrows, txlm_kernel_descs[k].tile_n), 1, 1);
+    txlm_rec_dispatch(o->rec, k, views, &p, sizeof p, div_up(nrows, txlm_kernel_descs[k].tile_n),
+                      div_up(M, txlm_kernel_descs[k].tile_m), 1);
     txlm_rec_barrier(o->rec);
 }
 

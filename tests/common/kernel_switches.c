@@ -5,11 +5,12 @@ static int kernel_switch_has(unsigned sw, txlm_kernel_id k)
 {
     static const txlm_kernel_family gemv[] = {TXLM_KF_GEMV, TXLM_KF_GEMV_SG, TXLM_KF_GEMV_WIDE, TXLM_KF_GEMV_WIDE_SG,
                                               TXLM_KF_GEMV_TEX, TXLM_KF_GEMV_TEX_LN, TXLM_KF_GEMV_GPU,
-                                              TXLM_KF_GEMV_GPU_LN};
+                                              TXLM_KF_GEMV_GPU_LN, TXLM_KF_GEMV_GPU8, TXLM_KF_GEMV_GPU8_LN};
     int in_gemv = 0, in_ln = 0, in_texsg = 0;
     for (uint32_t d = 0; d < TXLM_KERNEL_DTYPES; d++) {
         for (size_t f = 0; f < sizeof gemv / sizeof *gemv; f++) in_gemv |= txlm_kernel_families[gemv[f]][d] == k;
-        in_ln |= txlm_kernel_families[TXLM_KF_GEMV_TEX_LN][d] == k || txlm_kernel_families[TXLM_KF_GEMV_GPU_LN][d] == k;
+        in_ln |= txlm_kernel_families[TXLM_KF_GEMV_TEX_LN][d] == k || txlm_kernel_families[TXLM_KF_GEMV_GPU_LN][d] == k ||
+                 txlm_kernel_families[TXLM_KF_GEMV_GPU8_LN][d] == k;
         in_texsg |= txlm_kernel_families[TXLM_KF_LINEAR_TEXSG][d] == k || txlm_kernel_families[TXLM_KF_LINEAR_TEXSG8][d] == k;
     }
     int q8 = k == TXLM_K_GEMV_Q8 || k == TXLM_K_GEMV_Q8_SG;

@@ -13,7 +13,8 @@
  *                    (q8_0 rows of 2048 and more: gemv_tex_q8_0_long),
  *                    linear_tex_* (32x16 blocks) from 24 rows, else linear_tex8_*.
  *                    With vk->gpu_kernels (GPUs; MODE_GPU forces it): gemv_gpu_* for one
- *                    row, linear_smem_* (64x64 workgroup-memory tiles) from 16 rows;
+ *                    row, gemv_gpu8_* for 2 to 15, linear_smem_* (64x64 workgroup-memory
+ *                    tiles) from 16 rows;
  *                    where the device has cooperative matrices (MODE_COOPMAT; MODE_GPU
  *                    without them) linear_cm_* from 16 rows for f16, q8_0, q4_0,
  *                    against the reference on f16-rounded X and W.
@@ -159,7 +160,6 @@ static void test_linear_at(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, i
         if ((mode & MODE_NO_GEMV) && redundant_sg) continue;
         if ((mode & MODE_NO_GEMV_Q8) && (M != 1 || dtype != TXLM_DT_Q8_0 || (mode & (MODE_NO_GEMV | MODE_NARROW))))
             continue;
-        if ((mode & MODE_GPU) && M > 1 && M < 16) continue; /* neither GPU kernel is chosen for these */
         if ((mode & MODE_COOPMAT) && M < 16) continue;     /* the matrix units take 16 rows and more */
         if (set_mode(mode)) linear_case(M, N, K, flags, with_bias, max_range, dtype, x_off, x_pad, mode);
     }
@@ -415,14 +415,20 @@ int main(void)
     /* N, K, d: several workgroups, a padded row, one workgroup; long q8_0 rows */
     static const uint32_t ln_dtypes[] = {TXLM_DT_F32, TXLM_DT_F16, TXLM_DT_Q8_0, TXLM_DT_Q4_0};
     for (size_t i = 0; i < sizeof ln_dtypes / sizeof *ln_dtypes; i++) {
-        test_linear_ln(300, 64, 297, ln_dtypes[i], 1, 1);
-        test_linear_ln(36, 32, 36, ln_dtypes[i], 0, 1);
-        test_linear_ln(8, 64, 5, ln_dtypes[i], 1, 0);
+        test_linear_ln(1, 300, 64, 297, ln_dtypes[i], 1, 1);
+        test_linear_ln(1, 36, 32, 36, ln_dtypes[i], 0, 1);
+        test_linear_ln(1, 8, 64, 5, ln_dtypes[i], 1, 0);
     }
-    test_linear_ln(132, 2048, 130, TXLM_DT_Q8_0, 1, 1);
-    test_linear_ln(64, 2560, 61, TXLM_DT_Q8_0, 0, 1);
-    test_linear_ln(20, 3072, 20, TXLM_DT_Q8_0, 1, 0);
-    test_linear_ln(4, 48, 3, TXLM_DT_F16, 1, 1); /* one workgroup */
+    test_linear_ln(1, 132, 2048, 130, TXLM_DT_Q8_0, 1, 1);
+    test_linear_ln(1, 64, 2560, 61, TXLM_DT_Q8_0, 0, 1);
+    test_linear_ln(1, 20, 3072, 20, TXLM_DT_Q8_0, 1, 0);
+    test_linear_ln(1, 4, 48, 3, TXLM_DT_F16, 1, 1); /* one workgroup */
+    /* a batch's tokens (GPUs: 8 rows of X a workgroup; 9 and 15 rows: two) */
+    for (size_t i = 0; i < sizeof ln_dtypes / sizeof *ln_dtypes; i++) {
+        test_linear_ln(3, 300, 64, 297, ln_dtypes[i], 1, 1);
+        test_linear_ln(9, 64, 96, 61, ln_dtypes[i], 0, 1);
+    }
+    test_linear_ln(15, 36, 32, 36, TXLM_DT_F32, 1, 0);
 
     /* queries beside keys and values (M, N, K, columns to the second output, dtype, split bytes) */
     test_linear_split(1, 96, 64, 32, TXLM_DT_F32, 0);
