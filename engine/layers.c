@@ -55,14 +55,13 @@ static void embed(const txlm_pass *p, txlm_arg x)
         for (uint32_t i = 0; i < qlen && !used; i++) used = p->tokens[i] >= e->id_lo && p->tokens[i] < e->id_hi;
         if (!used && !p->all_clusters) continue;
         if (!e->proj) { /* x = E_c[id] * sqrt(d_model) */
-            txlm_op_gather(&w->ops, ids, qlen, e->table, e->id_lo, x, scale);
+            txlm_op_gather(&w->ops, ids, qlen, e->table, e->id_lo, x, scale, 0);
             continue;
         }
         uint32_t dim = e->table->cols;
+        /* the rows of other clusters' tokens gathered as zeros (no fill and barrier before) */
         txlm_arg g = txlm_rows_of(&w->emb_tmp, 0, dim);
-        txlm_rec_fill_zero(&w->rec, w->emb_tmp.buf, 0, (VkDeviceSize)qlen * dim * 4);
-        txlm_rec_barrier(&w->rec);
-        txlm_op_gather(&w->ops, ids, qlen, e->table, e->id_lo, g, 1.0f);
+        txlm_op_gather(&w->ops, ids, qlen, e->table, e->id_lo, g, 1.0f, 1);
         /* x += (g · P_c^T) * sqrt(d_model): rows of other clusters gathered
          * zeros, so they keep what they had */
         txlm_op_linear(&w->ops, &(txlm_linear_args){.x = g, .w = e->proj, .n = d, .residual = &x, .y = x, .m = qlen,

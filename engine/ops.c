@@ -216,13 +216,16 @@ void txlm_op_linear_ln(txlm_ops *o, const txlm_linear_ln_args *a)
     txlm_rec_barrier(o->rec);
 }
 
-void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tensor *e, int32_t id_lo, txlm_arg y, float alpha)
+void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tensor *e, int32_t id_lo, txlm_arg y, float alpha,
+                    int zero_rest)
 {
     for (uint32_t c = 0; c < txlm_tensor_n_chunks(e); c++) {
         uint32_t r0;
         txlm_view ev = txlm_tensor_chunk(e, c, &r0);
         uint32_t nr = e->rows - r0 < e->chunk_rows ? e->rows - r0 : e->chunk_rows;
-        txlm_gather_push p = {n, e->cols, id_lo + (int32_t)r0, id_lo + (int32_t)(r0 + nr), y.off, y.ld, alpha};
+        /* the first chunk zeroes the rows of ids outside it, the later ones write theirs after it */
+        txlm_gather_push p = {n, e->cols, id_lo + (int32_t)r0, id_lo + (int32_t)(r0 + nr), y.off, y.ld, alpha,
+                              (uint32_t)(zero_rest && c == 0)};
         txlm_view views[3] = {ids, ev, y.view};
         txlm_rec_dispatch(o->rec, txlm_kernel_of(TXLM_KF_GATHER, e->dtype), views, &p, sizeof p, div_up(e->cols, 64), n, 1);
         txlm_rec_barrier(o->rec);

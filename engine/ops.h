@@ -66,8 +66,10 @@ typedef struct txlm_linear_args {
     uint32_t split;
 } txlm_linear_args;
 void txlm_op_linear(txlm_ops *o, const txlm_linear_args *a);
-/* For tokens with id in [id_lo, id_lo + E->rows): Y[i] = alpha * E[id - id_lo]. */
-void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tensor *e, int32_t id_lo, txlm_arg y, float alpha);
+/* For tokens with id in [id_lo, id_lo + E->rows): Y[i] = alpha * E[id - id_lo];
+ * the other rows left as they are, or with zero_rest set to 0. */
+void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tensor *e, int32_t id_lo, txlm_arg y, float alpha,
+                    int zero_rest);
 /* Y[m, n] = X · W[0 : n]^T + bias (+ R), then its LayerNorm over the
  * first d columns (zeros after them) into ln_out, or into Y itself: a
  * post-norm block's product and LayerNorm, or a pre-norm block's product

@@ -60,6 +60,7 @@ TXLM_STRUCT(txlm_gather_push) {
     TXLM_I32 row_lo, row_hi;   /* ids of this chunk of the table */
     TXLM_U32 y_off, ldy;
     float alpha;
+    TXLM_U32 zero_rest;        /* the rows of other ids get zeros (else they are left as they are) */
 };
 
 TXLM_STRUCT(txlm_layernorm_push) {

@@ -172,28 +172,39 @@ static void test_linear(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int 
     test_linear_at(M, N, K, flags, with_bias, max_range, dtype, 0, 0);
 }
 
+/* The rows of ids in the table gathered (scaled by 2); the others kept,
+ * or (zero_rest, the embedding's projected clusters) set to 0, the table
+ * whole or in chunks (the first chunk's dispatch zeroes, the later ones
+ * write theirs after it). */
 static void test_gather(uint32_t n, uint32_t rows, uint32_t dim, int32_t id_lo, VkDeviceSize max_range, uint32_t dtype)
 {
     float *e = rand_vec((size_t)rows * dim, 1);
     txlm_gpu_tensor et = weight_dt(e, rows, dim, dtype, max_range);
     int32_t *ids = malloc(n * sizeof *ids);
     float *y0 = rand_vec((size_t)n * dim, 1), *want = malloc((size_t)n * dim * 4);
-    memcpy(want, y0, (size_t)n * dim * 4);
     for (uint32_t i = 0; i < n; i++) {
         /* ids inside and outside this table */
         ids[i] = (int32_t)((rng >> 20) % (rows + 2 * (uint32_t)id_lo + 3));
         frand();
-        if (ids[i] >= id_lo && ids[i] < id_lo + (int32_t)rows)
-            for (uint32_t k = 0; k < dim; k++) want[(size_t)i * dim + k] = 2.0f * e[(size_t)(ids[i] - id_lo) * dim + k];
     }
     txlm_buf ib = host_buf(NULL, n), yb = host_buf(y0, (size_t)n * dim);
     memcpy(ib.map, ids, n * 4);
-    begin();
-    txlm_op_gather(&ops, txlm_view_of(&ib), n, &et, id_lo, txlm_arg_of(&yb, 0, dim), 2.0f);
-    run();
-    double diff = max_abs_diff(yb.map, want, (size_t)n * dim);
-    CHECK(diff < 1e-6, "gather %s n=%u rows=%u dim=%u id_lo=%d chunks=%u: max diff %g", dt_name(dtype), n, rows, dim,
-          id_lo, txlm_tensor_n_chunks(&et), diff);
+    for (int zero_rest = 0; zero_rest <= 1; zero_rest++) {
+        for (uint32_t i = 0; i < n; i++)
+            for (uint32_t k = 0; k < dim; k++) {
+                int in = ids[i] >= id_lo && ids[i] < id_lo + (int32_t)rows;
+                want[(size_t)i * dim + k] = in          ? 2.0f * e[(size_t)(ids[i] - id_lo) * dim + k]
+                                            : zero_rest ? 0.0f
+                                                        : y0[(size_t)i * dim + k];
+            }
+        memcpy(yb.map, y0, (size_t)n * dim * 4);
+        begin();
+        txlm_op_gather(&ops, txlm_view_of(&ib), n, &et, id_lo, txlm_arg_of(&yb, 0, dim), 2.0f, zero_rest);
+        run();
+        double diff = max_abs_diff(yb.map, want, (size_t)n * dim);
+        CHECK(diff < 1e-6, "gather %s n=%u rows=%u dim=%u id_lo=%d chunks=%u zero_rest=%d: max diff %g", dt_name(dtype), n,
+              rows, dim, id_lo, txlm_tensor_n_chunks(&et), zero_rest, diff);
+    }
     txlm_buf_destroy(&ctx->vk, &ib), txlm_buf_destroy(&ctx->vk, &yb), txlm_tensor_free(&ctx->vk, &et);
     free(e), free(ids), free(y0), free(want);
     case_done();
