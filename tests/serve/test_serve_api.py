@@ -72,6 +72,74 @@ def choices_and_prompts(sv):
     c.ok(none["choices"][0]["text"] == generate(txlm, model, None, 5, 6), "no prompt: a text's start, as generate without -p")
 
 
+def logprobs_zero(sv):
+    """logprobs 0: each token's own log-probability, an empty top list (OpenAI's), in every form of request."""
+    def same(zero, one, what):
+        a, b = zero["choices"][0]["logprobs"], one["choices"][0]["logprobs"]
+        c.ok(zero["choices"][0]["text"] == one["choices"][0]["text"] and a["tokens"] == b["tokens"] and
+             a["token_logprobs"] == b["token_logprobs"] and a["text_offset"] == b["text_offset"] and
+             all(t == ({} if lp is not None else None) for t, lp in zip(a["top_logprobs"], a["token_logprobs"])) and
+             len(a["tokens"]) > 0, "logprobs 0, %s: the tokens' own, empty top lists (%s)" % (what, a))
+    for what, fields in [("plain", {"prompt": PROMPT, "max_tokens": 5}),
+                         ("echo", {"prompt": PROMPT, "max_tokens": 5, "echo": True}),
+                         ("echo, max_tokens 0", {"prompt": PROMPT, "max_tokens": 0, "echo": True}),
+                         ("token ids", {"prompt": [5, 9, 12], "max_tokens": 5, "echo": True}),
+                         ("no prompt", {"max_tokens": 3})]:
+        zero = sv.json("POST", "/v1/completions", {**fields, "seed": 3, "logprobs": 0})
+        same(zero, sv.json("POST", "/v1/completions", {**fields, "seed": 3, "logprobs": 1}), what)
+    status, evs, done = sv.events("/v1/completions", {"prompt": PROMPT, "max_tokens": 5, "seed": 3, "logprobs": 0, "stream": True})
+    tops = [t for e in evs for ch in e["choices"] for t in ch["logprobs"]["top_logprobs"]]
+    c.ok(status == 200 and done and len(tops) == 5 and tops == [{}] * 5, "logprobs 0, streamed: %s" % tops)
+    sid = sv.json("POST", "/v1/sessions", {"seed": 2})["id"]
+    got = sv.json("POST", "/v1/sessions/%s/completions" % sid, {"prompt": PROMPT, "max_tokens": 4, "logprobs": 0, "echo": True})
+    lp = got["choices"][0]["logprobs"]
+    c.ok(len(lp["tokens"]) == 7 and lp["top_logprobs"] == [None] + [{}] * 6, "logprobs 0, a session: %s" % lp)
+    sv.json("DELETE", "/v1/sessions/" + sid)
+
+
+def check_offsets(text, lp, what, eos="<eos>"):
+    """Every token's own text where text_offset says (<eos>: a line break), in order; the tokens of a stop
+    string, which the text leaves out, at its end."""
+    cut = [off == len(text) for off in lp["text_offset"]]
+    bad = [(k, tok, off) for k, (tok, off) in enumerate(zip(lp["tokens"], lp["text_offset"]))
+           if not all(cut[k:]) and (text[off:off + 1] != "\n" if tok == eos else text[off:off + len(tok)] != tok)]
+    c.ok(not bad and lp["text_offset"] == sorted(lp["text_offset"]), "%s: text_offset at each token's text (%s)" % (what, bad[:4]))
+
+
+def text_offsets(sv):
+    """text_offset: where each token's own text starts in the choice's text, against the token spans (a string
+    prompt's, from /v1/score) and the generated text, for a word model (sv) and a character model (the demo's)."""
+    for seed in (2, 5):
+        got = sv.json("POST", "/v1/completions", {"prompt": PROMPT + "\nw7", "max_tokens": 12, "seed": seed, "echo": True,
+                                                  "logprobs": 1, "stop": ["w1", "w2"]})
+        check_offsets(got["choices"][0]["text"], got["choices"][0]["logprobs"], "a word model, seed %d" % seed)
+    demo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "demo.txlm")
+    ch = Server(txlm, demo)
+    try:
+        prompt = "a  b c\n d"
+        spans = [t["begin"] for t in ch.json("POST", "/v1/score", {"text": prompt})["tokens"]]
+        got = ch.json("POST", "/v1/completions", {"prompt": prompt, "max_tokens": 0, "echo": True, "logprobs": 1})
+        lp = got["choices"][0]["logprobs"]
+        c.ok(lp["text_offset"] == spans == [0, 1, 2, 3, 4, 5, 6, 7, 8], "echo of %r: the tokens' spans (%s)" % (prompt, lp["text_offset"]))
+        ids = ch.json("POST", "/v1/tokenize", {"text": prompt})["tokens"]
+        got = ch.json("POST", "/v1/completions", {"prompt": ids, "max_tokens": 0, "echo": True, "logprobs": 1})
+        c.ok(got["choices"][0]["logprobs"]["text_offset"] == spans, "echo of its token ids: the same (%s)" %
+             got["choices"][0]["logprobs"]["text_offset"])
+        for seed in range(1, 7):
+            fields = {"prompt": "The secret of life is", "max_tokens": 30, "seed": seed, "logprobs": 1, "stop": ["th", "e\n"]}
+            got = ch.json("POST", "/v1/completions", fields)
+            check_offsets(got["choices"][0]["text"], got["choices"][0]["logprobs"], "generated, seed %d" % seed)
+            status, evs, _ = ch.events("/v1/completions", {**fields, "echo": True, "stream": True})
+            lps = {"tokens": [], "text_offset": []}
+            for e in evs:
+                for x in e["choices"]:
+                    for k in lps:
+                        lps[k] += x["logprobs"][k]
+            check_offsets(streamed_text(evs), lps, "echoed and streamed, seed %d" % seed)
+    finally:
+        ch.stop()
+
+
 def scoring(sv):
     text = "w5 w9 w12 w40\nw7 w8 w300 w2 w2\nw11 " + " ".join("w%d" % (i * 7 % 900 + 2) for i in range(20))
     want = score(txlm, model, text)
@@ -202,7 +270,7 @@ def expiry():
 
 sv = Server(txlm, model, "--max-sessions", "3")
 try:
-    for step in (completions, choices_and_prompts, scoring, sessions, small_endpoints):
+    for step in (completions, choices_and_prompts, logprobs_zero, text_offsets, scoring, sessions, small_endpoints):
         c.run(step, sv)
     c.ok(sv.stop() == 0, "SIGTERM: exit status 0")
 finally:

@@ -112,6 +112,7 @@ typedef struct srv_job {
     FILE *mem;                     /* st.out: the choice's text */
     char *text;
     size_t len;
+    size_t gen_from;               /* where the generated text starts in it (after the echo) */
     size_t made;
     int32_t pending;               /* drawn, not yet fed */
     int finishing;                 /* done once pending is fed */
