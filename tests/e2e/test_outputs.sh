@@ -9,6 +9,8 @@
 #  - before the work: an output in a folder that does not exist fails
 #    before the model is even read (a damaged model is not reported) and
 #    before anything is printed;
+#  - standard output appended to an input (`score -m M FILE >> FILE`), for
+#    every command: refused the same way, before the work;
 #  - "-": standard output for every output flag, the same bytes as the
 #    file, no file named "-"; the figures or the text then go to standard
 #    error; binary data never to a terminal;
@@ -81,6 +83,29 @@ refused "eval - < text.txt --per-token text.txt" text.txt sh -c '"$0" eval -m m.
 refused "generate -f - < prompt.txt --state-out prompt.txt" prompt.txt sh -c '"$0" generate -m m.txlm -f - -n 2 --state-out prompt.txt < prompt.txt' "$txlm"
 # standard output appended to an input
 refused "logprobs -o - >> the model" m.txlm sh -c '"$0" logprobs -m m.txlm --tokens 3 -o - >> m.txlm' "$txlm"
+# what a command prints on standard output, appended to one of its inputs: every command, before any work
+appended() { refused "$1" "$2" sh -c "$3" "$txlm"; }
+appended "score >> the text" text.txt '"$0" score -m m.txlm text.txt >> text.txt'
+appended "score - < the text >> the text" text.txt '"$0" score -m m.txlm - < text.txt >> text.txt'
+appended "score >> the model" m.txlm '"$0" score -m m.txlm text.txt >> m.txlm'
+appended "eval >> the text" text.txt '"$0" eval -m m.txlm text.txt >> text.txt'
+appended "eval - < the text >> the text" text.txt '"$0" eval -m m.txlm - < text.txt >> text.txt'
+appended "compare >> model B" m2.txlm '"$0" compare -m m.txlm -m m2.txlm text.txt >> m2.txlm'
+appended "compare >> the text" text.txt '"$0" compare -m m.txlm -m m2.txlm text.txt >> text.txt'
+appended "logprobs -f >> the text" text.txt '"$0" logprobs -m m.txlm -f text.txt -o lp_new.f32 >> text.txt'
+appended "generate -f >> the prompt file" prompt.txt '"$0" generate -m m.txlm -f prompt.txt -n 2 >> prompt.txt'
+appended "generate --state-in >> the state" s.state '"$0" generate -m m.txlm --state-in s.state -n 2 >> s.state'
+appended "generate >> the model" m.txlm '"$0" generate -m m.txlm -p w5 -n 2 >> m.txlm'
+appended "info >> the model" m.txlm '"$0" info -m m.txlm >> m.txlm'
+appended "attention -f >> the text" text.txt '"$0" attention -m m.txlm -f text.txt --csv a_new.csv >> text.txt'
+appended "bench >> the model" m.txlm '"$0" bench -m m.txlm -r 1 >> m.txlm'
+appended "chat < FILE >> FILE" prompt.txt '"$0" chat -m m.txlm -n 2 < prompt.txt >> prompt.txt'
+appended "chat -f >> the starting prompt" prompt.txt '"$0" chat -m m.txlm -f prompt.txt -n 2 >> prompt.txt'
+appended "serve >> the model" m.txlm '"$0" serve -m m.txlm --port 0 >> m.txlm'
+[ ! -e lp_new.f32 ] && [ ! -e a_new.csv ] || bad "an output of a refused command was written"
+# and standard output to any other file is written as before
+"$txlm" score -m m.txlm - < text.txt >> scores.tsv && [ "$(head -n 1 scores.tsv | cut -f 1)" = sentence_id ] ||
+    bad "score - < text >> another file: $(head -n 2 scores.tsv)"
 # two outputs of one command in one file
 printf 'old' > twice.out
 refused "attention --f32 X --csv X" twice.out "$txlm" attention -m m.txlm -p "w5 w9" --f32 twice.out --csv twice.out

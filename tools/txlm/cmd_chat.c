@@ -77,6 +77,9 @@ static int parse(int argc, char **argv, chat_args *a)
         return cli_error("chat: -f -: standard input holds the conversation; give the starting prompt as a file");
     if (a->state_in && cli_check_input(a->state_in, "--state-in")) return 1;
     if (a->prompt_file && cli_check_input(a->prompt_file, "-f")) return 1;
+    if (cli_stdout_not_input("the model", a->model, "--state-in", a->state_in, "the starting prompt", a->prompt_file,
+                             "the conversation", "-", NULL))
+        return 1;
     return a->g.n_stops ? 0 : gen_add_stop(&a->g, "\\n"); /* a reply is a line */
 }
 
@@ -90,6 +93,7 @@ static int save(const chat_args *a, txlm_session *s, const char *path)
     cli_files_input(&io, "the model", a->model);
     cli_files_input(&io, "--state-in", a->state_in);
     cli_files_input(&io, "the starting prompt", a->prompt_file);
+    cli_files_input(&io, "the conversation", "-");
     int k = cli_files_output(&io, "/save", path, 1);
     if (cli_files_open(&io)) return 1;
     int rc = cli_files_write_state(&io, k, s, "/save") || cli_files_commit(&io);
