@@ -15,7 +15,10 @@
 #    file, no file named "-"; the figures or the text then go to standard
 #    error; binary data never to a terminal;
 #  - generate -f reads every byte (a NUL byte too), as logprobs -f does;
-#  - txlm-pack --synthetic --export-safetensors never overwrites its config.
+#  - txlm-pack --synthetic --export-safetensors never overwrites its config;
+#  - txlm-pack -o -: standard output (the bytes of -o FILE, never a
+#    terminal, no temporary left), --export-safetensors - refused, and
+#    neither -o - nor --list's lines appended to what it reads.
 # usage: test_outputs.sh TXLM TXLM_PACK GOLDEN_CASE_DIR
 set -u
 txlm=$(realpath "$1") pack=$(realpath "$2") case_dir=$(realpath "$3")
@@ -217,6 +220,33 @@ done
 on_tty "$txlm" attention -m m.txlm -p w5 --csv - > tty.txt || bad "attention --csv - on a terminal: $(head -c 300 tty.txt)"
 "$txlm" attention -m m.txlm -p w5 --f32 - --csv - > /dev/null 2> err.txt && bad "two outputs to standard output accepted"
 grep -q "only one output can go to standard output" err.txt || bad "two outputs to standard output: $(cat err.txt)"
+
+# ---- txlm-pack: "-" is standard output too -----------------------------------
+mkdir -p stage && rm -f ./-
+TMPDIR=$work/stage "$pack" "$case_dir" -o - > p_stdout.txlm 2> err.txt || bad "txlm-pack -o -: $(cat err.txt)"
+cmp -s p_stdout.txlm m.txlm && [ ! -e ./- ] && [ -z "$(ls -A stage)" ] ||
+    bad "txlm-pack -o -: not the bytes of -o FILE, a file named \"-\" made, or a temporary left: $(ls -A . stage | tr '\n' ' ')"
+TMPDIR=$work/stage "$pack" "$case_dir" -o - 2> /dev/null | cmp -s - m.txlm || bad "txlm-pack -o - | pipe: other bytes"
+"$pack" --synthetic "$case_dir/config.json" -o syn_file.txlm > /dev/null 2>&1 &&
+    "$pack" --synthetic "$case_dir/config.json" -o - --export-safetensors exp/model.safetensors > syn_out.txlm 2> err.txt &&
+    cmp -s syn_file.txlm syn_out.txlm && [ -s exp/model.safetensors ] && [ -s exp/config.json ] && [ -s exp/vocab.txt ] ||
+    bad "txlm-pack -o - --export-safetensors: $(cat err.txt)"
+"$pack" --synthetic "$case_dir/config.json" -o x.txlm --export-safetensors - > /dev/null 2> err.txt
+[ $? = 1 ] && grep -q "export is three files" err.txt && [ ! -e ./- ] && [ ! -e x.txlm ] || bad "--export-safetensors -: $(cat err.txt)"
+on_tty "$pack" "$case_dir" -o - > tty.txt
+[ $? = 1 ] && grep -q "binary data is not written to a terminal" tty.txt || bad "txlm-pack -o - on a terminal: $(head -c 300 tty.txt)"
+refused_pack_stdout() {
+    local name=$1 victim=$2
+    cp "$victim" before.bin
+    sh -c "$3" "$pack" 2> err.txt
+    if [ $? != 1 ] || ! grep -q "$4" err.txt || ! cmp -s "$victim" before.bin; then bad "$name: $(cat err.txt)"
+    else echo "ok: $name: $(cat err.txt)"; fi
+}
+refused_pack_stdout "txlm-pack M --dtype f16 -o - >> M" m.txlm '"$0" m.txlm --dtype f16 -o - >> m.txlm' "would overwrite the input"
+refused_pack_stdout "txlm-pack --list M >> M" m.txlm '"$0" --list m.txlm >> m.txlm' "a listing never goes into what it reads"
+mkdir -p ck && cp "$case_dir/config.json" "$case_dir/model.safetensors" "$case_dir/vocab.txt" ck/ && printf 'x' > ck/listing.txt
+refused_pack_stdout "txlm-pack --list DIR >> DIR/FILE" ck/listing.txt '"$0" --list ck >> ck/listing.txt' "a listing never goes into"
+"$pack" --list ck > listing.txt 2> err.txt && grep -q "transformer" listing.txt || bad "txlm-pack --list DIR > elsewhere: $(cat err.txt)"
 
 # ---- generate -f reads every byte ------------------------------------------
 printf 'w5 \000w9 w12\n' > nul.txt
