@@ -7,10 +7,15 @@ fed in three requests gives the log-probabilities of one feed of the
 whole text, its exported state is byte for byte `generate --state-out`'s
 and goes on as `generate --state-in` does; tokenize, detokenize, models,
 health, metrics, chat's refusal, and keys (a session of another key is
-not found).
+not found); logprobs 0 in every form of request; text_offset at each
+token's text (a word and a character model); what sessions report (the
+seed their sampler came from, tokens fed, an imported state, PUT's
+answer and its 415); --log's lines.
 usage: test_serve_api.py TXLM TXLM_PACK GOLDEN_CASE_DIR (a word model: adaptive_word)"""
 import math
 import os
+import re
+import socket
 import sys
 
 from serve_util import Server, generate, score, streamed_text, wait_for, setup
@@ -208,6 +213,52 @@ def sessions(sv):
     sv.json("DELETE", "/v1/sessions/" + sid, want=404)
 
 
+def session_facts(sv):
+    """What sessions report is true: the seed a session's sampler came from (a completion without one goes on
+    with the session's sampler and says so), tokens fed against memory rows, an imported state, PUT's answer."""
+    a = sv.json("POST", "/v1/sessions", {"seed": 5})
+    b = sv.json("POST", "/v1/sessions", {"seed": 5})
+    c.ok(a["seed"] == 5 and a["tokens"] == 0 and a["from_state"] is False, "a new session: its seed (%s)" % a)
+    ga = sv.json("POST", "/v1/sessions/%s/completions" % a["id"], {"prompt": PROMPT, "max_tokens": 4})
+    gb = sv.json("POST", "/v1/completions", {"session": b["id"], "prompt": PROMPT, "max_tokens": 4})
+    c.ok(ga["choices"][0]["text"] == gb["choices"][0]["text"] and ga["seed"] == gb["seed"] == 5 and
+         ga["sampler"] == gb["sampler"] == "continued", "sessions seeded 5, no seed in the request: the same text, "
+         "the session's seed and its sampler continued (%s, %s)" % (ga["seed"], gb["seed"]))
+    fed = sv.json("GET", "/v1/sessions/" + a["id"])
+    c.ok(fed["tokens"] == 3 + 4 and fed["seed"] == 5, "tokens fed: the prompt and every token drawn (%s)" % fed)
+    got = sv.json("POST", "/v1/sessions/%s/completions" % a["id"], {"prompt": " w3", "max_tokens": 2, "seed": 9})
+    c.ok(got["seed"] == 9 and got["sampler"] == "seeded" and sv.json("GET", "/v1/sessions/" + a["id"])["seed"] == 9,
+         "a seed in the request reseeds the session, and it says so")
+    status, _, state = sv.call("GET", "/v1/sessions/%s/state" % a["id"])
+    rows = sv.json("GET", "/v1/sessions/" + a["id"])["memory_rows"]
+    status, _, body = sv.call("POST", "/v1/sessions", state, {"Content-Type": "application/octet-stream"})
+    imp = __import__("json").loads(body)
+    c.ok(status == 200 and imp["tokens"] == 0 and imp["from_state"] is True and imp["memory_rows"] == rows and
+         imp["seed"] is None, "imported: no tokens fed here, the state's memory rows, no seed known (%s)" % imp)
+    got = sv.json("POST", "/v1/sessions/%s/completions" % imp["id"], {"prompt": " w3", "max_tokens": 2})
+    c.ok(got["seed"] is None and got["sampler"] == "continued", "an imported session's sampler goes on: no seed told")
+    status, _, body = sv.call("PUT", "/v1/sessions/%s/state" % b["id"], state, {"Content-Type": "application/octet-stream"})
+    put = __import__("json").loads(body)
+    after = sv.json("GET", "/v1/sessions/" + b["id"])
+    c.ok(status == 200 and put["busy"] is False and put["memory_rows"] == after["memory_rows"] == rows and
+         put["tokens"] == 0 and put["from_state"] is True and put["seed"] is None,
+         "PUT .../state answers the session as it is now (%s)" % put)
+    for headers in ({}, {"Content-Type": "application/json"}):
+        status, _, data = sv.call("PUT", "/v1/sessions/%s/state" % b["id"], state, headers)
+        c.ok(status == 415 and b"application/octet-stream" in data, "PUT .../state, %s: 415 (%d)" %
+             (headers or "no Content-Type", status))
+        # a body over --max-body: the same answer, before the body is read (not 413)
+        head = "PUT /v1/sessions/%s/state HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n%s\r\n" % (
+            b["id"], 2 << 20, "".join("%s: %s\r\n" % kv for kv in headers.items()))
+        with socket.create_connection(("127.0.0.1", sv.port), timeout=60) as s:
+            s.sendall(head.encode())
+            got = s.recv(65536)
+        c.ok(got.startswith(b"HTTP/1.1 415") and b"application/octet-stream" in got,
+             "PUT .../state, %s, 2 MiB declared: 415 (%r)" % (headers or "no Content-Type", got[:20]))
+    for x in (a["id"], b["id"], imp["id"]):
+        sv.json("DELETE", "/v1/sessions/" + x)
+
+
 def generate_state_in(prompt, n, state):
     import subprocess
     out = subprocess.run([txlm, "generate", "-m", model, "-p", prompt, "-n", str(n), "--state-in", state,
@@ -256,6 +307,34 @@ def keys():
         sv.stop()
 
 
+def logging():
+    """--log: a line on stderr per request: method, path, status, seconds, and the session used or made."""
+    sv = Server(txlm, model, "--log")
+    try:
+        sid = sv.json("POST", "/v1/sessions")["id"]
+        sv.json("POST", "/v1/sessions/%s/completions" % sid, {"prompt": PROMPT, "max_tokens": 2})
+        sv.json("POST", "/v1/completions", {"session": sid, "prompt": " w3", "max_tokens": 2})
+        sv.json("POST", "/v1/completions", {"prompt": PROMPT, "max_tokens": 2})
+        sv.json("GET", "/v1/nothing", want=404)
+        sv.call("GET", "/v1/sessions/%s/state" % sid)
+        want = [r"POST /v1/sessions 200 [0-9.]+ s session %s$" % sid,
+                r"POST /v1/sessions/%s/completions 200 [0-9.]+ s session %s$" % (sid, sid),
+                r"POST /v1/completions 200 [0-9.]+ s session %s$" % sid,
+                r"POST /v1/completions 200 [0-9.]+ s$",
+                r"GET /v1/nothing 404 [0-9.]+ s$",
+                r"GET /v1/sessions/%s/state 200 [0-9.]+ s session %s$" % (sid, sid)]
+
+        def lines():
+            return [line.rstrip("\n")[len("txlm: serve: "):] for line in sv.log().splitlines(True)
+                    if line.startswith("txlm: serve: ") and "listening" not in line]
+        wait_for(lambda: len(lines()) >= len(want), "the log lines")
+        got = lines()
+        c.ok(len(got) == len(want) and all(re.match(w, g) for w, g in zip(want, got)), "--log: %s" % got)
+        c.ok(sv.stop() == 0, "--log: exit status 0")
+    finally:
+        sv.stop()
+
+
 def expiry():
     sv = Server(txlm, model, "--session-idle", "0.5")
     try:
@@ -270,7 +349,8 @@ def expiry():
 
 sv = Server(txlm, model, "--max-sessions", "3")
 try:
-    for step in (completions, choices_and_prompts, logprobs_zero, text_offsets, scoring, sessions, small_endpoints):
+    for step in (completions, choices_and_prompts, logprobs_zero, text_offsets, scoring, sessions, session_facts,
+                 small_endpoints):
         c.run(step, sv)
     c.ok(sv.stop() == 0, "SIGTERM: exit status 0")
 finally:
@@ -278,5 +358,6 @@ finally:
     if c.fails:
         print(sv.log())
 c.run(keys)
+c.run(logging)
 c.run(expiry)
 sys.exit(c.done())

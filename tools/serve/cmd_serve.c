@@ -51,7 +51,8 @@ static void usage(void)
            "  --alias NAME        the model's name in answers (default: the file's name)\n"
            "  --id-prefix P       session ids start with \"P-\" (default \"sess\"): give each server behind\n"
            "                      a proxy its own, so the proxy can route a session to its server\n"
-           "  --log               a line on stderr per request\n");
+           "  --log               a line on stderr as each request ends: method, path, status, seconds,\n"
+           "                      the session it used or made\n");
 }
 
 static const char *const own_flags[] = {

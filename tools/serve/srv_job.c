@@ -135,7 +135,7 @@ int srv_job_completion(srv *sv, srv_job *j, const int32_t *ids, size_t n, int fr
     j->n_feed = n;
     j->rows = g->echo && g->logprobs >= 0 && n > 0;
     j->top_n = g->logprobs > 0 ? (uint32_t)g->logprobs : 0;
-    j->first_from_memory = j->rows && j->user && j->user->tokens > 0;
+    j->first_from_memory = j->rows && j->user && srv_session_goes_on(j->user);
     if (alloc_input(sv, j, n, g->logprobs >= 0, e)) return -1;
     if (gen_stream_open(&j->st, sv->m, &g->g)) return srv_fail(e, 500, NULL, "preparing the output: %s", txlm_last_error());
     if (!(j->mem = open_memstream(&j->text, &j->len))) return srv_fail(e, 500, NULL, "out of memory");
@@ -161,7 +161,7 @@ int srv_job_completion(srv *sv, srv_job *j, const int32_t *ids, size_t n, int fr
 int srv_job_score(srv *sv, srv_job *j, const int32_t *ids, size_t n, srv_err *e)
 {
     j->in = ids;
-    j->first_from_memory = j->user && j->user->tokens > 0;
+    j->first_from_memory = j->user && srv_session_goes_on(j->user);
     /* alone: inputs ids[0..n-1), targets ids[1..n), as txlm score; a
      * session feeds the last token too (its target is a stand-in, its
      * score dropped) so its memory holds the whole text */
