@@ -33,8 +33,8 @@ static const char usage[] =
     "(checkpoint_best.pt: config and vocabulary inside), the authors' whole\n"
     "saved model (model.pt, with --vocab cache.pt), or a state dict (with\n"
     "--config and --vocab). A .txlm with f32 or f16 weights is packed again,\n"
-    "into another --dtype (quantised weights are refused: their rounding error\n"
-    "would compound). The authors' TensorFlow models (tf/sota/download.sh)\n"
+    "as it is or into another --dtype (quantised weights are refused, saying\n"
+    "why for the type asked). The authors' TensorFlow models (tf/sota/download.sh)\n"
     "pack from their top folder (model/ + data/), the model folder, or a\n"
     "checkpoint prefix: the dataset's vocabulary (data/cache.pkl, or --vocab)\n"
     "and evaluation settings come with them.\n"
@@ -54,7 +54,8 @@ static const char usage[] =
     "                       normalisation first, see docs/tokenizers.md), char (one\n"
     "                       symbol per byte) or text8\n"
     "  --lower-case         lower-case text before looking words up\n"
-    "  --dtype T            weight matrices stored as f32 (default), f16, q8_0 or q4_0;\n"
+    "  --dtype T            weight matrices stored as f32 (default; a .txlm input keeps\n"
+    "                       each tensor's type), f16, q8_0 or q4_0 (told on stderr);\n"
     "                       vectors, r biases and cluster weights stay f32, and so do\n"
     "                       matrices whose rows are not whole 32-element blocks\n"
     "  --cluster-order O    forward or reverse: the order of the tail-cluster rows of\n"
@@ -257,6 +258,20 @@ static void say_source(const args *a, const txlm_source *s, uint32_t order)
                         "does (stored in the file; txlm's --zero-memory 0 starts from an empty memory)\n");
 }
 
+/* The type the weights are stored in, given or not. */
+static void say_dtype(uint32_t dtype, int given)
+{
+    if (dtype == TXLM_PACK_DTYPE_KEEP)
+        fprintf(stderr, "txlm-pack: dtype: each tensor in the type the source stores it (no --dtype; --dtype f32, f16, "
+                        "q8_0 or q4_0 converts)\n");
+    else if (dtype == TXLM_DT_F32)
+        fprintf(stderr, "txlm-pack: dtype: f32 (%s)\n",
+                given ? "--dtype" : "the default; --dtype f16, q8_0 or q4_0 stores the weight matrices in less room");
+    else
+        fprintf(stderr, "txlm-pack: dtype: %s for the weight matrices (--dtype), f32 for vectors, biases and the "
+                        "matrices the type cannot hold\n", txlm_dtype_get(dtype)->name);
+}
+
 /* The model and its HF export, all or nothing: the model is packed under
  * a fresh name beside OUT (created with O_EXCL, so nothing planted there
  * is followed), then the export replaces its three files at once, and
@@ -311,7 +326,7 @@ static int copy_to_stdout(const char *dir, const char *path, int rc, txlm_err *e
 static int run(const args *a, txlm_err *err)
 {
     txlm_source_options so = {a->config, a->weights, a->vocab, a->tokenizer, a->lower_case, a->synthetic ? "synthetic" : NULL,
-                              1};
+                              1, a->dtype};
     txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD, a->allow_nonfinite};
     const char *path = a->synthetic ? a->synthetic : a->input ? a->input : a->weights;
     int rc = parse_dtype(a->dtype, &opt.dtype, err);
@@ -328,7 +343,9 @@ static int run(const args *a, txlm_err *err)
     if (!rc) rc = check_outputs(a, &s, err);
     if (!rc) {
         opt.cluster_order = a->order ? (uint32_t)txlm_cluster_order_parse(a->order) : s.order;
+        if (!a->dtype && !strcmp(s.kind, "txlm")) opt.dtype = TXLM_PACK_DTYPE_KEEP; /* packed again as it is */
         say_source(a, &s, opt.cluster_order);
+        say_dtype(opt.dtype, a->dtype != NULL);
         rc = txlm_check_finite(s.ck, a->allow_nonfinite, stderr, "txlm-pack: ", err);
     }
     char dir[4096], staged[4160];
