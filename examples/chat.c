@@ -4,6 +4,8 @@
  * 200 tokens, or Ctrl-C, which stops the reply and returns to the prompt.
  *
  *   cc chat.c $(pkg-config --cflags --libs txlm) -o chat
+ *   (for a prefix the loader does not search, add
+ *   -Wl,-rpath,"$(pkg-config --variable=libdir txlm)": README.md, "Installing")
  *   ./chat model.txlm [seed]
  */
 #include <signal.h>

@@ -3,6 +3,8 @@
  * continues until it ends the line or writes 60 tokens.
  *
  *   cc embed.c $(pkg-config --cflags --libs txlm) -o embed
+ *   (for a prefix the loader does not search, add
+ *   -Wl,-rpath,"$(pkg-config --variable=libdir txlm)": README.md, "Installing")
  *   ./embed model.txlm [seed]
  */
 #include <stdio.h>

@@ -82,9 +82,25 @@ int txlm_vk_has_device_ext(VkPhysicalDevice pd, const char *name)
     return found;
 }
 
+/* volk's entry points are process globals that every context shares.
+ * They are filled once: the loader's first, then, from the first instance,
+ * the instance and device entry points as the loader's trampolines, which
+ * dispatch on the handle they are given and so serve every instance and
+ * device at once. Filling them again per context would rewrite them while
+ * another context's thread calls them; volkLoadDevice would point them at
+ * one device's driver, wrong for a context on another; and an instance
+ * without an extension (the one txlm_list_devices makes) would leave its
+ * entry points NULL for the contexts that have it. A context's extension
+ * functions are its own (the messenger's, fetched from its instance). */
+static pthread_mutex_t volk_lock = PTHREAD_MUTEX_INITIALIZER;
+static int volk_loaded, volk_instance_loaded;
+
 static int load_vulkan(txlm_err *err)
 {
-    if (volkInitialize() != VK_SUCCESS)
+    pthread_mutex_lock(&volk_lock);
+    if (!volk_loaded) volk_loaded = volkInitialize() == VK_SUCCESS;
+    pthread_mutex_unlock(&volk_lock);
+    if (!volk_loaded)
         return txlm_fail(err, TXLM_ERR_NO_VULKAN,
                          "no Vulkan loader found (libvulkan.so.1); install a Vulkan driver "
                          "(on Debian without a GPU: mesa-vulkan-drivers for lavapipe)");
@@ -92,6 +108,14 @@ static int load_vulkan(txlm_err *err)
         return txlm_fail(err, TXLM_ERR_NO_VULKAN, "the Vulkan loader supports only version %u.%u; txlm needs 1.2",
                          VK_VERSION_MAJOR(volkGetInstanceVersion()), VK_VERSION_MINOR(volkGetInstanceVersion()));
     return 0;
+}
+
+static void load_entry_points(VkInstance instance)
+{
+    pthread_mutex_lock(&volk_lock);
+    if (!volk_instance_loaded) volkLoadInstance(instance);
+    volk_instance_loaded = 1;
+    pthread_mutex_unlock(&volk_lock);
 }
 
 /* The layers, extensions and flags an instance is created with. */
@@ -170,10 +194,16 @@ static int create_instance(txlm_vk *vk, int validation, txlm_err *err)
     };
     VkResult r = vkCreateInstance(&ci, NULL, &vk->instance);
     if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateInstance");
-    volkLoadInstanceOnly(vk->instance);
+    load_entry_points(vk->instance);
     if (validation) {
         dbg = messenger_info(vk);
-        r = vkCreateDebugUtilsMessengerEXT(vk->instance, &dbg, NULL, &vk->messenger);
+        vk->destroy_messenger =
+            (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(vk->instance, "vkDestroyDebugUtilsMessengerEXT");
+        PFN_vkCreateDebugUtilsMessengerEXT create_messenger =
+            (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(vk->instance, "vkCreateDebugUtilsMessengerEXT");
+        if (!create_messenger || !vk->destroy_messenger)
+            return txlm_fail(err, TXLM_ERR_VULKAN, "VK_EXT_debug_utils enabled but its functions are missing");
+        r = create_messenger(vk->instance, &dbg, NULL, &vk->messenger);
         if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateDebugUtilsMessengerEXT");
     }
     vk->validation = validation;
@@ -355,7 +385,6 @@ static int create_device(txlm_vk *vk, txlm_err *err)
     txlm_coopmat_enable(vk, &cm, &ci, exts, &ci.enabledExtensionCount);
     VkResult r = vkCreateDevice(vk->phys, &ci, NULL, &vk->device);
     if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateDevice");
-    volkLoadDevice(vk->device);
     vkGetDeviceQueue(vk->device, vk->queue_family, 0, &vk->queue);
     pthread_mutex_init(&vk->queue_lock, NULL);
     return 0;
@@ -488,7 +517,7 @@ void txlm_vk_close(txlm_vk *vk)
         vkDestroyDevice(vk->device, NULL);
         pthread_mutex_destroy(&vk->queue_lock);
     }
-    if (vk->messenger) vkDestroyDebugUtilsMessengerEXT(vk->instance, vk->messenger, NULL);
+    if (vk->messenger) vk->destroy_messenger(vk->instance, vk->messenger, NULL);
     if (vk->instance) vkDestroyInstance(vk->instance, NULL);
     vk->device = VK_NULL_HANDLE;
     vk->messenger = VK_NULL_HANDLE;

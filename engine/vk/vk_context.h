@@ -25,6 +25,7 @@ typedef struct txlm_vk_coopmat {
 typedef struct txlm_vk {
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger;
+    PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger; /* this instance's own */
     VkPhysicalDevice phys;
     VkDevice device;
     VkQueue queue;

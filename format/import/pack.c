@@ -158,7 +158,8 @@ static int add_tensors(packer *p, txlm_writer *w, const txlm_pack_name *names, u
             return txlm_fail(p->err, TXLM_ERR_UNSUPPORTED, "tensor '%s': dtype %" PRIu32 " cannot be converted to f32", t->name,
                              t->dtype);
         int rc = check_shape(p, t, want);
-        uint32_t dtype = txlm_tt_stored_dtype(want, p->dtype);
+        uint32_t dtype = p->dtype != TXLM_PACK_DTYPE_KEEP ? txlm_tt_stored_dtype(want, p->dtype)
+                         : t->dtype == TXLM_DT_F16 ? txlm_tt_stored_dtype(want, TXLM_DT_F16) : TXLM_DT_F32;
         const void *data = NULL;
         if (!rc) rc = f32_data(p, idx, dtype != TXLM_DT_F32, &data);
         if (rc) return rc;
@@ -290,7 +291,8 @@ int txlm_pack_write(const txlm_hparams *h, const txlm_vocab *v, const txlm_check
     char why[256];
     if (txlm_hparams_validate(h, why, sizeof why) != 0) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "hyper-parameters: %s", why);
     uint32_t dtype = opt ? opt->dtype : TXLM_DT_F32;
-    if (dtype != TXLM_DT_F32 && dtype != TXLM_DT_F16 && dtype != TXLM_DT_Q8_0 && dtype != TXLM_DT_Q4_0) {
+    if (dtype != TXLM_DT_F32 && dtype != TXLM_DT_F16 && dtype != TXLM_DT_Q8_0 && dtype != TXLM_DT_Q4_0 &&
+        dtype != TXLM_PACK_DTYPE_KEEP) {
         const txlm_dtype_info *di = txlm_dtype_get(dtype);
         return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "output dtype %s is not supported (f32, f16, q8_0, q4_0)",
                          di ? di->name : "(unknown)");

@@ -34,8 +34,12 @@ int txlm_vocab_load_txt(const char *path, txlm_vocab_buf *out, txlm_err *err);
  * failure, kept as the blob on success); `where` names it in messages. */
 int txlm_vocab_parse_txt(const char *where, char *text, uint32_t len, txlm_vocab_buf *out, txlm_err *err);
 
+#define TXLM_PACK_DTYPE_KEEP 0xffffffffu
+
 typedef struct txlm_pack_options {
-    uint32_t dtype;          /* output dtype of the large matrices; vectors and small tensors stay f32 */
+    uint32_t dtype;          /* output dtype of the large matrices; vectors and small tensors stay f32;
+                                TXLM_PACK_DTYPE_KEEP: each in the type the source stores it (f16 where
+                                it is f16 and the rule above allows it, else f32) */
     void (*progress)(void *user, uint64_t done, uint64_t total);
     void *user;
     uint32_t cluster_order;  /* txlm_cluster_order of the checkpoint's crit.cluster_* rows (stored forward); 0 forward */

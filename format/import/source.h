@@ -29,6 +29,7 @@ typedef struct txlm_source_options {
     int lower_case;        /* lower-case text before looking words up */
     const char *source;    /* open with this source by name, without sniffing (NULL: told from the input) */
     uint64_t seed;         /* the synthetic source's seed */
+    const char *dtype;     /* the --dtype asked for (NULL: none), for a source's messages */
 } txlm_source_options;
 
 #define TXLM_SOURCE_MAX_INPUTS 32 /* a sharded checkpoint reads several data files */

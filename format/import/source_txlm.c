@@ -3,9 +3,9 @@
  * does). Its tensors go through the packer under their canonical names,
  * so the result is what packing the original checkpoint in that type
  * gives, byte for byte, when the file holds f32 weights, or f16 weights
- * of a checkpoint that was f16. Weights already quantised (q8_0, q4_0)
- * are refused: quantising them again would add a second rounding error to
- * the first. */
+ * of a checkpoint that was f16; with no --dtype each tensor keeps its
+ * type. Weights already quantised (q8_0, q4_0) are refused, with the
+ * reason for the type asked for (why_not). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,17 +109,29 @@ static int tensors(owned *o, const txlm_hparams *h, txlm_checkpoint *ck, txlm_er
     return rc;
 }
 
+/* Why weights quantised as `from` are not packed again into the type asked for (NULL: none). */
+static const char *why_not(const char *dtype, const char *from)
+{
+    if (!dtype || !strcmp(dtype, from)) return "packed as they are, they would be the file it already is (copy it)";
+    if (!strcmp(dtype, "f32"))
+        return "f32 would hold the same rounded values in four bytes each, none of the precision the quantisation lost "
+               "coming back";
+    if (!strcmp(dtype, "f16"))
+        return "f16 would round them a second time (a block's scale times its integer does not always fit f16) and bring "
+               "back none of the precision the quantisation lost";
+    return "quantising them again would add a second rounding error to the first";
+}
+
 /* Quantised weights are refused; f32 and f16 ones are read as they are. */
-static int check_types(const txlm_file *f, const char *path, char *what, size_t cap, txlm_err *err)
+static int check_types(const txlm_file *f, const char *path, const char *dtype, char *what, size_t cap, txlm_err *err)
 {
     uint32_t count[TXLM_DT_COUNT] = {0};
     for (uint32_t i = 0; i < txlm_file_tensor_count(f); i++) {
         const txlm_tensor_info *t = txlm_file_tensor(f, i);
         if (t->dtype != TXLM_DT_F32 && t->dtype != TXLM_DT_F16)
-            return txlm_fail(err, TXLM_ERR_UNSUPPORTED,
-                             "%s holds %s weights ('%s'): quantising them again would add a second rounding error to the "
-                             "first; pack from the original checkpoint, or from an f32 or f16 .txlm", path,
-                             txlm_dtype_get(t->dtype)->name, t->name);
+            return txlm_fail(err, TXLM_ERR_UNSUPPORTED, "%s holds %s weights ('%s'): %s; pack from the original checkpoint, "
+                             "or from an f32 or f16 .txlm", path, txlm_dtype_get(t->dtype)->name, t->name,
+                             why_not(dtype, txlm_dtype_get(t->dtype)->name));
         count[t->dtype]++;
     }
     snprintf(what, cap, "a .txlm model (%" PRIu32 " f32 and %" PRIu32 " f16 tensors), packed again", count[TXLM_DT_F32],
@@ -146,7 +158,7 @@ static int open_txlm(txlm_probe *p, const txlm_source_options *opt, txlm_source 
     owned *o = rc ? NULL : calloc(1, sizeof *o);
     if (!rc && !o) rc = txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of memory");
     if (!rc) rc = txlm_file_open(p->path, 0, &o->f, err);
-    if (!rc) rc = check_types(o->f, p->path, out->what, sizeof out->what, err);
+    if (!rc) rc = check_types(o->f, p->path, opt->dtype, out->what, sizeof out->what, err);
     if (!rc) rc = txlm_source_input(out, p->path, err);
     if (!rc && !(out->ck = calloc(1, sizeof *out->ck))) rc = txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of memory");
     if (rc) {

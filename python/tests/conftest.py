@@ -3,7 +3,7 @@
 The meson test (tests/python) sets TXLM_LIBRARY, TXLM_CLI, TXLM_PACK and
 TXLM_GOLDEN; run by hand, they default to the source tree and its build/:
 
-    TXLM_LIBRARY=build/libtxlm.so python3 -m pytest python/tests
+    TXLM_LIBRARY=build/libtxlm.so /usr/bin/python3 -m pytest python/tests
 """
 from __future__ import annotations
 

@@ -100,21 +100,18 @@ def test_model_facts(demo):
 
 LIST_DEVICES = """
 import txlm, sys
-first = txlm.devices()                 # before any context: the library lists them
+first = txlm.devices()                 # before any context
 m = txlm.Model(sys.argv[1])
-assert txlm.devices() == first         # the same list, kept
+assert txlm.devices() == first         # with a context open: the same list
 assert any(d.name == m.context.device.name and d.supported for d in first)
+m.session().feed([3, 5, 7])            # the open context still works
 del m
 print(len(first))
 """
 
 
 def test_devices(tmp_path):
-    """Listed before any context is open, kept after; refused as a first call with one open (the
-    library's listing would replace the Vulkan functions the open context calls)."""
+    """Listed before any context is open and with one open; the open context keeps working and
+    closes cleanly (a separate process: a crash at its close would fail the run)."""
     r = subprocess.run([sys.executable, "-c", LIST_DEVICES, DEMO], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and int(r.stdout) >= 1, r.stderr
-    code = ("import txlm, sys\nm = txlm.Model(sys.argv[1])\n"
-            "try:\n    txlm.devices()\nexcept txlm.TxlmError as e:\n    print(e)")
-    r = subprocess.run([sys.executable, "-c", code, DEMO], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and "before opening a model" in r.stdout, r.stderr

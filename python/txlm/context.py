@@ -44,26 +44,13 @@ def _device_info(index: int, d: _capi.DeviceInfo) -> DeviceInfo:
                       d.subgroup_size, bool(d.supported), bool(d.preferred))
 
 
-_devices: Optional[List[DeviceInfo]] = None
 _open_contexts = 0
 _contexts_lock = threading.Lock()
 
 
 def devices() -> List[DeviceInfo]:
-    """The Vulkan devices (``txlm devices``).
-
-    The library lists them through a Vulkan instance of its own, whose functions replace the
-    process-wide ones an open context calls; so the list is made only while no context is
-    open (before the first model), and kept: later calls give that list, and a first call
-    with a context open raises TxlmError."""
-    global _devices
-    with _contexts_lock:
-        if _devices is None:
-            if _open_contexts:
-                raise TxlmError("txlm.devices(): call it before opening a model or a context (listing devices "
-                                "with a context open would replace the Vulkan functions it uses)")
-            _devices = _list_devices()
-        return list(_devices)
+    """The Vulkan devices (``txlm devices``); callable at any time, contexts open or not."""
+    return _list_devices()
 
 
 def _list_devices() -> List[DeviceInfo]:

@@ -9,11 +9,16 @@
 #  - before the work: an output in a folder that does not exist fails
 #    before the model is even read (a damaged model is not reported) and
 #    before anything is printed;
+#  - standard output appended to an input (`score -m M FILE >> FILE`), for
+#    every command: refused the same way, before the work;
 #  - "-": standard output for every output flag, the same bytes as the
 #    file, no file named "-"; the figures or the text then go to standard
 #    error; binary data never to a terminal;
 #  - generate -f reads every byte (a NUL byte too), as logprobs -f does;
-#  - txlm-pack --synthetic --export-safetensors never overwrites its config.
+#  - txlm-pack --synthetic --export-safetensors never overwrites its config;
+#  - txlm-pack -o -: standard output (the bytes of -o FILE, never a
+#    terminal, no temporary left), --export-safetensors - refused, and
+#    neither -o - nor --list's lines appended to what it reads.
 # usage: test_outputs.sh TXLM TXLM_PACK GOLDEN_CASE_DIR
 set -u
 txlm=$(realpath "$1") pack=$(realpath "$2") case_dir=$(realpath "$3")
@@ -81,6 +86,29 @@ refused "eval - < text.txt --per-token text.txt" text.txt sh -c '"$0" eval -m m.
 refused "generate -f - < prompt.txt --state-out prompt.txt" prompt.txt sh -c '"$0" generate -m m.txlm -f - -n 2 --state-out prompt.txt < prompt.txt' "$txlm"
 # standard output appended to an input
 refused "logprobs -o - >> the model" m.txlm sh -c '"$0" logprobs -m m.txlm --tokens 3 -o - >> m.txlm' "$txlm"
+# what a command prints on standard output, appended to one of its inputs: every command, before any work
+appended() { refused "$1" "$2" sh -c "$3" "$txlm"; }
+appended "score >> the text" text.txt '"$0" score -m m.txlm text.txt >> text.txt'
+appended "score - < the text >> the text" text.txt '"$0" score -m m.txlm - < text.txt >> text.txt'
+appended "score >> the model" m.txlm '"$0" score -m m.txlm text.txt >> m.txlm'
+appended "eval >> the text" text.txt '"$0" eval -m m.txlm text.txt >> text.txt'
+appended "eval - < the text >> the text" text.txt '"$0" eval -m m.txlm - < text.txt >> text.txt'
+appended "compare >> model B" m2.txlm '"$0" compare -m m.txlm -m m2.txlm text.txt >> m2.txlm'
+appended "compare >> the text" text.txt '"$0" compare -m m.txlm -m m2.txlm text.txt >> text.txt'
+appended "logprobs -f >> the text" text.txt '"$0" logprobs -m m.txlm -f text.txt -o lp_new.f32 >> text.txt'
+appended "generate -f >> the prompt file" prompt.txt '"$0" generate -m m.txlm -f prompt.txt -n 2 >> prompt.txt'
+appended "generate --state-in >> the state" s.state '"$0" generate -m m.txlm --state-in s.state -n 2 >> s.state'
+appended "generate >> the model" m.txlm '"$0" generate -m m.txlm -p w5 -n 2 >> m.txlm'
+appended "info >> the model" m.txlm '"$0" info -m m.txlm >> m.txlm'
+appended "attention -f >> the text" text.txt '"$0" attention -m m.txlm -f text.txt --csv a_new.csv >> text.txt'
+appended "bench >> the model" m.txlm '"$0" bench -m m.txlm -r 1 >> m.txlm'
+appended "chat < FILE >> FILE" prompt.txt '"$0" chat -m m.txlm -n 2 < prompt.txt >> prompt.txt'
+appended "chat -f >> the starting prompt" prompt.txt '"$0" chat -m m.txlm -f prompt.txt -n 2 >> prompt.txt'
+appended "serve >> the model" m.txlm '"$0" serve -m m.txlm --port 0 >> m.txlm'
+[ ! -e lp_new.f32 ] && [ ! -e a_new.csv ] || bad "an output of a refused command was written"
+# and standard output to any other file is written as before
+"$txlm" score -m m.txlm - < text.txt >> scores.tsv && [ "$(head -n 1 scores.tsv | cut -f 1)" = sentence_id ] ||
+    bad "score - < text >> another file: $(head -n 2 scores.tsv)"
 # two outputs of one command in one file
 printf 'old' > twice.out
 refused "attention --f32 X --csv X" twice.out "$txlm" attention -m m.txlm -p "w5 w9" --f32 twice.out --csv twice.out
@@ -192,6 +220,33 @@ done
 on_tty "$txlm" attention -m m.txlm -p w5 --csv - > tty.txt || bad "attention --csv - on a terminal: $(head -c 300 tty.txt)"
 "$txlm" attention -m m.txlm -p w5 --f32 - --csv - > /dev/null 2> err.txt && bad "two outputs to standard output accepted"
 grep -q "only one output can go to standard output" err.txt || bad "two outputs to standard output: $(cat err.txt)"
+
+# ---- txlm-pack: "-" is standard output too -----------------------------------
+mkdir -p stage && rm -f ./-
+TMPDIR=$work/stage "$pack" "$case_dir" -o - > p_stdout.txlm 2> err.txt || bad "txlm-pack -o -: $(cat err.txt)"
+cmp -s p_stdout.txlm m.txlm && [ ! -e ./- ] && [ -z "$(ls -A stage)" ] ||
+    bad "txlm-pack -o -: not the bytes of -o FILE, a file named \"-\" made, or a temporary left: $(ls -A . stage | tr '\n' ' ')"
+TMPDIR=$work/stage "$pack" "$case_dir" -o - 2> /dev/null | cmp -s - m.txlm || bad "txlm-pack -o - | pipe: other bytes"
+"$pack" --synthetic "$case_dir/config.json" -o syn_file.txlm > /dev/null 2>&1 &&
+    "$pack" --synthetic "$case_dir/config.json" -o - --export-safetensors exp/model.safetensors > syn_out.txlm 2> err.txt &&
+    cmp -s syn_file.txlm syn_out.txlm && [ -s exp/model.safetensors ] && [ -s exp/config.json ] && [ -s exp/vocab.txt ] ||
+    bad "txlm-pack -o - --export-safetensors: $(cat err.txt)"
+"$pack" --synthetic "$case_dir/config.json" -o x.txlm --export-safetensors - > /dev/null 2> err.txt
+[ $? = 1 ] && grep -q "export is three files" err.txt && [ ! -e ./- ] && [ ! -e x.txlm ] || bad "--export-safetensors -: $(cat err.txt)"
+on_tty "$pack" "$case_dir" -o - > tty.txt
+[ $? = 1 ] && grep -q "binary data is not written to a terminal" tty.txt || bad "txlm-pack -o - on a terminal: $(head -c 300 tty.txt)"
+refused_pack_stdout() {
+    local name=$1 victim=$2
+    cp "$victim" before.bin
+    sh -c "$3" "$pack" 2> err.txt
+    if [ $? != 1 ] || ! grep -q "$4" err.txt || ! cmp -s "$victim" before.bin; then bad "$name: $(cat err.txt)"
+    else echo "ok: $name: $(cat err.txt)"; fi
+}
+refused_pack_stdout "txlm-pack M --dtype f16 -o - >> M" m.txlm '"$0" m.txlm --dtype f16 -o - >> m.txlm' "would overwrite the input"
+refused_pack_stdout "txlm-pack --list M >> M" m.txlm '"$0" --list m.txlm >> m.txlm' "a listing never goes into what it reads"
+mkdir -p ck && cp "$case_dir/config.json" "$case_dir/model.safetensors" "$case_dir/vocab.txt" ck/ && printf 'x' > ck/listing.txt
+refused_pack_stdout "txlm-pack --list DIR >> DIR/FILE" ck/listing.txt '"$0" --list ck >> ck/listing.txt' "a listing never goes into"
+"$pack" --list ck > listing.txt 2> err.txt && grep -q "transformer" listing.txt || bad "txlm-pack --list DIR > elsewhere: $(cat err.txt)"
 
 # ---- generate -f reads every byte ------------------------------------------
 printf 'w5 \000w9 w12\n' > nul.txt

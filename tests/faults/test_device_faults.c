@@ -257,6 +257,40 @@ static void allocation_failures(uint64_t total)
     CHECK(refused >= 8, "only %d allocation failures tried", refused);
 }
 
+/* Devices listed while contexts are open, and a second context opened
+ * beside the first: each context keeps working and closes cleanly. The
+ * list's own instance used to replace the process-wide entry points with
+ * its own (without VK_EXT_debug_utils), and closing a validated context
+ * then called a NULL messenger destructor. */
+static void devices_while_open(void)
+{
+    txlm_context_options o = flt_options(0);
+    txlm_context *ctx[2] = {NULL, NULL};
+    txlm_model *m[2] = {NULL, NULL};
+    txlm_session *s[2] = {NULL, NULL};
+    const int32_t ids[3] = {3, 5, 7};
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < 2; i++) {
+            if (!ctx[i]) {
+                CHECK(txlm_context_create(&o, &ctx[i]) == TXLM_OK, "context %d: %s", i, txlm_last_error());
+                CHECK(ctx[i] && txlm_model_load(ctx[i], model_path, NULL, &m[i]) == TXLM_OK, "model %d: %s", i,
+                      txlm_last_error());
+                CHECK(m[i] && txlm_session_create(m[i], NULL, &s[i]) == TXLM_OK, "session %d: %s", i, txlm_last_error());
+            }
+            if (!s[i]) return;
+            CHECK(txlm_session_feed(s[i], ids, 3, NULL) == TXLM_OK, "feed %d, round %d: %s", i, round, txlm_last_error());
+            txlm_device_info info[8];
+            uint32_t n = 0;
+            CHECK(txlm_list_devices(info, 8, &n) == TXLM_OK && n >= 1, "devices: %s", txlm_last_error());
+        }
+    for (int i = 0; i < 2; i++) {
+        txlm_session_free(s[i]);
+        txlm_model_free(m[i]);
+        txlm_context_destroy(ctx[i]);
+    }
+    printf("two contexts fed, devices listed between their calls, both closed\n");
+}
+
 int main(void)
 {
     char *dir = fmt_mkdtemp();
@@ -269,6 +303,7 @@ int main(void)
     budgets(base, with_model);
     copy_rate(base);
     larger_than_heaps(dir);
+    devices_while_open();
     device_lost(first_feed, per_feed);
     allocation_failures(allocs);
     unlink(model_path);

@@ -155,7 +155,9 @@ static void test_unrecognised(void)
 }
 
 /* f32 (and an f16 checkpoint's f16) .txlm packed into each type: the same
- * file, byte for byte, as packing the original checkpoint in that type. */
+ * file, byte for byte, as packing the original checkpoint in that type;
+ * packed with no --dtype, the same file as the source (each tensor keeps
+ * its type); the type chosen always on stderr. */
 static void test_repack(void)
 {
     static const char *const types[] = {"f32", "f16", "q8_0", "q4_0"};
@@ -167,21 +169,40 @@ static void test_repack(void)
         if (c < 4) snprintf(in, sizeof in, "%s/%s", golden, cases[c]);
         else snprintf(in, sizeof in, "%s/nvidia_f16.pt", training);
         free(pack_ok(in, (const char *[]){in, "--dtype", c < 4 ? "f32" : "f16", "-o", src, NULL}));
+        for (int t = 0; c < 4 && t < 2; t++) { /* f32 and f16 files packed with no --dtype: each tensor kept */
+            char *e = pack_ok("txlm", (const char *[]){src, "--dtype", types[t], "-o", direct, NULL});
+            free(e);
+            e = pack_ok("keep", (const char *[]){direct, "-o", again, NULL});
+            CHECK(strstr(e, "txlm-pack: dtype: each tensor in the type the source stores it (no --dtype") != NULL);
+            if (!same_bytes(direct, again)) fprintf(stderr, "%s: %s .txlm packed again with no --dtype changed\n", in, types[t]);
+            CHECK(same_bytes(direct, again));
+            free(e);
+        }
         for (int t = 0; t < 4; t++) {
             free(pack_ok(in, (const char *[]){in, "--dtype", types[t], "-o", direct, NULL}));
             char *e = pack_ok("repack", (const char *[]){src, "--dtype", types[t], "-o", again, NULL});
-            CHECK(strstr(e, "a .txlm model (") != NULL);
+            CHECK(strstr(e, "a .txlm model (") != NULL && strstr(e, "txlm-pack: dtype: ") != NULL &&
+                  strstr(e, types[t]) != NULL);
             free(e);
             if (!same_bytes(direct, again)) fprintf(stderr, "%s: %s from .txlm differs from direct packing\n", in, types[t]);
             CHECK(same_bytes(direct, again));
         }
     }
-    /* quantised weights are not packed again */
+    char *e = pack_ok("no --dtype", (const char *[]){dir_path(golden, "adaptive_word"), "-o", again, NULL});
+    CHECK(strstr(e, "txlm-pack: dtype: f32 (the default") != NULL); /* a checkpoint's default, told */
+    free(e);
     free(pack_ok("q8_0", (const char *[]){dir_path(golden, "adaptive_word"), "--dtype", "q8_0", "-o", src, NULL}));
     unlink(again);
-    pack_fails("from q8_0", (const char *[]){src, "--dtype", "q4_0", "-o", again, NULL}, again, "holds q8_0 weights",
-               "second rounding error");
-    pack_fails("from q8_0 to f32", (const char *[]){src, "-o", again, NULL}, again, "holds q8_0 weights", NULL);
+    /* quantised weights are not packed again, each refusal giving the reason for the type asked for */
+    pack_fails("from q8_0 to q4_0", (const char *[]){src, "--dtype", "q4_0", "-o", again, NULL}, again, "holds q8_0 weights",
+               "quantising them again would add a second rounding error");
+    pack_fails("from q8_0 to f16", (const char *[]){src, "--dtype", "f16", "-o", again, NULL}, again, "holds q8_0 weights",
+               "f16 would round them a second time");
+    pack_fails("from q8_0 to f32", (const char *[]){src, "--dtype", "f32", "-o", again, NULL}, again, "holds q8_0 weights",
+               "f32 would hold the same rounded values");
+    pack_fails("from q8_0 to q8_0", (const char *[]){src, "--dtype", "q8_0", "-o", again, NULL}, again, "holds q8_0 weights",
+               "the file it already is");
+    pack_fails("from q8_0, no --dtype", (const char *[]){src, "-o", again, NULL}, again, "holds q8_0 weights", "the file it already is");
     pack_fails(".txlm with --config", (const char *[]){src, "--config", dir_path(dir_path(golden, "adaptive_word"), "config.json"),
                "-o", again, NULL}, again, "holds its own hyper-parameters", "--config");
     free(src);

@@ -3,7 +3,11 @@
 # examples/chat.c against the installed pkg-config file, and run them on a
 # packed golden model; embed.c again against the installed static library
 # (no libtxlm.so at run time); the installed bin/txlm run from the staged
-# prefix with no LD_LIBRARY_PATH (its run path finds lib/).
+# prefix with no LD_LIBRARY_PATH (its run path finds lib/); then README.md's
+# "Installing" commands exactly as written, with a home folder of its own,
+# on this build folder (its prefix set back afterwards): the install, the
+# installed txlm, and a program built against the installed txlm.pc that
+# starts without LD_LIBRARY_PATH.
 # usage: test_install.sh BUILD_DIR SOURCE_DIR TXLM_PACK GOLDEN_CASE_DIR
 set -euo pipefail
 build=$1 src=$2 pack=$3 case_dir=$4
@@ -54,4 +58,31 @@ env -u LD_LIBRARY_PATH "$txlm" --version > "$tmp/version.txt" 2> "$tmp/version.e
 env -u LD_LIBRARY_PATH ldd "$txlm" | grep libtxlm | grep -q "$root" ||
     { echo "FAIL: bin/txlm does not find the installed libtxlm: $(env -u LD_LIBRARY_PATH ldd "$txlm" | grep libtxlm)"; exit 1; }
 env -u LD_LIBRARY_PATH "$txlm" info -m "$tmp/model.txlm" > /dev/null || { echo "FAIL: the installed txlm info"; exit 1; }
+
+# README.md's lines, as written, in a folder where build/, examples/ and
+# models/ are this build's and the source's; the compiler gets the
+# sanitizer flags of a sanitizer build (its library needs their runtimes)
+block=$(python3 - "$src/README.md" <<'PY'
+import sys
+text = open(sys.argv[1]).read()
+sec = text[text.index("## Installing\n"):]
+start = sec.index("```sh\n") + 6
+print(sec[start:sec.index("```", start)], end="")
+PY
+)
+work="$tmp/readme"
+mkdir -p "$work/home"
+ln -s "$(cd "$build" && pwd)" "$work/build" && ln -s "$src/examples" "$work/examples" && ln -s "$src/models" "$work/models"
+trap 'meson configure "$build" --prefix "$prefix" > /dev/null; rm -rf "$tmp"' EXIT
+export SANFLAGS="${sanflags[*]}"
+cc() { command cc $SANFLAGS "$@"; }
+export -f cc
+(cd "$work" && env -u LD_LIBRARY_PATH -u PKG_CONFIG_PATH -u PKG_CONFIG_SYSROOT_DIR HOME="$work/home" \
+    bash -euo pipefail -c "$block") > "$work/out.txt" 2> "$work/err.txt" ||
+    { echo "FAIL: README.md's install lines:"; printf '%s\n' "$block"; cat "$work/out.txt" "$work/err.txt"; exit 1; }
+grep -q "^txlm $(pkg-config --modversion txlm)" "$work/out.txt" && grep -q '^> ' "$work/out.txt" ||
+    { echo "FAIL: README.md's install lines printed:"; cat "$work/out.txt" "$work/err.txt"; exit 1; }
+[ -x "$work/home/.local/bin/txlm" ] && env -u LD_LIBRARY_PATH ldd "$work/embed" | grep libtxlm | grep -q "$work/home/.local" ||
+    { echo "FAIL: README.md's install: not in \$HOME/.local, or the program does not find its libtxlm there"; exit 1; }
+echo "README.md's install lines: $(grep "^txlm " "$work/out.txt"); the program built against txlm.pc starts"
 echo "installed library (shared and static), header, txlm.pc and bin/txlm work"

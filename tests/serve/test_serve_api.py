@@ -7,10 +7,15 @@ fed in three requests gives the log-probabilities of one feed of the
 whole text, its exported state is byte for byte `generate --state-out`'s
 and goes on as `generate --state-in` does; tokenize, detokenize, models,
 health, metrics, chat's refusal, and keys (a session of another key is
-not found).
+not found); logprobs 0 in every form of request; text_offset at each
+token's text (a word and a character model); what sessions report (the
+seed their sampler came from, tokens fed, an imported state, PUT's
+answer and its 415); --log's lines.
 usage: test_serve_api.py TXLM TXLM_PACK GOLDEN_CASE_DIR (a word model: adaptive_word)"""
 import math
 import os
+import re
+import socket
 import sys
 
 from serve_util import Server, generate, score, streamed_text, wait_for, setup
@@ -70,6 +75,74 @@ def choices_and_prompts(sv):
     c.ok(zero["choices"][0]["text"] == PROMPT and zero["usage"]["completion_tokens"] == 0, "max_tokens 0 with echo: the prompt")
     none = sv.json("POST", "/v1/completions", {"max_tokens": 5, "seed": 6})
     c.ok(none["choices"][0]["text"] == generate(txlm, model, None, 5, 6), "no prompt: a text's start, as generate without -p")
+
+
+def logprobs_zero(sv):
+    """logprobs 0: each token's own log-probability, an empty top list (OpenAI's), in every form of request."""
+    def same(zero, one, what):
+        a, b = zero["choices"][0]["logprobs"], one["choices"][0]["logprobs"]
+        c.ok(zero["choices"][0]["text"] == one["choices"][0]["text"] and a["tokens"] == b["tokens"] and
+             a["token_logprobs"] == b["token_logprobs"] and a["text_offset"] == b["text_offset"] and
+             all(t == ({} if lp is not None else None) for t, lp in zip(a["top_logprobs"], a["token_logprobs"])) and
+             len(a["tokens"]) > 0, "logprobs 0, %s: the tokens' own, empty top lists (%s)" % (what, a))
+    for what, fields in [("plain", {"prompt": PROMPT, "max_tokens": 5}),
+                         ("echo", {"prompt": PROMPT, "max_tokens": 5, "echo": True}),
+                         ("echo, max_tokens 0", {"prompt": PROMPT, "max_tokens": 0, "echo": True}),
+                         ("token ids", {"prompt": [5, 9, 12], "max_tokens": 5, "echo": True}),
+                         ("no prompt", {"max_tokens": 3})]:
+        zero = sv.json("POST", "/v1/completions", {**fields, "seed": 3, "logprobs": 0})
+        same(zero, sv.json("POST", "/v1/completions", {**fields, "seed": 3, "logprobs": 1}), what)
+    status, evs, done = sv.events("/v1/completions", {"prompt": PROMPT, "max_tokens": 5, "seed": 3, "logprobs": 0, "stream": True})
+    tops = [t for e in evs for ch in e["choices"] for t in ch["logprobs"]["top_logprobs"]]
+    c.ok(status == 200 and done and len(tops) == 5 and tops == [{}] * 5, "logprobs 0, streamed: %s" % tops)
+    sid = sv.json("POST", "/v1/sessions", {"seed": 2})["id"]
+    got = sv.json("POST", "/v1/sessions/%s/completions" % sid, {"prompt": PROMPT, "max_tokens": 4, "logprobs": 0, "echo": True})
+    lp = got["choices"][0]["logprobs"]
+    c.ok(len(lp["tokens"]) == 7 and lp["top_logprobs"] == [None] + [{}] * 6, "logprobs 0, a session: %s" % lp)
+    sv.json("DELETE", "/v1/sessions/" + sid)
+
+
+def check_offsets(text, lp, what, eos="<eos>"):
+    """Every token's own text where text_offset says (<eos>: a line break), in order; the tokens of a stop
+    string, which the text leaves out, at its end."""
+    cut = [off == len(text) for off in lp["text_offset"]]
+    bad = [(k, tok, off) for k, (tok, off) in enumerate(zip(lp["tokens"], lp["text_offset"]))
+           if not all(cut[k:]) and (text[off:off + 1] != "\n" if tok == eos else text[off:off + len(tok)] != tok)]
+    c.ok(not bad and lp["text_offset"] == sorted(lp["text_offset"]), "%s: text_offset at each token's text (%s)" % (what, bad[:4]))
+
+
+def text_offsets(sv):
+    """text_offset: where each token's own text starts in the choice's text, against the token spans (a string
+    prompt's, from /v1/score) and the generated text, for a word model (sv) and a character model (the demo's)."""
+    for seed in (2, 5):
+        got = sv.json("POST", "/v1/completions", {"prompt": PROMPT + "\nw7", "max_tokens": 12, "seed": seed, "echo": True,
+                                                  "logprobs": 1, "stop": ["w1", "w2"]})
+        check_offsets(got["choices"][0]["text"], got["choices"][0]["logprobs"], "a word model, seed %d" % seed)
+    demo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "demo.txlm")
+    ch = Server(txlm, demo)
+    try:
+        prompt = "a  b c\n d"
+        spans = [t["begin"] for t in ch.json("POST", "/v1/score", {"text": prompt})["tokens"]]
+        got = ch.json("POST", "/v1/completions", {"prompt": prompt, "max_tokens": 0, "echo": True, "logprobs": 1})
+        lp = got["choices"][0]["logprobs"]
+        c.ok(lp["text_offset"] == spans == [0, 1, 2, 3, 4, 5, 6, 7, 8], "echo of %r: the tokens' spans (%s)" % (prompt, lp["text_offset"]))
+        ids = ch.json("POST", "/v1/tokenize", {"text": prompt})["tokens"]
+        got = ch.json("POST", "/v1/completions", {"prompt": ids, "max_tokens": 0, "echo": True, "logprobs": 1})
+        c.ok(got["choices"][0]["logprobs"]["text_offset"] == spans, "echo of its token ids: the same (%s)" %
+             got["choices"][0]["logprobs"]["text_offset"])
+        for seed in range(1, 7):
+            fields = {"prompt": "The secret of life is", "max_tokens": 30, "seed": seed, "logprobs": 1, "stop": ["th", "e\n"]}
+            got = ch.json("POST", "/v1/completions", fields)
+            check_offsets(got["choices"][0]["text"], got["choices"][0]["logprobs"], "generated, seed %d" % seed)
+            status, evs, _ = ch.events("/v1/completions", {**fields, "echo": True, "stream": True})
+            lps = {"tokens": [], "text_offset": []}
+            for e in evs:
+                for x in e["choices"]:
+                    for k in lps:
+                        lps[k] += x["logprobs"][k]
+            check_offsets(streamed_text(evs), lps, "echoed and streamed, seed %d" % seed)
+    finally:
+        ch.stop()
 
 
 def scoring(sv):
@@ -140,6 +213,52 @@ def sessions(sv):
     sv.json("DELETE", "/v1/sessions/" + sid, want=404)
 
 
+def session_facts(sv):
+    """What sessions report is true: the seed a session's sampler came from (a completion without one goes on
+    with the session's sampler and says so), tokens fed against memory rows, an imported state, PUT's answer."""
+    a = sv.json("POST", "/v1/sessions", {"seed": 5})
+    b = sv.json("POST", "/v1/sessions", {"seed": 5})
+    c.ok(a["seed"] == 5 and a["tokens"] == 0 and a["from_state"] is False, "a new session: its seed (%s)" % a)
+    ga = sv.json("POST", "/v1/sessions/%s/completions" % a["id"], {"prompt": PROMPT, "max_tokens": 4})
+    gb = sv.json("POST", "/v1/completions", {"session": b["id"], "prompt": PROMPT, "max_tokens": 4})
+    c.ok(ga["choices"][0]["text"] == gb["choices"][0]["text"] and ga["seed"] == gb["seed"] == 5 and
+         ga["sampler"] == gb["sampler"] == "continued", "sessions seeded 5, no seed in the request: the same text, "
+         "the session's seed and its sampler continued (%s, %s)" % (ga["seed"], gb["seed"]))
+    fed = sv.json("GET", "/v1/sessions/" + a["id"])
+    c.ok(fed["tokens"] == 3 + 4 and fed["seed"] == 5, "tokens fed: the prompt and every token drawn (%s)" % fed)
+    got = sv.json("POST", "/v1/sessions/%s/completions" % a["id"], {"prompt": " w3", "max_tokens": 2, "seed": 9})
+    c.ok(got["seed"] == 9 and got["sampler"] == "seeded" and sv.json("GET", "/v1/sessions/" + a["id"])["seed"] == 9,
+         "a seed in the request reseeds the session, and it says so")
+    status, _, state = sv.call("GET", "/v1/sessions/%s/state" % a["id"])
+    rows = sv.json("GET", "/v1/sessions/" + a["id"])["memory_rows"]
+    status, _, body = sv.call("POST", "/v1/sessions", state, {"Content-Type": "application/octet-stream"})
+    imp = __import__("json").loads(body)
+    c.ok(status == 200 and imp["tokens"] == 0 and imp["from_state"] is True and imp["memory_rows"] == rows and
+         imp["seed"] is None, "imported: no tokens fed here, the state's memory rows, no seed known (%s)" % imp)
+    got = sv.json("POST", "/v1/sessions/%s/completions" % imp["id"], {"prompt": " w3", "max_tokens": 2})
+    c.ok(got["seed"] is None and got["sampler"] == "continued", "an imported session's sampler goes on: no seed told")
+    status, _, body = sv.call("PUT", "/v1/sessions/%s/state" % b["id"], state, {"Content-Type": "application/octet-stream"})
+    put = __import__("json").loads(body)
+    after = sv.json("GET", "/v1/sessions/" + b["id"])
+    c.ok(status == 200 and put["busy"] is False and put["memory_rows"] == after["memory_rows"] == rows and
+         put["tokens"] == 0 and put["from_state"] is True and put["seed"] is None,
+         "PUT .../state answers the session as it is now (%s)" % put)
+    for headers in ({}, {"Content-Type": "application/json"}):
+        status, _, data = sv.call("PUT", "/v1/sessions/%s/state" % b["id"], state, headers)
+        c.ok(status == 415 and b"application/octet-stream" in data, "PUT .../state, %s: 415 (%d)" %
+             (headers or "no Content-Type", status))
+        # a body over --max-body: the same answer, before the body is read (not 413)
+        head = "PUT /v1/sessions/%s/state HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n%s\r\n" % (
+            b["id"], 2 << 20, "".join("%s: %s\r\n" % kv for kv in headers.items()))
+        with socket.create_connection(("127.0.0.1", sv.port), timeout=60) as s:
+            s.sendall(head.encode())
+            got = s.recv(65536)
+        c.ok(got.startswith(b"HTTP/1.1 415") and b"application/octet-stream" in got,
+             "PUT .../state, %s, 2 MiB declared: 415 (%r)" % (headers or "no Content-Type", got[:20]))
+    for x in (a["id"], b["id"], imp["id"]):
+        sv.json("DELETE", "/v1/sessions/" + x)
+
+
 def generate_state_in(prompt, n, state):
     import subprocess
     out = subprocess.run([txlm, "generate", "-m", model, "-p", prompt, "-n", str(n), "--state-in", state,
@@ -188,6 +307,34 @@ def keys():
         sv.stop()
 
 
+def logging():
+    """--log: a line on stderr per request: method, path, status, seconds, and the session used or made."""
+    sv = Server(txlm, model, "--log")
+    try:
+        sid = sv.json("POST", "/v1/sessions")["id"]
+        sv.json("POST", "/v1/sessions/%s/completions" % sid, {"prompt": PROMPT, "max_tokens": 2})
+        sv.json("POST", "/v1/completions", {"session": sid, "prompt": " w3", "max_tokens": 2})
+        sv.json("POST", "/v1/completions", {"prompt": PROMPT, "max_tokens": 2})
+        sv.json("GET", "/v1/nothing", want=404)
+        sv.call("GET", "/v1/sessions/%s/state" % sid)
+        want = [r"POST /v1/sessions 200 [0-9.]+ s session %s$" % sid,
+                r"POST /v1/sessions/%s/completions 200 [0-9.]+ s session %s$" % (sid, sid),
+                r"POST /v1/completions 200 [0-9.]+ s session %s$" % sid,
+                r"POST /v1/completions 200 [0-9.]+ s$",
+                r"GET /v1/nothing 404 [0-9.]+ s$",
+                r"GET /v1/sessions/%s/state 200 [0-9.]+ s session %s$" % (sid, sid)]
+
+        def lines():
+            return [line.rstrip("\n")[len("txlm: serve: "):] for line in sv.log().splitlines(True)
+                    if line.startswith("txlm: serve: ") and "listening" not in line]
+        wait_for(lambda: len(lines()) >= len(want), "the log lines")
+        got = lines()
+        c.ok(len(got) == len(want) and all(re.match(w, g) for w, g in zip(want, got)), "--log: %s" % got)
+        c.ok(sv.stop() == 0, "--log: exit status 0")
+    finally:
+        sv.stop()
+
+
 def expiry():
     sv = Server(txlm, model, "--session-idle", "0.5")
     try:
@@ -202,7 +349,8 @@ def expiry():
 
 sv = Server(txlm, model, "--max-sessions", "3")
 try:
-    for step in (completions, choices_and_prompts, scoring, sessions, small_endpoints):
+    for step in (completions, choices_and_prompts, logprobs_zero, text_offsets, scoring, sessions, session_facts,
+                 small_endpoints):
         c.run(step, sv)
     c.ok(sv.stop() == 0, "SIGTERM: exit status 0")
 finally:
@@ -210,5 +358,6 @@ finally:
     if c.fails:
         print(sv.log())
 c.run(keys)
+c.run(logging)
 c.run(expiry)
 sys.exit(c.done())

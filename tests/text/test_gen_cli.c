@@ -16,7 +16,9 @@
  *   chat goes on; from a pipe no prompt is printed (stdout holds the
  *   replies alone); /reset with an argument is refused and forgets
  *   nothing; -p is fed first, unanswered; /save never replaces the model
- *   or the --state-in file.
+ *   or the --state-in file; chat --help lists every command (/help and
+ *   /exit too), each one listed is taken, /help prints the same list,
+ *   anything else is unknown.
  * usage: test_gen_cli TXLM TXLM_PACK GOLDEN_DIR */
 #include <fcntl.h>
 #include <signal.h>
@@ -326,6 +328,51 @@ static void test_chat_edges(void)
     free(out), free(err);
 }
 
+/* chat --help lists every command the chat knows (/help and /exit too), /help
+ * in a chat prints the same list, every listed command is taken, and
+ * anything else is unknown. */
+static void test_chat_help(void)
+{
+    char *help, *err;
+    TCHECK(run("chat", (const char *const[]){"--help", NULL}, NULL, &help, &err) == 0);
+    free(err);
+    const char *list = strstr(help, "\nCommands");
+    list = list ? strchr(list + 1, '\n') : NULL;
+    TCHECK(list != NULL);
+    if (!list) return free(help);
+    list++;
+    static const char *const known[] = {"/save", "/load", "/reset", "/help", "/quit", "/exit"};
+    for (size_t k = 0; k < sizeof known / sizeof *known; k++) {
+        char want[32];
+        snprintf(want, sizeof want, "  %s ", known[k]);
+        if (!strstr(list, want)) fprintf(stderr, "chat --help does not list %s:\n%s", known[k], list);
+        TCHECK(strstr(list, want) != NULL);
+    }
+    /* each line of the list is a command the chat takes (FILE: a state saved first); /help prints the list */
+    char state[1100];
+    snprintf(state, sizeof state, "%s", path_in("help.state"));
+    int n = 0;
+    char *out;
+    for (const char *l = list; !strncmp(l, "  /", 3); l = strchr(l, '\n') + 1, n++) {
+        char script[2400];
+        size_t len = strcspn(l + 2, " ");
+        if (!strncmp(l + 2 + len, " FILE", 5))
+            snprintf(script, sizeof script, "w5\n/save %s\n%.*s %s\n", state, (int)len, l + 2, state);
+        else
+            snprintf(script, sizeof script, "w5\n%.*s\n", (int)len, l + 2);
+        int st = run("chat", (const char *const[]){"-n", "2", "--seed", "1", NULL}, script, &out, &err);
+        if (st || strstr(err, "unknown command")) fprintf(stderr, "chat: %s%s", script, err);
+        TCHECK(st == 0 && !strstr(err, "unknown command") && !strstr(err, "needs a FILE"));
+        if (!strncmp(l + 2, "/help ", 6)) TCHECK(strstr(err, list) != NULL);
+        free(out), free(err);
+    }
+    printf("chat --help lists %d commands, each taken\n", n);
+    TCHECK(n >= 6);
+    int st = run("chat", (const char *const[]){"-n", "2", NULL}, "/bogus\n", &out, &err);
+    TCHECK(st == 0 && strstr(err, "unknown command /bogus (/help lists them)"));
+    free(out), free(err), free(help);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -345,6 +392,7 @@ int main(int argc, char **argv)
     test_chat();
     test_chat_sigint();
     test_chat_edges();
+    test_chat_help();
     rm_tree(dir);
     free(dir);
     printf("%d failures\n", text_failures);

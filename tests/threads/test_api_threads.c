@@ -5,7 +5,10 @@
  * and streamed, read the models' parameters and symbols, and run sessions
  * on the shared model and on their own copy: feed a prompt in segments,
  * draw tokens from a fixed seed, save the state and restore it into
- * another session, feed text, score targets. Built and run as it is in
+ * another session, feed text, score targets. Meanwhile a fifth thread
+ * lists the devices and opens, uses and closes contexts of its own: the
+ * process-wide Vulkan entry points are filled once and never rewritten,
+ * so that may overlap everything else. Built and run as it is in
  * every build, and by .ci/run under ThreadSanitizer, which also reports
  * races that happen to give the right answer (docs/reliability.md).
  * usage: test_api_threads TXLM_PACK GOLDEN_DIR [ROUNDS] */
@@ -180,6 +183,29 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* Contexts opened and closed while the workers run: devices listed, a
+ * context of its own, the word model loaded into it, the session work
+ * compared with the single-threaded run, all closed again. */
+static void *context_churn(void *arg)
+{
+    int *failures = arg;
+    for (int round = 0; round < 3; round++) {
+        txlm_device_info info[8];
+        uint32_t n = 0;
+        txlm_context *own_ctx = NULL;
+        txlm_model *m = NULL;
+        session_result mine;
+        int bad = txlm_list_devices(info, 8, &n) || n == 0 || txlm_context_create(NULL, &own_ctx) ||
+                  txlm_model_load(own_ctx, word_path, NULL, &m) || session_work(m, &mine) || !same_session(&mine);
+        if (bad) fprintf(stderr, "context round %d: %s\n", round, txlm_last_error());
+        *failures += bad;
+        txlm_model_free(m);
+        if (own_ctx) *failures += txlm_context_validation_messages(own_ctx) != 0;
+        txlm_context_destroy(own_ctx);
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -205,13 +231,14 @@ int main(int argc, char **argv)
                     txlm_detokenize(wt, ref.ids_wt, ref.n_wt, &ref.text_wt) || ref.n_word < PROMPT || session_work(word, &ref_session) || model_reads(word);
     TCHECK(!setup_bad && ref.n_word > 5000 && ref.n_wt > 5000);
     /* the same, four threads at once */
-    pthread_t th[THREADS];
-    int failures[THREADS] = {0};
+    pthread_t th[THREADS + 1];
+    int failures[THREADS + 1] = {0};
     pthread_barrier_init(&start, NULL, THREADS);
     for (int i = 0; i < THREADS; i++) TCHECK(pthread_create(&th[i], NULL, worker, &failures[i]) == 0);
-    for (int i = 0; i < THREADS; i++) pthread_join(th[i], NULL);
+    TCHECK(pthread_create(&th[THREADS], NULL, context_churn, &failures[THREADS]) == 0);
+    for (int i = 0; i <= THREADS; i++) pthread_join(th[i], NULL);
     pthread_barrier_destroy(&start);
-    for (int i = 0; i < THREADS; i++) {
+    for (int i = 0; i <= THREADS; i++) {
         if (failures[i]) fprintf(stderr, "thread %d: %d results differ from the single-threaded run\n", i, failures[i]);
         text_failures += failures[i];
     }

@@ -15,6 +15,7 @@
 #include "bench_batch.h"
 #include "cli_batch.h"
 #include "cli.h"
+#include "cli_files.h"
 
 static void usage(void)
 {
@@ -362,7 +363,9 @@ int cmd_bench(int argc, char **argv)
     bench_result r = {0};
     txlm_device_info dev;
     /* the files first: a bad one fails before the device starts */
-    if (cli_check_input(o.model, "loading the model") || (ids_path && read_ids(ids_path, &o))) goto done;
+    if (cli_check_input(o.model, "loading the model") ||
+        cli_stdout_not_input("the model", o.model, "--ids", ids_path, NULL) || (ids_path && read_ids(ids_path, &o)))
+        goto done;
     double t0 = cli_now();
     txlm_context_options co = {.memory_budget = o.memory_budget};
     txlm_status st = txlm_context_create(&co, &ctx);

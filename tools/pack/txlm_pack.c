@@ -33,13 +33,15 @@ static const char usage[] =
     "(checkpoint_best.pt: config and vocabulary inside), the authors' whole\n"
     "saved model (model.pt, with --vocab cache.pt), or a state dict (with\n"
     "--config and --vocab). A .txlm with f32 or f16 weights is packed again,\n"
-    "into another --dtype (quantised weights are refused: their rounding error\n"
-    "would compound). The authors' TensorFlow models (tf/sota/download.sh)\n"
+    "as it is or into another --dtype (quantised weights are refused, saying\n"
+    "why for the type asked). The authors' TensorFlow models (tf/sota/download.sh)\n"
     "pack from their top folder (model/ + data/), the model folder, or a\n"
     "checkpoint prefix: the dataset's vocabulary (data/cache.pkl, or --vocab)\n"
     "and evaluation settings come with them.\n"
     "\n"
-    "  -o, --output F       the .txlm file to write (written atomically; never an input)\n"
+    "  -o, --output F       the .txlm file to write (written atomically; never an input);\n"
+    "                       - is standard output (never a terminal; the model is packed\n"
+    "                       into a temporary folder under $TMPDIR first)\n"
     "  --list PATH          print every tensor of a checkpoint (any source above) on\n"
     "                       stdout: name, dtype, shape, first values; a damaged file is\n"
     "                       refused as a pack would\n"
@@ -52,7 +54,8 @@ static const char usage[] =
     "                       normalisation first, see docs/tokenizers.md), char (one\n"
     "                       symbol per byte) or text8\n"
     "  --lower-case         lower-case text before looking words up\n"
-    "  --dtype T            weight matrices stored as f32 (default), f16, q8_0 or q4_0;\n"
+    "  --dtype T            weight matrices stored as f32 (default; a .txlm input keeps\n"
+    "                       each tensor's type), f16, q8_0 or q4_0 (told on stderr);\n"
     "                       vectors, r biases and cluster weights stay f32, and so do\n"
     "                       matrices whose rows are not whole 32-element blocks\n"
     "  --cluster-order O    forward or reverse: the order of the tail-cluster rows of\n"
@@ -131,6 +134,11 @@ static int parse_args(int argc, char **argv, args *a)
         return fail("%s", "--list takes one PATH and nothing else");
     if (a->list) return 0;
     if (!a->out) return fail("%s", "no output file given (-o OUT.txlm)");
+    if (a->export_st && !strcmp(a->export_st, "-"))
+        return fail("%s", "--export-safetensors -: the export is three files (the weights, config.json and vocab.txt "
+                          "beside them): give a path");
+    if (!strcmp(a->out, "-") && isatty(STDOUT_FILENO))
+        return fail("%s", "-o -: binary data is not written to a terminal (redirect standard output to a file or a pipe)");
     if (a->synthetic && (a->input || a->config || a->weights))
         return fail("%s", "--synthetic takes no input folder, --config or --weights");
     if (!a->synthetic && (a->seed || a->export_st)) return fail("%s", "--seed and --export-safetensors need --synthetic");
@@ -165,6 +173,17 @@ static int parse_seed(const char *s, uint64_t *out, txlm_err *err)
     return 0;
 }
 
+/* "/dev/stdout" when standard output is a regular file (which an input
+ * could be), else NULL: a pipe or a terminal is nobody's input. */
+static const char *stdout_file(void)
+{
+    struct stat st;
+    return fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode) ? "/dev/stdout" : NULL;
+}
+
+/* The file OUT names: standard output's for "-" (or NULL). */
+static const char *out_file(const char *out) { return strcmp(out, "-") ? out : stdout_file(); }
+
 /* Every output (OUT; with --export-safetensors also the config.json and
  * vocab.txt written beside it) against every input the source read and
  * against each other: txlm_paths_same follows symbolic and hard links, so
@@ -179,16 +198,32 @@ static int check_outputs(const args *a, const txlm_source *s, txlm_err *err)
         snprintf(cfg, sizeof cfg, "%.*s/config.json", dl, slash ? a->export_st : ".");
         snprintf(voc, sizeof voc, "%.*s/vocab.txt", dl, slash ? a->export_st : ".");
     }
-    const char *outs[4] = {a->out, a->export_st, *cfg ? cfg : NULL, *voc ? voc : NULL};
+    const char *outs[4] = {out_file(a->out), a->export_st, *cfg ? cfg : NULL, *voc ? voc : NULL};
     for (int k = 0; k < 4; k++) {
         for (uint32_t i = 0; outs[k] && i < s->n_inputs; i++)
             if (txlm_paths_same(outs[k], s->inputs[i]))
-                return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite the input %s", outs[k],
-                                 s->inputs[i]);
+                return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite the input %s",
+                                 k == 0 && !strcmp(a->out, "-") ? "-o - (standard output)" : outs[k], s->inputs[i]);
         for (int j = 0; outs[k] && j < k; j++)
             if (outs[j] && txlm_paths_same(outs[k], outs[j]))
                 return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: given as two outputs", outs[k]);
     }
+    return 0;
+}
+
+/* --list prints on standard output: never into what it lists (that file,
+ * or a file inside the folder it lists). 0, or 1 after printing why. */
+static int list_into_input(const char *path)
+{
+    const char *o = stdout_file();
+    if (!o) return 0;
+    char *out = realpath(o, NULL), *in = realpath(path, NULL);
+    struct stat st;
+    size_t n = in ? strlen(in) : 0;
+    int inside = out && in && stat(in, &st) == 0 && S_ISDIR(st.st_mode) && !strncmp(out, in, n) && out[n] == '/';
+    free(out), free(in);
+    if (inside || txlm_paths_same(o, path))
+        return fail("--list %s: standard output is that file or one in it: a listing never goes into what it reads", path);
     return 0;
 }
 
@@ -223,49 +258,102 @@ static void say_source(const args *a, const txlm_source *s, uint32_t order)
                         "does (stored in the file; txlm's --zero-memory 0 starts from an empty memory)\n");
 }
 
+/* The type the weights are stored in, given or not. */
+static void say_dtype(uint32_t dtype, int given)
+{
+    if (dtype == TXLM_PACK_DTYPE_KEEP)
+        fprintf(stderr, "txlm-pack: dtype: each tensor in the type the source stores it (no --dtype; --dtype f32, f16, "
+                        "q8_0 or q4_0 converts)\n");
+    else if (dtype == TXLM_DT_F32)
+        fprintf(stderr, "txlm-pack: dtype: f32 (%s)\n",
+                given ? "--dtype" : "the default; --dtype f16, q8_0 or q4_0 stores the weight matrices in less room");
+    else
+        fprintf(stderr, "txlm-pack: dtype: %s for the weight matrices (--dtype), f32 for vectors, biases and the "
+                        "matrices the type cannot hold\n", txlm_dtype_get(dtype)->name);
+}
+
 /* The model and its HF export, all or nothing: the model is packed under
  * a fresh name beside OUT (created with O_EXCL, so nothing planted there
  * is followed), then the export replaces its three files at once, and
  * only then does the model take OUT's name. A failure before that last
  * rename leaves OUT and the export's files as they were. */
-static int write_with_export(const txlm_source *s, const txlm_pack_options *opt, const args *a, txlm_err *err)
+static int write_with_export(const txlm_source *s, const txlm_pack_options *opt, const args *a, const char *out,
+                             txlm_err *err)
 {
     char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.pack-XXXXXX", a->out) >= (int)sizeof tmp)
-        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: path too long", a->out);
+    if (snprintf(tmp, sizeof tmp, "%s.pack-XXXXXX", out) >= (int)sizeof tmp)
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: path too long", out);
     int fd = mkstemp(tmp);
-    if (fd < 0) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot create a file beside it: %s", a->out, strerror(errno));
+    if (fd < 0) return txlm_fail(err, TXLM_ERR_IO, "%s: cannot create a file beside it: %s", out, strerror(errno));
     close(fd);
     int rc = txlm_pack_write(&s->h, &s->vocab.v, s->ck, opt, tmp, err);
     if (!rc) rc = txlm_export_hf(&s->h, &s->vocab.v, s->ck, a->export_st, err);
-    if (!rc && rename(tmp, a->out))
-        rc = txlm_fail(err, TXLM_ERR_IO, "%s: cannot rename the packed model into place: %s", a->out, strerror(errno));
+    if (!rc && rename(tmp, out))
+        rc = txlm_fail(err, TXLM_ERR_IO, "%s: cannot rename the packed model into place: %s", out, strerror(errno));
     if (rc) unlink(tmp);
+    return rc;
+}
+
+/* -o -: the writer places tensors by offset, so the model is packed into a
+ * folder of its own under $TMPDIR (or /tmp) first; *dir gets that folder. */
+static int stdout_staging(char *dir, size_t cap, char *path, size_t path_cap, txlm_err *err)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (snprintf(dir, cap, "%s/txlm-pack-XXXXXX", tmp && *tmp ? tmp : "/tmp") >= (int)cap || !mkdtemp(dir))
+        return txlm_fail(err, TXLM_ERR_IO, "-o -: cannot create a temporary folder in %s: %s", tmp && *tmp ? tmp : "/tmp",
+                         strerror(errno));
+    snprintf(path, path_cap, "%s/model.txlm", dir);
+    return 0;
+}
+
+/* The packed model at path copied to standard output; the staging folder removed either way. */
+static int copy_to_stdout(const char *dir, const char *path, int rc, txlm_err *err)
+{
+    FILE *f = rc ? NULL : fopen(path, "rb");
+    if (!rc && !f) rc = txlm_fail(err, TXLM_ERR_IO, "-o -: cannot read the packed model back: %s", strerror(errno));
+    unlink(path);
+    rmdir(dir);
+    char buf[1 << 16];
+    size_t n;
+    while (f && !rc && (n = fread(buf, 1, sizeof buf, f)) > 0)
+        if (fwrite(buf, 1, n, stdout) != n) rc = txlm_fail(err, TXLM_ERR_IO, "-o -: writing to standard output failed");
+    if (f && !rc && ferror(f)) rc = txlm_fail(err, TXLM_ERR_IO, "-o -: reading the packed model back failed");
+    if (f) fclose(f);
+    if (!rc && fflush(stdout)) rc = txlm_fail(err, TXLM_ERR_IO, "-o -: writing to standard output failed");
     return rc;
 }
 
 static int run(const args *a, txlm_err *err)
 {
     txlm_source_options so = {a->config, a->weights, a->vocab, a->tokenizer, a->lower_case, a->synthetic ? "synthetic" : NULL,
-                              1};
+                              1, a->dtype};
     txlm_pack_options opt = {TXLM_DT_F32, isatty(2) ? progress : NULL, NULL, TXLM_CLUSTERS_FORWARD, a->allow_nonfinite};
     const char *path = a->synthetic ? a->synthetic : a->input ? a->input : a->weights;
     int rc = parse_dtype(a->dtype, &opt.dtype, err);
     if (!rc) rc = parse_seed(a->seed, &so.seed, err);
     if (!rc && a->order && txlm_cluster_order_parse(a->order) < 0)
         rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "--cluster-order '%s': expected forward or reverse", a->order);
-    if (!rc && txlm_paths_same(a->out, path))
-        rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite the input %s", a->out, path);
+    const char *out = out_file(a->out);
+    if (!rc && out && txlm_paths_same(out, path))
+        rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite the input %s",
+                       out == a->out ? out : "-o - (standard output)", path);
     if (rc) return rc;
     txlm_source s;
     rc = txlm_source_open(path, &so, &s, err);
     if (!rc) rc = check_outputs(a, &s, err);
     if (!rc) {
         opt.cluster_order = a->order ? (uint32_t)txlm_cluster_order_parse(a->order) : s.order;
+        if (!a->dtype && !strcmp(s.kind, "txlm")) opt.dtype = TXLM_PACK_DTYPE_KEEP; /* packed again as it is */
         say_source(a, &s, opt.cluster_order);
+        say_dtype(opt.dtype, a->dtype != NULL);
         rc = txlm_check_finite(s.ck, a->allow_nonfinite, stderr, "txlm-pack: ", err);
     }
-    if (!rc) rc = a->export_st ? write_with_export(&s, &opt, a, err) : txlm_pack_write(&s.h, &s.vocab.v, s.ck, &opt, a->out, err);
+    char dir[4096], staged[4160];
+    int to_stdout = !strcmp(a->out, "-");
+    const char *target = a->out;
+    if (!rc && to_stdout && !(rc = stdout_staging(dir, sizeof dir, staged, sizeof staged, err))) target = staged;
+    if (!rc) rc = a->export_st ? write_with_export(&s, &opt, a, target, err) : txlm_pack_write(&s.h, &s.vocab.v, s.ck, &opt, target, err);
+    if (to_stdout && target == staged) rc = copy_to_stdout(dir, staged, rc, err);
     txlm_source_free(&s);
     return rc;
 }
@@ -277,6 +365,7 @@ int main(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc) return rc == 2 ? 0 : 1;
     txlm_err err = {0, ""};
+    if (a.list && list_into_input(a.list)) return 1;
     if (a.list ? txlm_source_list(a.list, stdout, &err) : run(&a, &err)) return fail("%s", err.msg[0] ? err.msg : "failed");
     return 0;
 }

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "cli_batch.h"
+#include "cli_files.h"
 #include "serve.h"
 #include "srv_conns.h"
 #include "srv_http.h"
@@ -50,7 +51,8 @@ static void usage(void)
            "  --alias NAME        the model's name in answers (default: the file's name)\n"
            "  --id-prefix P       session ids start with \"P-\" (default \"sess\"): give each server behind\n"
            "                      a proxy its own, so the proxy can route a session to its server\n"
-           "  --log               a line on stderr per request\n");
+           "  --log               a line on stderr as each request ends: method, path, status, seconds,\n"
+           "                      the session it used or made\n");
 }
 
 static const char *const own_flags[] = {
@@ -136,6 +138,7 @@ static int parse(int argc, char **argv, srv_config *c, char **owned_keys)
             return r > 0 ? 1 : cli_error("serve: unknown option \"%s\" (see txlm serve --help)", f);
     }
     if (!c->model) return cli_error("serve: -m MODEL is required");
+    if (cli_stdout_not_input("the model", c->model, "--api-key-file", keyfile, NULL)) return 1;
     if (keyfile && read_keys(keyfile, c, owned_keys)) return 1;
     return cli_check_input(c->model, "-m");
 }

@@ -63,9 +63,16 @@ typedef struct srv_session {
     int key;                       /* the API key that made it (-1: no keys) */
     txlm_session *s;
     double created, last_used;
-    uint64_t tokens;               /* fed so far */
+    uint64_t tokens;               /* fed since it was made or last given a state */
+    int from_state;                /* its memory came from a state (which holds rows, not how many tokens made them) */
+    uint64_t seed;                 /* the seed it was made or last reseeded with, when seeded */
+    int seeded;                    /* 0: its sampler is a state's, or went on from one */
     int busy;                      /* a request or an export holds it */
 } srv_session;
+
+/* Whether a session holds what came before (memory, a last row): a
+ * request on it goes on from there. */
+static inline int srv_session_goes_on(const srv_session *x) { return x->tokens > 0 || x->from_state; }
 
 /* A top-N list: ids and log-probabilities, most likely first. */
 typedef struct srv_top {
@@ -112,6 +119,7 @@ typedef struct srv_job {
     FILE *mem;                     /* st.out: the choice's text */
     char *text;
     size_t len;
+    size_t gen_from;               /* where the generated text starts in it (after the echo) */
     size_t made;
     int32_t pending;               /* drawn, not yet fed */
     int finishing;                 /* done once pending is fed */
@@ -145,6 +153,7 @@ typedef struct srv_req {
     txlm_token_spans spans;
     srv_session *user;
     uint64_t seed;
+    int seed_known;                /* 0: a session's sampler went on from a state, its seed unknown */
     srv_job *jobs;
     uint32_t n_jobs, n_done;
     srv_buf sse;                   /* streamed events not yet sent */

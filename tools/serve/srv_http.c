@@ -23,7 +23,17 @@ typedef struct http_ctx {
     int status;
     double t0;
     int key;
+    char method[12], path[160];    /* for --log, printable bytes only */
+    char session[80];              /* the session the request used or made, for --log */
 } http_ctx;
+
+/* src as printable ASCII (anything else as '?'), cut to fit out. */
+static void printable(char *out, size_t cap, const char *src)
+{
+    size_t n = 0;
+    for (; src && src[n] && n + 1 < cap; n++) out[n] = src[n] > 0x20 && src[n] < 0x7f ? src[n] : '?';
+    out[n] = 0;
+}
 
 void srv_answer_error(srv_answer *a, int status, const char *param, const char *fmt, ...)
 {
@@ -88,11 +98,17 @@ static int first_call(srv *sv, struct MHD_Connection *c, const char *url, const 
     const char *type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
     int state = type && !strncmp(type, "application/octet-stream", 24) && srv_route_takes_state(url);
     h->limit = state ? sv->max_state : sv->cfg.max_body;
+    printable(h->method, sizeof h->method, method);
+    printable(h->path, sizeof h->path, url);
     srv_metrics_request(&sv->metrics, url);
     if (sv->stopping) return srv_answer_error(a, 503, NULL, "the server is shutting down"), a->retry_after = 1, 1;
     if (!(h->handler = srv_route(url, method, h->id, sizeof h->id, a))) return 1;
+    if (strstr(url, "/v1/sessions/") == url) printable(h->session, sizeof h->session, h->id);
     if (strcmp(url, "/health") && (h->key = check_key(sv, c)) == -2)
         return srv_answer_error(a, 401, NULL, "a valid \"Authorization: Bearer KEY\" header is required"), 1;
+    /* before the size: a state sent as JSON would otherwise meet --max-body's 413 */
+    if (!strcmp(method, "PUT") && srv_route_takes_state(url) && !state)
+        return srv_answer_error(a, 415, NULL, "a state is sent as Content-Type: application/octet-stream"), 1;
     if (len && strtoull(len, NULL, 10) > h->limit)
         return srv_answer_error(a, 413, NULL, "the body is %s bytes, over the limit of %zu (--max-body)", len, h->limit), 1;
     return 0;
@@ -111,7 +127,10 @@ static enum MHD_Result dispatch(srv *sv, struct MHD_Connection *c, const char *m
                      .body_len = h->body.len, .key = h->key,
                      .content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type")};
     srv_req *r = NULL;
-    if (!h->handler(&call, &a, &r)) return send_answer(c, h, &a);
+    int queued = h->handler(&call, &a, &r);
+    if (a.session[0]) memcpy(h->session, a.session, sizeof h->session);
+    if (queued && r->user) printable(h->session, sizeof h->session, r->user->id);
+    if (!queued) return send_answer(c, h, &a);
     h->req = r; /* submitted, connection suspended or streaming (srv_work_submit) */
     return MHD_YES;
 }
@@ -190,7 +209,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     int status = h->status ? h->status : r ? (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? 200 : 499) : 0;
     srv_metrics_response(&sv->metrics, status);
     if (sv->cfg.log)
-        fprintf(stderr, "txlm: serve: %d %.3f s%s\n", status, srv_now() - h->t0,
+        fprintf(stderr, "txlm: serve: %s %s %d %.3f s%s%s%s\n", h->method, h->path, status, srv_now() - h->t0,
+                h->session[0] ? " session " : "", h->session,
                 toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed before the end)");
     if (dead) srv_req_free(r);
     srv_buf_free(&h->body);

@@ -15,6 +15,7 @@ typedef struct srv_answer {
     const char *type;              /* NULL: application/json */
     int retry_after;               /* seconds, for 429 and 503 (0: none) */
     const char *allow;             /* the methods, for 405 */
+    char session[80];              /* a session the answer made (for --log), or "" */
 } srv_answer;
 
 /* One HTTP request as a handler sees it. */

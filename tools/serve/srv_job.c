@@ -23,6 +23,7 @@ void srv_top_of(const float *row, uint32_t v, uint32_t n, srv_top *top)
 {
     top->n = 0;
     if (n > sizeof top->ids / sizeof *top->ids) n = sizeof top->ids / sizeof *top->ids;
+    if (n == 0) return; /* logprobs 0: the chosen token's alone, an empty top list */
     for (uint32_t i = 0; i < v; i++) {
         if (top->n == n && !(row[i] > top->lp[n - 1])) continue;
         uint32_t k = top->n < n ? top->n++ : n - 1;
@@ -73,20 +74,56 @@ static int alloc_input(srv *sv, srv_job *j, size_t n, int lps, srv_err *e)
     return 0;
 }
 
-void srv_job_prompt_done(srv *sv, srv_job *j)
+/* Where a token's own text starts in the detokenizer's piece for it:
+ * after the space a word model puts before a word; a character model's
+ * space token is its own text. */
+static size_t own_text_start(const srv *sv, int32_t id, const char *piece, size_t len)
 {
-    if (!j->rows) return;
+    size_t n = 0, own = 0, lead = 0;
+    const char *sym = txlm_token_symbol(sv->m, id, &n);
+    if (sym && n && n <= len && !memcmp(piece + len - n, sym, n)) return len - n;
+    while (lead < len && piece[lead] == ' ') lead++;
+    while (sym && own < n && sym[own] == ' ') own++;
+    return lead > own ? lead - own : 0;
+}
+
+/* The prompt's tokens' offsets in its echo: a string prompt's spans in that
+ * string (txlm_tokenize_spans), when they are the prompt's tokens; else
+ * where each token's text starts in the detokenized prompt. */
+static int prompt_offsets(srv *sv, srv_job *j, size_t *off)
+{
+    const char *text = j->req->gen.texts[j->index / j->req->gen.n];
+    txlm_token_spans t = {0};
+    if (text && !txlm_tokenize_spans(sv->m, text, strlen(text), &t) && t.n == j->n_in &&
+        !memcmp(t.ids, j->in, t.n * sizeof *t.ids)) {
+        for (size_t i = 0; i < t.n; i++) off[i] = t.spans[i].begin;
+        txlm_token_spans_free(&t);
+        return 0;
+    }
+    txlm_token_spans_free(&t);
     txlm_detokenizer *d = NULL;
-    if (txlm_detokenizer_create(sv->m, &d)) return srv_job_fail(j, 500, "%s", txlm_last_error());
-    size_t at = 0; /* offsets in the detokenized prompt: the echo of a string prompt is that string */
-    for (size_t i = 0; i < j->n_in && !j->error; i++) {
+    if (txlm_detokenizer_create(sv->m, &d)) return -1;
+    size_t at = 0;
+    for (size_t i = 0; i < j->n_in; i++) {
         const char *piece;
         size_t len = 0;
         if (txlm_detokenizer_push(d, j->in[i], &piece, &len)) piece = "", len = 0;
-        if (lps_push(&j->lps, j->in[i], j->in_lp[i], &j->in_top[i], at + strspn(piece, " "))) srv_job_fail(j, 500, "out of memory");
+        off[i] = at + own_text_start(sv, j->in[i], piece, len);
         at += len;
     }
     txlm_detokenizer_free(d);
+    return 0;
+}
+
+void srv_job_prompt_done(srv *sv, srv_job *j)
+{
+    if (!j->rows) return;
+    size_t *off = malloc(j->n_in * sizeof *off);
+    if (!off) return srv_job_fail(j, 500, "out of memory");
+    if (prompt_offsets(sv, j, off)) srv_job_fail(j, 500, "%s", txlm_last_error());
+    for (size_t i = 0; i < j->n_in && !j->error; i++)
+        if (lps_push(&j->lps, j->in[i], j->in_lp[i], &j->in_top[i], off[i])) srv_job_fail(j, 500, "out of memory");
+    free(off);
 }
 
 int srv_job_completion(srv *sv, srv_job *j, const int32_t *ids, size_t n, int from_request, uint32_t index, srv_err *e)
@@ -98,7 +135,7 @@ int srv_job_completion(srv *sv, srv_job *j, const int32_t *ids, size_t n, int fr
     j->n_feed = n;
     j->rows = g->echo && g->logprobs >= 0 && n > 0;
     j->top_n = g->logprobs > 0 ? (uint32_t)g->logprobs : 0;
-    j->first_from_memory = j->rows && j->user && j->user->tokens > 0;
+    j->first_from_memory = j->rows && j->user && srv_session_goes_on(j->user);
     if (alloc_input(sv, j, n, g->logprobs >= 0, e)) return -1;
     if (gen_stream_open(&j->st, sv->m, &g->g)) return srv_fail(e, 500, NULL, "preparing the output: %s", txlm_last_error());
     if (!(j->mem = open_memstream(&j->text, &j->len))) return srv_fail(e, 500, NULL, "out of memory");
@@ -117,13 +154,14 @@ int srv_job_completion(srv *sv, srv_job *j, const int32_t *ids, size_t n, int fr
     while (from_request && from > 0 && ids[from - 1] != sv->p.eos_id) from--;
     if (from_request && n && gen_stream_prompt(&j->st, sv->m, ids, from, n))
         return srv_fail(e, 500, NULL, "detokenizing the prompt");
+    j->gen_from = j->len;
     return 0;
 }
 
 int srv_job_score(srv *sv, srv_job *j, const int32_t *ids, size_t n, srv_err *e)
 {
     j->in = ids;
-    j->first_from_memory = j->user && j->user->tokens > 0;
+    j->first_from_memory = j->user && srv_session_goes_on(j->user);
     /* alone: inputs ids[0..n-1), targets ids[1..n), as txlm score; a
      * session feeds the last token too (its target is a stand-in, its
      * score dropped) so its memory holds the whole text */
@@ -191,19 +229,20 @@ int srv_job_next_row(srv *sv, srv_job *j)
 int srv_job_take(srv *sv, srv_job *j, int32_t tok)
 {
     const srv_gen *g = &j->req->gen;
-    fflush(j->mem);
-    size_t at = j->len;
     if (j->row) {
         srv_top top;
         srv_top_of(j->row, sv->p.n_token, j->top_n, &top);
-        if (lps_push(&j->lps, tok, j->row[tok], &top, at)) return srv_job_fail(j, 500, "out of memory"), -1;
+        if (lps_push(&j->lps, tok, j->row[tok], &top, 0)) return srv_job_fail(j, 500, "out of memory"), -1;
     }
     int stopped = 0;
     if (gen_stream_take(&j->st, tok, &stopped)) return srv_job_fail(j, 500, "turning tokens into text failed"), -1;
     fflush(j->mem);
-    /* the token's text starts after the space a word model puts before it */
-    while (j->row && at < j->len && j->text[at] == ' ') at++;
-    if (j->row) j->lps.offset[j->lps.n - 1] = at;
+    /* the token's text in the detokenizer's output, which the stop strings
+     * may still hold back: the choice's text is that output up to a stop */
+    if (j->row)
+        j->lps.offset[j->lps.n - 1] = j->gen_from + j->st.passed - j->st.piece_len +
+                                      own_text_start(sv, tok, j->st.piece, j->st.piece_len);
+    for (size_t i = j->lps.n; stopped && i-- > 0 && j->lps.offset[i] > j->len;) j->lps.offset[i] = j->len; /* in the stop string */
     j->made++;
     j->pending = tok;
     if (stopped) j->finish = "stop";

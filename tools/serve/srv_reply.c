@@ -149,8 +149,10 @@ void srv_reply_answer(srv_req *r)
     }
     cJSON_AddItemToObject(o, "usage", usage(r));
     cJSON_AddItemToObject(o, "timings", timings(r));
-    cJSON_AddNumberToObject(o, "seed", (double)r->seed);
+    if (r->seed_known) cJSON_AddNumberToObject(o, "seed", (double)r->seed);
+    else cJSON_AddNullToObject(o, "seed");
     if (r->user) cJSON_AddStringToObject(o, "session", r->user->id);
+    if (r->user) cJSON_AddStringToObject(o, "sampler", r->gen.g.seed_given ? "seeded" : "continued");
     r->status = 200;
     r->body = srv_json_print(o, &r->body_len);
 }

@@ -151,6 +151,7 @@ static int session_new(srv_call *c, srv_answer *a, srv_req **r)
     cJSON *o = srv_session_json(c->sv, x);
     pthread_mutex_unlock(&c->sv->lock);
     srv_answer_json(a, 200, o);
+    snprintf(a->session, sizeof a->session, "%s", x->id);
     return 0;
 }
 
@@ -218,9 +219,10 @@ static int session_state(srv_call *c, srv_answer *a, srv_req **r)
         srv_answer_error(a, 400, NULL, "the state was refused: %s (%s)", txlm_last_error(), txlm_status_string(st));
     }
     pthread_mutex_lock(&c->sv->lock);
-    if (!st && strcmp(c->method, "GET")) x->tokens = txlm_session_memory_len(x->s);
-    cJSON *o = strcmp(c->method, "GET") && !a->body ? srv_session_json(c->sv, x) : NULL;
+    if (!st && strcmp(c->method, "GET") && !a->body) /* restored: the state's memory and sampler */
+        x->tokens = 0, x->from_state = txlm_session_memory_len(x->s) > 0, x->seeded = 0;
     srv_session_release(c->sv, x);
+    cJSON *o = strcmp(c->method, "GET") && !a->body ? srv_session_json(c->sv, x) : NULL;
     pthread_mutex_unlock(&c->sv->lock);
     if (o) srv_answer_json(a, 200, o);
     return 0;

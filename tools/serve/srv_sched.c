@@ -65,6 +65,8 @@ static void admit(srv *sv)
         if (!flush && !j->user)
             for (uint32_t k = 0; k < sv->cfg.parallel && j->pool_slot < 0; k++)
                 if (!sv->pool_busy[k]) sv->pool_busy[k] = 1, j->pool_slot = (int)k;
+        if (!flush && j->user && j->req->kind == SRV_COMPLETION && j->req->gen.g.seed_given)
+            j->user->seed = j->req->seed, j->user->seeded = 1; /* start() reseeds it */
         j->s = j->user ? j->user->s : j->pool_slot >= 0 ? sv->pool[j->pool_slot] : NULL;
         j->phase = JOB_PROMPT;
         j->fed = 0;
@@ -162,7 +164,7 @@ static void feed_failed(sched *c, uint32_t n, txlm_status st)
         srv_job *j = c->fj[k];
         if (one && k != bad) continue;
         srv_job_fail(j, 500, "running the model: %s", msg);
-        if (j->user) j->user->tokens = 0; /* the memory is forgotten */
+        if (j->user) j->user->tokens = 0, j->user->from_state = 0; /* the memory is forgotten */
         srv_job_end(c->sv, j, NULL);
     }
 }

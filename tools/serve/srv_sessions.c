@@ -43,8 +43,13 @@ static int make(srv *sv, srv_session *x, const uint64_t *seed, const void *state
     if (st) return srv_fail(e, st == TXLM_ERR_OUT_OF_MEMORY ? 503 : 500, NULL, "creating a session: %s", txlm_last_error());
     if (state && (st = txlm_session_restore(x->s, state, len)))
         return srv_fail(e, 400, NULL, "the state was refused: %s (%s)", txlm_last_error(), txlm_status_string(st));
-    if (!state || seed) txlm_session_set_seed(x->s, seed ? *seed : random_seed());
-    x->tokens = state ? txlm_session_memory_len(x->s) : 0;
+    if (!state || seed) {
+        x->seed = seed ? *seed : random_seed();
+        x->seeded = 1;
+        txlm_session_set_seed(x->s, x->seed);
+    }
+    x->tokens = 0;
+    x->from_state = state && txlm_session_memory_len(x->s) > 0;
     return 0;
 }
 
@@ -150,6 +155,9 @@ cJSON *srv_session_json(const srv *sv, const srv_session *x)
     cJSON_AddStringToObject(o, "object", "session");
     cJSON_AddNumberToObject(o, "created", (double)(long long)(wall - (now - x->created)));
     cJSON_AddNumberToObject(o, "tokens", (double)x->tokens);
+    cJSON_AddBoolToObject(o, "from_state", x->from_state);
+    if (x->seeded) cJSON_AddNumberToObject(o, "seed", (double)x->seed);
+    else cJSON_AddNullToObject(o, "seed");
     if (x->busy) cJSON_AddNullToObject(o, "memory_rows");
     else cJSON_AddNumberToObject(o, "memory_rows", txlm_session_memory_len(x->s));
     cJSON_AddBoolToObject(o, "busy", x->busy);

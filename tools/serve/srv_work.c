@@ -118,7 +118,7 @@ static int make_jobs(srv *sv, srv_req *r, srv_err *e)
         j->req = r, j->user = r->user, j->pool_slot = -1;
         const int32_t *ids = g->ids[x / g->n];
         size_t len = g->n_ids[x / g->n];
-        int fresh = len == 0 && !(r->user && r->user->tokens > 0);
+        int fresh = len == 0 && !(r->user && srv_session_goes_on(r->user));
         if (srv_job_completion(sv, j, fresh ? &sv->start : ids, fresh ? 1 : len, len > 0, x, e)) return -1;
     }
     return 0;
@@ -137,7 +137,9 @@ int srv_handle_completions(srv_call *c, srv_answer *a, srv_req **out)
         return refuse(r, a, &e, o);
     }
     cJSON_Delete(o);
+    r->seed_known = 1;
     if (r->gen.g.seed_given) r->seed = r->gen.g.seed;
+    else if (r->user) r->seed = r->user->seed, r->seed_known = r->user->seeded; /* its sampler goes on, not reseeded */
     else if (getrandom(&r->seed, sizeof r->seed, 0) == (ssize_t)sizeof r->seed) r->seed &= 0xffffffffu;
     if (make_jobs(sv, r, &e) || srv_work_submit(c, r, a)) return refuse(r, a, &e, NULL);
     *out = r;

@@ -1,6 +1,7 @@
 /* The files one command reads and writes (cli_files.h). */
 #include "cli_files.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -41,18 +42,29 @@ static const char *file_of(const char *path, int output)
     return stat(dev, &st) == 0 && S_ISREG(st.st_mode) ? dev : NULL;
 }
 
-/* An existing input that output k would replace. */
-static int clashes_with_input(const cli_files *f, int k)
+/* An existing input that an output (flag, path) would replace or append to. */
+static int clashes_with_input(const cli_files *f, const char *flag, const char *path)
 {
-    const char *o = file_of(f->out[k].path, 1);
+    const char *o = file_of(path, 1);
     struct stat st;
     for (int i = 0; o && i < f->n_in; i++) {
         const char *in = file_of(f->in[i].path, 0);
         if (in && stat(in, &st) == 0 && txlm_same_file(o, in))
-            return cli_error("%s %s: the same file as %s (%s): an output never replaces what the command reads",
-                             f->out[k].flag, f->out[k].path, f->in[i].what, is_stdio(f->in[i].path) ? "standard input" : f->in[i].path);
+            return cli_error("%s%s%s: the same file as %s (%s): an output never replaces or grows what the command reads",
+                             flag, *flag ? " " : "", is_stdio(path) && !*flag ? "standard output" : path, f->in[i].what,
+                             is_stdio(f->in[i].path) ? "standard input" : f->in[i].path);
     }
     return 0;
+}
+
+/* What the command prints on standard output (its figures, its text)
+ * when no output flag takes it: never into an input either (`score -m M
+ * FILE >> FILE` read its own lines for ever). */
+static int stdout_clashes(const cli_files *f)
+{
+    for (int k = 0; k < f->n_out; k++)
+        if (is_stdio(f->out[k].path)) return 0; /* checked as that flag's */
+    return clashes_with_input(f, "", "-");
 }
 
 /* Standard output taken twice, binary data to a terminal, two outputs in one file. */
@@ -76,7 +88,8 @@ static int clashes_with_output(const cli_files *f, int k)
 int cli_files_open(cli_files *f)
 {
     for (int k = 0; k < f->n_out; k++)
-        if (clashes_with_input(f, k) || clashes_with_output(f, k)) return 1;
+        if (clashes_with_input(f, f->out[k].flag, f->out[k].path) || clashes_with_output(f, k)) return 1;
+    if (stdout_clashes(f)) return 1;
     for (int k = 0; k < f->n_out; k++) {
         if (is_stdio(f->out[k].path)) {
             f->report = stderr;
@@ -89,6 +102,20 @@ int cli_files_open(cli_files *f)
         }
     }
     return 0;
+}
+
+int cli_stdout_not_input(const char *what, const char *path, ...)
+{
+    cli_files f;
+    cli_files_init(&f);
+    va_list ap;
+    va_start(ap, path);
+    while (what) {
+        cli_files_input(&f, what, path);
+        if ((what = va_arg(ap, const char *))) path = va_arg(ap, const char *);
+    }
+    va_end(ap);
+    return cli_files_open(&f);
 }
 
 int cli_files_write(cli_files *f, int k, const void *data, size_t n)

@@ -7,7 +7,9 @@
  *  - "-" as an output is standard output, for every flag of every command;
  *    at most one output goes there, binary data never to a terminal, and
  *    what the command would print on standard output (its figures, the
- *    generated text) goes to standard error instead. */
+ *    generated text) goes to standard error instead;
+ *  - what the command prints on standard output when no flag takes it
+ *    never goes into an input either (`score -m M FILE >> FILE`). */
 #ifndef TXLM_CLI_FILES_H
 #define TXLM_CLI_FILES_H
 
@@ -43,6 +45,10 @@ int cli_files_output(cli_files *f, const char *flag, const char *path, int binar
 /* The checks above, every output's temporary created: 0, or 1 after
  * printing why (nothing was created then). */
 int cli_files_open(cli_files *f);
+/* A command without output flags: its inputs (pairs of what and path,
+ * ended by a NULL what; NULL paths are skipped) against standard output,
+ * as cli_files_open checks them: 0, or 1 after printing why. */
+int cli_stdout_not_input(const char *what, const char *path, ...);
 /* Output k's bytes (several calls append): a file's temporary, or standard
  * output. 0, or 1 after printing why. */
 int cli_files_write(cli_files *f, int k, const void *data, size_t n);

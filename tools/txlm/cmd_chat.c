@@ -3,8 +3,10 @@
  * streamed until it ends its line (or a --stop string, or -n tokens).
  * Ctrl-C stops the reply and returns to the prompt; at the prompt it
  * ends the chat, as end of input does. Lines starting with '/' are
- * commands: /save FILE, /load FILE, /reset, /help, /quit. Lines come
- * through chat_input.c: edited, with history, on a terminal. */
+ * commands, every one in the table below (--help and /help print it,
+ * and a command not in it is unknown): /save FILE, /load FILE, /reset,
+ * /help, /quit, /exit. Lines come through chat_input.c: edited, with
+ * history, on a terminal. */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -16,11 +18,34 @@
 #include "cli_scoring.h"
 #include "gen_common.h"
 
-static const char commands_help[] =
-    "  /save FILE   save the session (memory and sampler) to FILE (never the model, --state-in or -f FILE)\n"
-    "  /load FILE   go on from a saved session\n"
-    "  /reset       forget everything said so far\n"
-    "  /quit        end (as end of input and Ctrl-C at the prompt do)\n";
+static const struct chat_command {
+    const char *name, *arg, *what;
+} commands[] = {
+    {"/save", "FILE", "save the session (memory and sampler) to FILE (never the model, --state-in or -f FILE)"},
+    {"/load", "FILE", "go on from a saved session"},
+    {"/reset", "", "forget everything said so far"},
+    {"/help", "", "this list"},
+    {"/quit", "", "end (as end of input and Ctrl-C at the prompt do)"},
+    {"/exit", "", "the same as /quit"},
+};
+#define N_COMMANDS (sizeof commands / sizeof *commands)
+
+static void print_commands(FILE *to)
+{
+    for (size_t k = 0; k < N_COMMANDS; k++) {
+        char head[32];
+        snprintf(head, sizeof head, "%s %s", commands[k].name, commands[k].arg);
+        fprintf(to, "  %-12s %s\n", head, commands[k].what);
+    }
+}
+
+/* The table's entry for a command name, or NULL. */
+static const struct chat_command *command_named(const char *name)
+{
+    for (size_t k = 0; k < N_COMMANDS; k++)
+        if (!strcmp(commands[k].name, name)) return &commands[k];
+    return NULL;
+}
 
 static void usage(void)
 {
@@ -35,8 +60,9 @@ static void usage(void)
            "arrow brings one back), and the prompt \"> \" goes to standard error; from a pipe or a file there\n"
            "is no prompt, and standard output holds the replies alone, one line each.\n"
            "-p PROMPT or -f FILE (\"-\" is not standard input here: it holds the conversation) is fed\n"
-           "first, unanswered: the start the conversation goes on from.\n\n%s\nCommands:\n%s",
-           gen_help, commands_help);
+           "first, unanswered: the start the conversation goes on from.\n\n%s\nCommands (a line starting with /):\n",
+           gen_help);
+    print_commands(stdout);
 }
 
 typedef struct chat_args {
@@ -77,6 +103,9 @@ static int parse(int argc, char **argv, chat_args *a)
         return cli_error("chat: -f -: standard input holds the conversation; give the starting prompt as a file");
     if (a->state_in && cli_check_input(a->state_in, "--state-in")) return 1;
     if (a->prompt_file && cli_check_input(a->prompt_file, "-f")) return 1;
+    if (cli_stdout_not_input("the model", a->model, "--state-in", a->state_in, "the starting prompt", a->prompt_file,
+                             "the conversation", "-", NULL))
+        return 1;
     return a->g.n_stops ? 0 : gen_add_stop(&a->g, "\\n"); /* a reply is a line */
 }
 
@@ -90,6 +119,7 @@ static int save(const chat_args *a, txlm_session *s, const char *path)
     cli_files_input(&io, "the model", a->model);
     cli_files_input(&io, "--state-in", a->state_in);
     cli_files_input(&io, "the starting prompt", a->prompt_file);
+    cli_files_input(&io, "the conversation", "-");
     int k = cli_files_output(&io, "/save", path, 1);
     if (cli_files_open(&io)) return 1;
     int rc = cli_files_write_state(&io, k, s, "/save") || cli_files_commit(&io);
@@ -105,16 +135,17 @@ static int command(char *line, const chat_args *a, txlm_session *s, gen_stream *
     line[strcspn(line, "\r\n")] = 0;
     char *arg = strchr(line, ' ');
     if (arg) *arg++ = 0;
-    int takes_file = !strcmp(line, "/save") || !strcmp(line, "/load");
+    const struct chat_command *c = command_named(line);
+    int takes_file = c && *c->arg;
     txlm_status e = TXLM_OK;
-    if (!takes_file && arg && *arg) cli_error("%s takes no argument (\"%s\" was given; /help lists the commands)", line, arg);
+    if (!c) cli_error("unknown command %s (/help lists them)", line);
+    else if (!takes_file && arg && *arg) cli_error("%s takes no argument (\"%s\" was given; /help lists the commands)", line, arg);
     else if (!strcmp(line, "/quit") || !strcmp(line, "/exit")) return 1;
-    else if (!strcmp(line, "/help")) fputs(commands_help, stderr);
+    else if (!strcmp(line, "/help")) print_commands(stderr);
     else if (!strcmp(line, "/reset")) txlm_session_reset(s), fprintf(stderr, "txlm: memory cleared\n");
     else if (takes_file && (!arg || !*arg)) cli_error("%s needs a FILE", line);
     else if (!strcmp(line, "/save")) save(a, s, arg);
     else if (!strcmp(line, "/load") && !(e = txlm_session_restore_file(s, arg))) fprintf(stderr, "txlm: loaded %s\n", arg);
-    else if (!takes_file) cli_error("unknown command %s (/help lists them)", line);
     if (e) cli_lib_error(e, line);
     txlm_detokenizer_reset(st->d);
     return 0;

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_files.h"
 
 static void print_hparams(const txlm_model_file_info *h)
 {
@@ -88,6 +89,7 @@ int cmd_info(int argc, char **argv)
         }
     }
     if (!path) return cli_error("info: -m MODEL is required");
+    if (cli_stdout_not_input("the model", path, NULL)) return 1;
     txlm_model_file *f;
     if (txlm_model_file_open(path, no_verify, &f)) return cli_error("%s", txlm_last_error());
     txlm_model_file_info info;

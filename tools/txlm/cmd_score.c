@@ -241,7 +241,7 @@ int cmd_score(int argc, char **argv)
     if (rc) return rc < 0 ? 0 : rc;
     score_state e = {.o = &o};
     cli_progress pb;
-    rc = cli_scorer_open(&e.sc, &o.run);
+    rc = cli_text_run_outputs(&o.run) || cli_scorer_open(&e.sc, &o.run);
     if (rc) goto done;
     if (o.eos_per_line && e.sc.p.eos_id < 0) {
         rc = cli_error("score: --eos-per-line, but the model's vocabulary has no <eos>");

@@ -57,6 +57,9 @@ typedef struct gen_stream {
     int32_t *window;                   /* the last tokens, for the repetition penalty */
     uint32_t n_window, cap_window;
     FILE *out;                         /* where the text goes (gen_stream_open: stdout) */
+    size_t passed;                     /* bytes of the reply the detokenizer gave so far (before the stop strings) */
+    const char *piece;                 /* the last token's text from the detokenizer (the prompt's left out), */
+    size_t piece_len;                  /* valid until the next call; it begins at byte passed - piece_len */
 } gen_stream;
 
 /* 0, or 1 after printing why not. */

@@ -65,6 +65,8 @@ static int emit(gen_stream *st, const char *piece, size_t len, int *stopped)
 {
     size_t drop = len < st->skip ? len : st->skip;
     st->skip -= drop;
+    st->piece = piece + drop, st->piece_len = len - drop;
+    st->passed += len - drop;
     const char *out;
     size_t n;
     txlm_status s = txlm_stopper_push(st->stop, piece + drop, len - drop, &out, &n, stopped);
@@ -85,6 +87,7 @@ int gen_stream_finish(gen_stream *st)
     fwrite(out, 1, n, st->out);
     fflush(st->out);
     st->skip = 0;
+    st->passed = 0;
     return 0;
 }
 
