@@ -25,24 +25,21 @@ vec4 merged_runs(uint base, uint stride, uint nparts, uint e)
 }
 
 #if MERGE
+#include "last_group.glsl"
+
 // Whether this workgroup is the last of its word's `runs` workgroups to
-// finish (all invocations call it): every invocation's stores made
-// visible and the workgroup met before one counts, the count seen by all
-// (through LAST_FLAG, a float of workgroup memory the includer lends)
-// before the last reads the others' stores. The last puts the count back
-// to 0 for the next dispatch.
+// finish (all invocations call it; last_group.glsl's handshake, the
+// verdict through LAST_FLAG, a float of workgroup memory the includer
+// lends). The last puts the count back to 0 for the next dispatch.
 bool last_run(uint tid, uint word, uint runs)
 {
-    memoryBarrierBuffer();
-    barrier();
+    GROUP_SYNC();
+    uint ticket = count_done(tid, word);
     if (tid == 0u) {
-        uint ticket = atomicAdd(DONE[word], 1u) + 1u;
         LAST_FLAG = ticket == runs ? 1.0 : 0.0;
         if (ticket == runs) DONE[word] = 0u;
     }
-    barrier();
-    bool last = LAST_FLAG != 0.0;
-    if (last) memoryBarrierBuffer();
-    return last;
+    GROUP_SYNC();
+    return LAST_FLAG != 0.0;
 }
 #endif

@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_memory_scope_semantics : require
 #include "common.glsl"
 
 // Relative attention for GPUs. The lane-per-query kernels (attn_pair,

@@ -1,6 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_memory_scope_semantics : require
 #include "common.glsl"
 
 // y = alpha * (W · x + b) (+ReLU) (+r) for ONE row x (a generated token)
@@ -46,20 +47,19 @@ layout(std430, binding = 5) readonly buffer Gb { float G[]; };
 layout(std430, binding = 6) readonly buffer Lb { float LB[]; };
 layout(std430, binding = 7) coherent buffer Cb { uint DONE[]; };  // [0]: workgroups finished, back to 0 after (TXLM_SYNC_WORDS)
 
+#include "last_group.glsl"
+
 #define LN_IN(row, c) Y[y_base() + (row) * p.ldy + (c)]
 #include "layernorm_wg.glsl"
 shared bool last;
 
 void layernorm_if_last(uint t)
 {
-    // every invocation's stores made visible, and the workgroup met,
-    // before one counts; the count seen by all before the last reads
-    memoryBarrierBuffer();
-    barrier();
-    if (t == 0u) last = atomicAdd(DONE[0], 1u) + 1u == gl_NumWorkGroups.x * gl_NumWorkGroups.y;
-    barrier();
+    GROUP_SYNC();
+    uint ticket = count_done(t, 0u);
+    if (t == 0u) last = ticket == gl_NumWorkGroups.x * gl_NumWorkGroups.y;
+    GROUP_SYNC();
     if (!last) return;
-    memoryBarrierBuffer();
     for (uint m = 0u; m < p.M; m++) {
         float mean, rstd;
         ln_stats_wg(m, t, p.ln_d, p.ln_eps, mean, rstd);
