@@ -1,5 +1,6 @@
 #include "ops.h"
 
+#include <assert.h>
 #include <math.h>
 
 static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -142,6 +143,8 @@ static void linear(txlm_ops *o, const txlm_linear_args *a, uint32_t flags, txlm_
 
 void txlm_op_linear(txlm_ops *o, const txlm_linear_args *a)
 {
+    /* split_y takes the residual's binding (ops.h) */
+    assert(!(a->split_y && a->residual));
     uint32_t flags = (a->flags & ~(uint32_t)TXLM_LIN_RESIDUAL) | (a->residual ? TXLM_LIN_RESIDUAL : 0u);
     int in_place = a->residual && a->residual->view.buf == a->y.view.buf;
     txlm_kernel_id k;
@@ -189,7 +192,7 @@ void txlm_op_linear_ln(txlm_ops *o, const txlm_linear_ln_args *a)
     /* the texel LN kernels read gamma, beta and Y as vec4 */
     int tex = k < TXLM_K_COUNT && txlm_kernel_descs[k].texel_mask;
     int fused = o->sync.buf && k < TXLM_K_COUNT && txlm_kernel_usable(o->rec->vk, k) &&
-                txlm_tensor_n_chunks(w) == 1 && nrows <= w->rows && ln.view.buf == y.view.buf && ln.ld == y.ld &&
+                txlm_tensor_n_chunks(w) == 1 && nrows <= w->rows && ln.view.buf == y.view.buf && ln.view.off == y.view.off && ln.ld == y.ld &&
                 (!tex || (y.off | ln.off | nrows | g->cols | b->cols) % 4 == 0) && g->cols >= d && b->cols >= d &&
                 d <= nrows;
     if (!fused) {
