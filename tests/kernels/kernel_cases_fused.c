@@ -173,7 +173,6 @@ void test_linear_split(uint32_t M, uint32_t N, uint32_t K, uint32_t split, uint3
 {
     for (int mode = 0; mode < N_MODES; mode++) {
         if ((mode & (MODE_NO_SUBGROUP | MODE_NO_GEMV_Q8 | MODE_NARROW)) || ((mode & MODE_NO_GEMV) && M != 1)) continue;
-        if ((mode & MODE_GPU) && M > 1 && M < 16) continue;
         if ((mode & MODE_COOPMAT) && (M < 16 || dtype == TXLM_DT_F32)) continue;
         if (set_mode(mode)) split_case(M, N, K, split, dtype, max_range, mode);
     }

@@ -447,6 +447,7 @@ int main(void)
     test_linear_split(1, 99, 32, 33, TXLM_DT_Q8_0, 0);
     test_linear_split(1, 60, 64, 20, TXLM_DT_Q4_0, 0);
     test_linear_split(3, 45, 32, 15, TXLM_DT_F16, 0);
+    test_linear_split(11, 72, 64, 24, TXLM_DT_Q8_0, 0);  /* 9-15 rows: two of gemv_gpu8's row groups */
     test_linear_split(17, 90, 64, 30, TXLM_DT_F16, 0);   /* the GPUs' tiles, a tile's boundary inside */
     test_linear_split(33, 200, 96, 70, TXLM_DT_Q8_0, 0);
     test_linear_split(20, 48, 40, 16, TXLM_DT_F32, 0);  /* K not a multiple of 8: the plain kernel */

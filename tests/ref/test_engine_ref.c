@@ -91,6 +91,19 @@ static const test_case cases[] = {
      " \"n_layer\": 2, \"div_val\": 2, \"cutoffs\": [100, 250], \"same_length\": true, \"mem_len\": 24,"
      " \"clamp_len\": 30}",
      TXLM_DT_F16, {20, 17, 1, 33}, 0, 0, -1, {0}},
+    /* memories past 64 keys: a generated token's attention split into runs
+     * that the last run merges, pre-norm LayerNorms made by the product
+     * before them, post-norm ones by the product's last workgroup (GPU
+     * kernels: attn_tile_merge or attn_cm_merge, gemv_gpu_ln) */
+    {"long_memory_preln_f16",
+     "{\"n_token\": 300, \"d_model\": 64, \"n_head\": 4, \"d_head\": 16, \"d_inner\": 96, \"n_layer\": 2,"
+     " \"cutoffs\": [80], \"pre_lnorm\": true, \"mem_len\": 100}",
+     TXLM_DT_F16, {90, 1, 1, 20}, 0, 0, -1, {0}},
+    {"long_memory_q8_0",
+     "{\"n_token\": 300, \"d_model\": 64, \"d_embed\": 128, \"n_head\": 2, \"d_head\": 32, \"d_inner\": 128,"
+     " \"n_layer\": 2, \"div_val\": 2, \"cutoffs\": [80, 200], \"same_length\": true, \"mem_len\": 120,"
+     " \"clamp_len\": 90}",
+     TXLM_DT_Q8_0, {100, 1, 2, 1}, 0, 0, -1, {0}},
     /* pre-norm, f16, untied output layer, shared r biases, same_length, 10 heads of 41 */
     {"padded_preln_f16",
      "{\"n_token\": 90, \"d_model\": 42, \"n_head\": 10, \"d_head\": 41, \"d_inner\": 70, \"n_layer\": 2,"
@@ -121,7 +134,8 @@ static uint64_t largest_tensor(const char *path)
 static int check_matrix_units(const test_case *c, const txlm_context *ctx, const txlm_model *m)
 {
     const uint32_t *uses = ctx->vk.debug->kernel_uses;
-    uint32_t attn = uses[TXLM_K_ATTN_CM] + uses[TXLM_K_ATTN_CM_X8], products = 0;
+    uint32_t attn = uses[TXLM_K_ATTN_CM] + uses[TXLM_K_ATTN_CM_X8] + uses[TXLM_K_ATTN_CM_MERGE] + uses[TXLM_K_ATTN_CM_MERGE_X8],
+             products = 0;
     for (uint32_t k = 0; k < TXLM_K_COUNT; k++)
         if (txlm_kernel_descs[k].needs & TXLM_NEED_COOPMAT) products += uses[k];
     products -= attn;

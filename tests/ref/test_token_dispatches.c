@@ -154,9 +154,9 @@ enum { LAYER_FUSED = 5, LAYER_MOST = 8 };
 static int fused(const txlm_context *ctx)
 {
     const txlm_vk *vk = &ctx->vk;
-    if (vk->gpu_kernels)
+    if (vk->gpu_kernels) /* the f16 models' attention: on the matrix units where they are (attention.c) */
         return txlm_kernel_usable(vk, TXLM_K_GEMV_GPU_LN_F16) &&
-               (txlm_kernel_usable(vk, TXLM_K_ATTN_TILE_MERGE) || txlm_kernel_usable(vk, TXLM_K_ATTN_CM_MERGE));
+               txlm_kernel_usable(vk, txlm_kernel_usable(vk, TXLM_K_ATTN_CM) ? TXLM_K_ATTN_CM_MERGE : TXLM_K_ATTN_TILE_MERGE);
     return vk->texel && txlm_kernel_usable(vk, TXLM_K_GEMV_TEX_LN_F16) && txlm_kernel_usable(vk, TXLM_K_ATTN_SPLIT_SG64_MERGE);
 }
 
