@@ -4,9 +4,11 @@
  * (once per layer, each layer with weights of its own, so they come from
  * memory as in a real token, not from the cache) in one command buffer,
  * so its time includes the fixed cost of its dispatches; the table adds
- * the ops up per token. A post-norm model's forward pass does the two
- * LayerNorms inside the o and ff2 products (txlm_op_linear_ln); here they
- * stay separate rows, so the sum is a little above a real token.
+ * the ops up per token. A real token makes q, k and v in one product
+ * (TXLM_LINF_SPLIT) and a post-norm model's two LayerNorms inside the o
+ * and ff2 products (txlm_op_linear_ln); here they stay separate rows, so
+ * the sum is a little above a real token (5 dispatches a layer,
+ * docs/performance.md).
  * usage: bench_gen_profile [f32|q8_0] [reps] */
 #include <stdio.h>
 #include <stdlib.h>

@@ -42,23 +42,25 @@ static void ring_copy(txlm_rec *rec, const txlm_session *s, uint32_t n, const tx
     txlm_rec_copy(rec, src->buf, (src_row + first) * row, s->kv[n].buf, 0, (qlen - first) * row);
 }
 
-/* k, v = c · [Wk; Wv]^T (the rows of Wqkv after Wq's), into each ring
- * after its memory. A segment whose rows would run past its ring's end is
+/* q = c · Wq^T into the pass's queries, k, v = c · [Wk; Wv]^T (the rows
+ * of Wqkv after Wq's) into each ring after its memory, one product with
+ * two outputs. A segment whose rows would run past its ring's end is
  * projected whole and its rows moved to both ends: projecting the two
  * pieces apart could pick other kernels for their row counts and change
  * a row's bits with where the ring happens to wrap. */
-static void keys_values(const txlm_pass *p, uint32_t n, txlm_arg c)
+static void queries_keys_values(const txlm_pass *p, uint32_t n, txlm_arg c)
 {
     txlm_workspace *w = p->w;
     uint32_t hd = w->m->h.n_head * w->m->dev.dh;
-    txlm_linear_args kv = {.x = c, .w = w->m->layers[n].qkv, .row0 = hd, .n = 2 * hd,
-                           .y = txlm_rows_of(&w->kv_seg, 0, 2 * hd), .m = p->rows};
+    txlm_arg q = txlm_rows_of(&w->q, 0, hd);
+    txlm_linear_args qkv = {.x = c, .w = w->m->layers[n].qkv, .n = 3 * hd, .y = txlm_rows_of(&w->kv_seg, 0, 2 * hd),
+                            .m = p->rows, .split_y = &q, .split = hd};
     if (p->kv == TXLM_KV_DIRECT) { /* at the row the step buffer names: the recording serves wherever the ring is */
-        kv.y = txlm_rows_of(&p->st[0].s->kv[n], 0, 2 * hd), kv.flags = TXLM_LIN_DYN_Y;
-        txlm_op_linear(&w->ops, &kv);
+        qkv.y = txlm_rows_of(&p->st[0].s->kv[n], 0, 2 * hd), qkv.flags = TXLM_LIN_DYN_Y;
+        txlm_op_linear(&w->ops, &qkv);
         return;
     }
-    txlm_op_linear(&w->ops, &kv);
+    txlm_op_linear(&w->ops, &qkv);
     if (p->kv == TXLM_KV_PUT) txlm_op_kv_put_streams(&w->ops, &p->attn, txlm_view_of(&w->kv_seg), p->attn.kv);
     for (uint32_t i = 0; p->kv == TXLM_KV_COPY && i < p->n; i++)
         ring_copy(&w->rec, p->st[i].s, n, &w->kv_seg, p->st[i].row0, p->st[i].qlen);
@@ -95,7 +97,7 @@ void txlm_attend(const txlm_pass *p, uint32_t n, txlm_arg c)
     txlm_workspace *w = p->w;
     const txlm_layer *L = &w->m->layers[n];
     for (uint32_t i = 0; i < p->n; i++) p->attn.kv[i] = txlm_view_of(&p->st[i].s->kv[n]); /* this layer's rings */
-    keys_values(p, n, c);
+    queries_keys_values(p, n, c);
     if (p->attn.n_groups)
         txlm_op_attention_streams(&w->ops, &(txlm_attention_streams_args){
                                                .plan = &p->attn, .q = txlm_view_of(&w->q),

@@ -17,9 +17,9 @@
  * route of the keys and values. */
 int txlm_attend_plan(txlm_pass *p, txlm_err *err);
 
-/* Layer n, from c (the layer's input rows, after LN_attn with pre-norm)
- * and the pass's queries in w->q: k, v = c · [Wk; Wv]^T into each
- * stream's ring after its memory, then every stream's
+/* Layer n, from c (the layer's input rows, after LN_attn with pre-norm):
+ * q = c · Wq^T into w->q and k, v = c · [Wk; Wv]^T into each stream's
+ * ring after its memory (one product), then every stream's
  * softmax(((q + u)·k + (q + v)·rk[dist]) / sqrt(dh), masked) · v into its
  * rows of w->attn. */
 void txlm_attend(const txlm_pass *p, uint32_t n, txlm_arg c);

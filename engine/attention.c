@@ -125,9 +125,14 @@ txlm_attn_choice txlm_attn_choose(const txlm_ops *o, const txlm_attn_shape *s, i
                                                                                             : TXLM_K_COUNT;
     if (vec_ok && !all_masked_rows && vk->gpu_kernels && s->dh <= 64 && tile < TXLM_K_COUNT) {
         c = (txlm_attn_choice){.path = TXLM_ATTN_TILE, .k = tile, .splits = tile_splits(s, scratch_bytes)};
-        c.merge_after = c.splits > 1;
-        c.scratch = c.merge_after ? (uint64_t)c.splits * s->H * s->qlen * (s->dh + 4) * 4 : 0;
         c.gx = div_up(s->qlen, 16), c.gy = s->H, c.gz = c.splits;
+        /* runs merged by the last of each query tile and head where its
+         * count fits in ops->sync, else by attn_merge after */
+        txlm_kernel_id merging = tile == TXLM_K_ATTN_CM ? TXLM_K_ATTN_CM_MERGE : TXLM_K_ATTN_TILE_MERGE;
+        c.merged = c.splits > 1 && o->sync.buf && 1 + c.gx * c.gy <= o->sync.size / 4 && txlm_kernel_usable(vk, merging);
+        c.merge_after = c.splits > 1 && !c.merged;
+        if (c.merged) c.k = merging, c.sync = c.gx * c.gy;
+        c.scratch = c.splits > 1 ? (uint64_t)c.splits * s->H * s->qlen * (s->dh + 4) * 4 : 0;
         return c;
     }
     if (vec_ok && !all_masked_rows && s->qlen <= 4 && txlm_attn_split_bytes(s) <= scratch_bytes &&
@@ -184,7 +189,8 @@ void txlm_attn_dispatch(txlm_ops *o, const txlm_attention_args *a, const txlm_at
     case TXLM_ATTN_TILE:
     case TXLM_ATTN_QUERY:
         ps.splits = c.splits;
-        v[5] = c.merge_after ? scratch : out;
+        v[5] = c.merge_after || c.merged ? scratch : out;
+        if (c.merged) v[6] = out, v[7] = o->sync;
         break;
     case TXLM_ATTN_SPLIT:
         ps.merge = (uint32_t)c.merged;

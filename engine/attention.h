@@ -25,7 +25,7 @@ typedef struct txlm_attn_choice {
     uint32_t splits;      /* TILE: runs of keys (1: none) */
     uint32_t run;         /* SPLIT: keys per run */
     int merge_after;      /* runs merged by an attn_merge dispatch after it */
-    int merged;           /* SPLIT: the kernel's last run merges (its counts in ops->sync) */
+    int merged;           /* SPLIT, TILE: the kernel's last run merges (its counts in ops->sync) */
     uint64_t scratch;     /* bytes of its partial results */
     uint32_t sync;        /* words of counts after word 0 (merged) */
     uint32_t gx, gy, gz;  /* its grid */

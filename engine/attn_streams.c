@@ -31,15 +31,20 @@ static void write_entry(txlm_attn_plan *p, uint32_t e, const txlm_attn_stream *s
 
 /* Places the streams of c[i]'s choice (from i on, not yet placed) in
  * groups of at most `slots`, each within the scratch and the counts. */
+typedef struct group_room {
+    uint64_t scratch_bytes;
+    uint32_t sync_words; /* of the counts buffer bound (txlm_ops.sync) */
+} group_room;
+
 static void place(txlm_attn_plan *p, const txlm_attn_stream *st, const txlm_attn_choice *c, uint32_t n, uint32_t i,
-                  uint32_t slots, uint64_t scratch_bytes, unsigned char *placed, uint32_t *e)
+                  uint32_t slots, group_room room, unsigned char *placed, uint32_t *e)
 {
     txlm_attn_group *g = NULL;
     uint64_t used = 0;
     uint32_t sync = 0;
     for (uint32_t j = i; j < n; j++) {
         if (placed[j] || !same_choice(&c[i], &c[j])) continue;
-        if (!g || g->n == slots || used + c[j].scratch > scratch_bytes || 1 + sync + c[j].sync > TXLM_SYNC_WORDS) {
+        if (!g || g->n == slots || used + c[j].scratch > room.scratch_bytes || 1 + sync + c[j].sync > room.sync_words) {
             g = &p->groups[p->n_groups++];
             *g = (txlm_attn_group){.c = c[j], .k = c[j].k, .first = *e};
             used = 0, sync = 0;
@@ -102,7 +107,7 @@ int txlm_attn_plan_make(const txlm_ops *o, const txlm_attn_stream *st, uint32_t 
         if (placed[i]) continue;
         txlm_kernel_id twin = txlm_kernel_descs[c[i].k].twin;
         uint32_t slots = rec->vk->stream_slots && twin < TXLM_K_COUNT && txlm_kernel_usable(rec->vk, twin) ? TXLM_STREAM_SLOTS : 1;
-        place(p, st, c, n, i, slots, scratch_bytes, placed, &e);
+        place(p, st, c, n, i, slots, (group_room){scratch_bytes, (uint32_t)(o->sync.size / 4)}, placed, &e);
     }
     place_alone(p, st, n, &e);
     free(placed);
@@ -141,7 +146,8 @@ void txlm_op_attention_streams(txlm_ops *o, const txlm_attention_streams_args *a
         ps.merge = (uint32_t)g->c.merged;
         ps.run = g->c.run;
         txlm_view v[8] = {a->q, a->kv[p->order[g->first]], a->rk, rw, rr,
-                          g->c.merge_after || g->c.path == TXLM_ATTN_SPLIT ? a->scratch : a->out, o->dummy, o->dummy};
+                          g->c.merge_after || g->c.merged || g->c.path == TXLM_ATTN_SPLIT ? a->scratch : a->out,
+                          o->dummy, o->dummy};
         if (g->c.merged) v[6] = a->out, v[7] = o->sync;
         txlm_view views[TXLM_MAX_BINDINGS];
         slot_views(p, g->k, v, a->kv, g->first, g->n, views);

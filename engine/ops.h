@@ -24,9 +24,12 @@ typedef struct txlm_ops {
                         * the kernels whose last workgroup finishes the op (no buffer: never so) */
 } txlm_ops;
 
-/* Words of txlm_ops.sync: word 0 for txlm_op_linear_ln, then one per head
- * group and query of the one-query attention. */
-#define TXLM_SYNC_WORDS 256u
+/* Words of txlm_ops.sync: word 0 for txlm_op_linear_ln, then the
+ * attention's whose last run merges the runs: one per head group and
+ * query of the one-query kernel, one per query tile and head of the
+ * tiled ones, for each stream of a dispatch (engine/attn_streams.c puts
+ * streams in other dispatches where they do not fit). */
+#define TXLM_SYNC_WORDS 2048u
 
 /* The shader's flags (shaders/contract.h, TXLM_LINF_*) and one choice:
  * TXLM_LIN_RESIDUAL: set by txlm_op_linear where a residual is given.
@@ -56,16 +59,25 @@ typedef struct txlm_linear_args {
     const txlm_arg *residual;    /* R [m, n], added last */
     txlm_arg y;                  /* Y [m, n] */
     uint32_t m;
-    uint32_t flags;              /* TXLM_LIN_RELU, TXLM_LIN_BLOCK, TXLM_LIN_DYN_Y */
+    uint32_t flags;              /* TXLM_LIN_RELU, TXLM_LIN_BLOCK, TXLM_LIN_DYN_Y (Y only, not split_y) */
     float scale;                 /* 0: 1 */
+    const txlm_arg *split_y;     /* with no residual: columns [0, split) of the result go here [m, split], the
+                                  * others to Y from its column 0 (one dispatch where the kernel takes it) */
+    uint32_t split;
 } txlm_linear_args;
 void txlm_op_linear(txlm_ops *o, const txlm_linear_args *a);
-/* For tokens with id in [id_lo, id_lo + E->rows): Y[i] = alpha * E[id - id_lo]. */
-void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tensor *e, int32_t id_lo, txlm_arg y, float alpha);
-/* Y[m, n] = LayerNorm(X · W[0 : n]^T + bias (+ R)) over the first d
- * columns (zeros after them): a post-norm block's product and LayerNorm.
- * One row on texel devices is one dispatch (the last workgroup normalises);
- * otherwise txlm_op_linear then txlm_op_layernorm in place. */
+/* For tokens with id in [id_lo, id_lo + E->rows): Y[i] = alpha * E[id - id_lo];
+ * the other rows left as they are, or with zero_rest set to 0. */
+void txlm_op_gather(txlm_ops *o, txlm_view ids, uint32_t n, const txlm_gpu_tensor *e, int32_t id_lo, txlm_arg y, float alpha,
+                    int zero_rest);
+/* Y[m, n] = X · W[0 : n]^T + bias (+ R), then its LayerNorm over the
+ * first d columns (zeros after them) into ln_out, or into Y itself: a
+ * post-norm block's product and LayerNorm, or a pre-norm block's product
+ * and the LayerNorm of the next block's input. One row is one dispatch
+ * where the product's kernel has a twin that normalises (its last
+ * workgroup does: gemv_tex on texel devices, gemv_gpu on GPUs) and
+ * ln_out is in Y's buffer; otherwise txlm_op_linear then
+ * txlm_op_layernorm. */
 typedef struct txlm_linear_ln_args {
     txlm_arg x;
     const txlm_gpu_tensor *w, *bias; /* bias may be NULL */
@@ -76,6 +88,7 @@ typedef struct txlm_linear_ln_args {
     const txlm_gpu_tensor *ln_g, *ln_b;
     uint32_t d;
     float eps;
+    const txlm_arg *ln_out;          /* NULL: Y normalised in place */
 } txlm_linear_ln_args;
 void txlm_op_linear_ln(txlm_ops *o, const txlm_linear_ln_args *a);
 

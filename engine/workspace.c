@@ -55,6 +55,8 @@ static int each_buf(txlm_workspace *w, buf_fn fn, void *u)
     const txlm_hparams *h = &w->m->h;
     const txlm_dims *dv = &w->m->dev;
     uint64_t S = w->rows, d = dv->d, hd = (uint64_t)h->n_head * dv->dh, R = w->out_rows;
+    /* pre-norm: a block's input rows and, after them, the same normalised (layers.c) */
+    uint64_t ln_rows = h->pre_lnorm ? 2 * S : S;
     uint64_t step = TXLM_ENTRY_TABLE + (uint64_t)w->max_streams * TXLM_ENTRY_WORDS;
     uint32_t max_dim, max_cluster, head_ld = txlm_logit_ld(h->n_cutoffs ? h->cutoffs[0] + h->n_cutoffs : h->n_token);
     widest_cluster(h, &max_dim, &max_cluster);
@@ -72,15 +74,14 @@ static int each_buf(txlm_workspace *w, buf_fn fn, void *u)
         {&w->step, step, DEV, "step"},
         {&w->kv_seg, S * 2 * hd, DEV, "kv_seg"},
         {&w->sync, TXLM_SYNC_WORDS, DEV, "workgroup counts"},
-        {&w->hidden[0], S * d, DEV, "hidden[0]"},
-        {&w->hidden[1], S * d, DEV, "hidden[1]"},
+        {&w->hidden[0], ln_rows * d, DEV, "hidden[0]"},
+        {&w->hidden[1], ln_rows * d, DEV, "hidden[1]"},
         {&w->z, S * d, DEV, "z"},
         {&w->xn, S * d, DEV, "xn"},
         {&w->q, S * hd, DEV, "q"},
         {&w->scores, w->scratch / 4, DEV, "scores"},
         {&w->attn, S * hd, DEV, "attn"},
-        {&w->a, S * d, DEV, "a"},
-        {&w->ffin, S * d, DEV, "ffin"},
+        {&w->a, ln_rows * d, DEV, "a"},
         {&w->ffh, S * dv->di, DEV, "ffh"},
         {&w->emb_tmp, S * max_dim, DEV, "emb_tmp"},
         {&w->zsel, R * d, DEV, "zsel"},

@@ -31,14 +31,14 @@ typedef struct txlm_workspace {
     txlm_buf step;           /* the same in device memory, copied by each recording first */
     txlm_buf kv_seg;         /* [rows, 2*H*dh] the pass's new keys | values on their way into the rings */
     txlm_buf sync;           /* [TXLM_SYNC_WORDS] uint: counts of finished workgroups (ops.h) */
-    txlm_buf hidden[2];      /* [rows, d] the hidden states: layer inputs/outputs, alternating */
+    txlm_buf hidden[2];      /* [rows, d] the hidden states: layer inputs/outputs, alternating; pre-norm:
+                              * [2 * rows, d], LN_attn of them after them (layers.c) */
     txlm_buf z;              /* [rows, d] last layer's output */
-    txlm_buf xn;             /* [rows, d] pre-norm LN(h); the rows asked for, gathered on their way to z's front */
+    txlm_buf xn;             /* [rows, d] the rows asked for, gathered on their way to z's front */
     txlm_buf q;              /* [rows, H*dh] the pass's queries */
     txlm_buf scores;         /* scratch bytes: scores, or partial sums of the split attention */
     txlm_buf attn;           /* [rows, H*dh] */
-    txlm_buf a;              /* [rows, d] after attention */
-    txlm_buf ffin;           /* [rows, d] pre-norm LN(a) */
+    txlm_buf a;              /* [rows, d] after attention; pre-norm: [2 * rows, d], LN_ff(a) after it */
     txlm_buf ffh;            /* [rows, d_inner] */
     txlm_buf emb_tmp;        /* [rows, max cluster dim] gathered embedding rows */
     /* the adaptive softmax, processed in blocks of out_rows rows */

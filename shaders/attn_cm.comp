@@ -26,6 +26,8 @@
 // The fragment shape is the device's (specialization constants 0-2,
 // engine/vk/coopmat.c: each of M, N, K divides 16); the fragments of a
 // product go round the subgroups, however many the subgroup size makes.
+// The runs of keys (splits > 1) are merged as attn_tile.comp's are: by
+// attn_merge.comp, or (MERGE) by the last run to finish.
 // Needs dh % 16 == 0 and dh <= 64. Workgroup memory: 22 KiB.
 
 layout(local_size_x = TXLM_CM_INVOCATIONS) in;
@@ -48,11 +50,25 @@ layout(constant_id = TXLM_CM_SPEC_K) const uint CM_K = 16;
 
 #include "attn_push.glsl"
 #include "attn_io.glsl"
+#ifndef MERGE
+#define MERGE 0
+#endif
+#if MERGE
+layout(std430, binding = 5) coherent buffer Pb { vec4 PART[]; };  // read back by the merging workgroup
+layout(std430, binding = 6) writeonly buffer Ob { vec4 O[]; };    // [qlen, H*dh]
+layout(std430, binding = 7) coherent buffer Cb { uint DONE[]; };  // a count per query tile and head, after word 0
+#define LAST_FLAG sS[0]
+#else
 layout(std430, binding = 5) writeonly buffer Ob { vec4 O[]; };  // [qlen, H*dh], or PART with splits > 1
+#define PART O
+#endif
 
 shared f16vec2 sQw[BQ * HS], sQr[BQ * HS], sK[BK * HS], sV[BK * HS], sR[NR * HS];
 shared f16vec2 sP[BQ * PS];
 shared float sS[BQ * SS], sT[BQ * TS], sO[BQ * OS];
+#if MERGE
+#include "attn_merge_runs.glsl"
+#endif
 
 // keys query i may see: [first_key(i), mlen + i] (same_length raises the first)
 uint first_key(uint i)
@@ -174,17 +190,22 @@ void main()
         [[unroll]] for (uint e = 0u; e < 8u; e++)
             if (c8 * 8u + e < p.dh) acc[e] = acc[e] * corr + sO[a * OS + c8 * 8u + e];
     }
-    if (!live || 2u * c8 >= n4) return;
     vec4 o0 = vec4(acc[0], acc[1], acc[2], acc[3]), o1 = vec4(acc[4], acc[5], acc[6], acc[7]);
-    bool two = 2u * c8 + 1u < n4;
+    bool mine = live && 2u * c8 < n4, two = 2u * c8 + 1u < n4;
     if (splits == 1u) {
         uint ob = q_base + i * hd4 + h * n4 + 2u * c8;
-        O[ob] = o0 * (1.0 / l);
-        if (two) O[ob + 1u] = o1 * (1.0 / l);
+        if (mine) O[ob] = o0 * (1.0 / l);
+        if (mine && two) O[ob + 1u] = o1 * (1.0 / l);
         return;
     }
-    uint pb = part0 + ((h * p.qlen + i) * splits + z) * (n4 + 1u);
-    if (c8 == 0u) O[pb] = vec4(m, l, 0.0, 0.0);
-    O[pb + 1u + 2u * c8] = o0;
-    if (two) O[pb + 2u + 2u * c8] = o1;
+    uint stride = n4 + 1u, base = part0 + (h * p.qlen + i) * splits * stride, pb = base + z * stride;
+    if (mine && c8 == 0u) PART[pb] = vec4(m, l, 0.0, 0.0);
+    if (mine) PART[pb + 1u + 2u * c8] = o0;
+    if (mine && two) PART[pb + 2u + 2u * c8] = o1;
+#if MERGE
+    uint tiles_q = (p.qlen + BQ - 1u) / BQ, ob = q_base + i * hd4 + h * n4 + 2u * c8;
+    if (!last_run(tid, 1u + sync0 + gl_WorkGroupID.x + tiles_q * h, splits) || !mine) return;
+    O[ob] = merged_runs(base, stride, splits, 2u * c8);
+    if (two) O[ob + 1u] = merged_runs(base, stride, splits, 2u * c8 + 1u);
+#endif
 }

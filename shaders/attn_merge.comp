@@ -2,10 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
-// Combines the per-run partial softmaxes of attn_split.comp into the
-// attention output: with M the largest run maximum,
-//   O = sum_r exp(m_r - M) * acc_r / sum_r exp(m_r - M) * l_r.
-// Runs that saw no key have m_r = TXLM_MASKED and weigh exactly 0.
+// Combines the per-run partial softmaxes of attn_split.comp (and of
+// attn_tile.comp's runs) into the attention output (attn_merge_runs.glsl).
 
 layout(local_size_x = 64) in;
 
@@ -13,6 +11,8 @@ layout(std430, binding = 0) readonly buffer Pb { vec4 PART[]; };  // [H, qlen, n
 layout(std430, binding = 1) writeonly buffer Ob { vec4 O[]; };    // [rows, H*dh] from row q0 of the stream
 
 #include "attn_push.glsl"
+#define MERGE 0
+#include "attn_merge_runs.glsl"
 
 void main()
 {
@@ -24,15 +24,5 @@ void main()
     uint nparts = p.run != 0u ? (p.klen + p.run - 1u) / p.run : p.splits;
     uint h = c / n4, e = c % n4, stride = n4 + 1u;
     uint base = part0 + (h * p.qlen + i) * nparts * stride;
-    float M = TXLM_MASKED;
-    for (uint r = 0u; r < nparts; r++) M = max(M, PART[base + r * stride].x);
-    float l = 0.0;
-    vec4 acc = vec4(0.0);
-    for (uint r = 0u; r < nparts; r++) {
-        vec4 ml = PART[base + r * stride];
-        float w = exp(ml.x - M);
-        l += w * ml.y;
-        acc += w * PART[base + r * stride + 1u + e];
-    }
-    O[q_base + i * hd4 + c] = acc / l;
+    O[q_base + i * hd4 + c] = merged_runs(base, stride, nparts, e);
 }

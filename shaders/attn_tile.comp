@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_memory_scope_semantics : require
 #include "common.glsl"
 
 // Relative attention for GPUs. The lane-per-query kernels (attn_pair,
@@ -15,7 +16,10 @@
 // (gl_WorkGroupID.z), so that few queries still fill the device: each run
 // then writes its partial softmax in attn_split.comp's layout, PART[H,
 // qlen, splits, 1 + dh/4] = (m, l, 0, 0) then the weighted values, and
-// attn_merge.comp combines them. Needs dh % 4 == 0 and dh <= 64.
+// attn_merge.comp combines them, or (MERGE) the last run of each query
+// tile and head to finish does (attn_merge_runs.glsl; its count in
+// DONE, engine/ops.h's TXLM_SYNC_WORDS): a dispatch and a barrier fewer,
+// a generated token's included. Needs dh % 4 == 0 and dh <= 64.
 // Workgroup memory: 26 KiB.
 
 layout(local_size_x = 256) in;
@@ -30,12 +34,26 @@ layout(local_size_x = 256) in;
 
 #include "attn_push.glsl"
 #include "attn_io.glsl"
+#ifndef MERGE
+#define MERGE 0
+#endif
+#if MERGE
+layout(std430, binding = 5) coherent buffer Pb { vec4 PART[]; };  // read back by the merging workgroup
+layout(std430, binding = 6) writeonly buffer Ob { vec4 O[]; };    // [qlen, H*dh]
+layout(std430, binding = 7) coherent buffer Cb { uint DONE[]; };  // a count per query tile and head, after word 0
+#define LAST_FLAG sS[0]
+#else
 layout(std430, binding = 5) writeonly buffer Ob { vec4 O[]; };  // [qlen, H*dh], or PART with splits > 1
+#define PART O
+#endif
 
 
 shared vec4 sQw[BQ * MAX4], sQr[BQ * MAX4], sV[BK * MAX4];
 shared vec4 sK[BK * PAD4], sR[NR * PAD4];
 shared float sS[BQ * BK];
+#if MERGE
+#include "attn_merge_runs.glsl"
+#endif
 
 // keys query i may see: [first_key(i), mlen + i] (same_length raises the first)
 uint first_key(uint i)
@@ -107,12 +125,17 @@ void main()
         }
         m = mt;
     }
-    if (!live || c >= n4) return;
+    bool mine = live && c < n4;
     if (splits == 1u) {
-        O[q_base + i * hd4 + h * n4 + c] = acc * (1.0 / l);
+        if (mine) O[q_base + i * hd4 + h * n4 + c] = acc * (1.0 / l);
         return;
     }
-    uint pb = part0 + ((h * p.qlen + i) * splits + z) * (n4 + 1u);
-    if (c == 0u) O[pb] = vec4(m, l, 0.0, 0.0);
-    O[pb + 1u + c] = acc;
+    uint stride = n4 + 1u, base = part0 + (h * p.qlen + i) * splits * stride;
+    if (mine && c == 0u) PART[base + z * stride] = vec4(m, l, 0.0, 0.0);
+    if (mine) PART[base + z * stride + 1u + c] = acc;
+#if MERGE
+    uint tiles_q = (p.qlen + BQ - 1u) / BQ;
+    if (last_run(tid, 1u + sync0 + gl_WorkGroupID.x + tiles_q * h, splits) && mine)
+        O[q_base + i * hd4 + h * n4 + c] = merged_runs(base, stride, splits, c);
+#endif
 }

@@ -36,6 +36,8 @@
 #define TXLM_LINF_RELU 2u      /* max(y, 0) after alpha */
 #define TXLM_LINF_RESIDUAL 4u  /* add R[r_off + m * ldr + n] last */
 #define TXLM_LINF_DYN_Y 8u     /* Y starts STEP[TXLM_STEP_KV_OUT] elements after y_off */
+#define TXLM_LINF_SPLIT 16u    /* columns n < split go to binding 3 at r_off + m * ldr + n, the others to Y from
+                                * its column 0 (queries beside keys and values: one product, two outputs) */
 
 TXLM_STRUCT(txlm_linear_push) {
     TXLM_U32 M, N, K;
@@ -48,6 +50,8 @@ TXLM_STRUCT(txlm_linear_push) {
     float alpha;
     TXLM_U32 ln_d, ln_d_out;   /* the LN kernels: LayerNorm over the first ln_d of ln_d_out columns */
     float ln_eps;
+    TXLM_U32 split;            /* TXLM_LINF_SPLIT */
+    TXLM_U32 ln_y;             /* the LN kernels: where in Y the normalised row goes (y_off: in place) */
 };
 
 /* ---- the other operations (engine/ops.c) ------------------------------- */
@@ -56,6 +60,7 @@ TXLM_STRUCT(txlm_gather_push) {
     TXLM_I32 row_lo, row_hi;   /* ids of this chunk of the table */
     TXLM_U32 y_off, ldy;
     float alpha;
+    TXLM_U32 zero_rest;        /* the rows of other ids get zeros (else they are left as they are) */
 };
 
 TXLM_STRUCT(txlm_layernorm_push) {

@@ -4,7 +4,9 @@
 
 // Embedding lookup: for each token whose id lies in [row_lo, row_hi)
 // (one cluster, or the part of its table held by this buffer chunk),
-// Y[i] = alpha * E[id - row_lo]. Other rows are left untouched.
+// Y[i] = alpha * E[id - row_lo]. Other rows are left untouched, or with
+// zero_rest set to 0 (a cluster's rows gathered for its projection
+// without filling the buffer first).
 
 layout(local_size_x = 64) in;
 
@@ -22,6 +24,10 @@ void main()
     uint i = gl_GlobalInvocationID.y;
     if (d >= p.dim || i >= p.n_rows) return;
     int id = ids[i];
-    if (id < p.row_lo || id >= p.row_hi) return;
-    Y[p.y_off + i * p.ldy + d] = p.alpha * w_at(uint(id - p.row_lo) * p.dim + d);
+    uint at = p.y_off + i * p.ldy + d;
+    if (id < p.row_lo || id >= p.row_hi) {
+        if (p.zero_rest != 0u) Y[at] = 0.0;
+        return;
+    }
+    Y[at] = p.alpha * w_at(uint(id - p.row_lo) * p.dim + d);
 }

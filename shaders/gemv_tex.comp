@@ -56,7 +56,7 @@ void layernorm_if_last()
     for (uint t = lane; t < out4; t += 8u) {
         vec4 y = vec4(0.0);
         if (t < n4) y = ln_real(t, (y4(t) - mean) * rstd * G4[t] + LB4[t], p.ln_d);
-        uint i = y_base() + 4u * t;
+        uint i = p.ln_y + 4u * t;
         Y[i] = y.x, Y[i + 1u] = y.y, Y[i + 2u] = y.z, Y[i + 3u] = y.w;
     }
     if (subgroupElect()) DONE[0] = 0u;

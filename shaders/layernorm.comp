@@ -65,8 +65,6 @@ void main()
     }
 }
 #else
-shared float red[64];
-
 float row_in(uint row, uint c)
 {
     float v = X[p.x_off + row * p.ldx + c];
@@ -74,36 +72,16 @@ float row_in(uint row, uint c)
     return v;
 }
 
-float reduce_sum(float v)
-{
-    uint t = gl_LocalInvocationID.x;
-    red[t] = v;
-    barrier();
-    for (uint s = 32u; s > 0u; s >>= 1) {
-        if (t < s) red[t] += red[t + s];
-        barrier();
-    }
-    float total = red[0];
-    barrier();
-    return total;
-}
+#define LN_IN(row, c) row_in(row, c)
+#include "layernorm_wg.glsl"
 
 void main()
 {
     uint row = gl_WorkGroupID.x;
     uint t = gl_LocalInvocationID.x;
     if (row >= p.rows) return;
-
-    float s = 0.0;
-    for (uint c = t; c < p.d; c += 64u) s += row_in(row, c);
-    float mean = reduce_sum(s) / float(p.d);
-
-    float v = 0.0;
-    for (uint c = t; c < p.d; c += 64u) {
-        float x = row_in(row, c) - mean;
-        v += x * x;
-    }
-    float rstd = 1.0 / sqrt(reduce_sum(v) / float(p.d) + p.eps);
+    float mean, rstd;
+    ln_stats_wg(row, t, p.d, p.eps, mean, rstd);
 
     for (uint c = t; c < p.d; c += 64u)
         Y[p.y_off + row * p.ldy + c] = (row_in(row, c) - mean) * rstd * G[c] + Bias[c];

@@ -1,10 +1,12 @@
 // What the matrix kernels share (all but linear.comp): the push constants
 // (contract.h, txlm_linear_push), the bias, residual, output and step
 // bindings, and the epilogue y = alpha * (acc + b) (+ReLU) (+R) stored at
-// row m, column n.
+// row m, column n. The kernels that store through store() also take
+// SPLIT: binding 3 is then a second output rather than the residual
+// (engine/ops.c: linear_rules says which kernels do).
 
 layout(std430, binding = 2) readonly buffer Bb { float B[]; };
-layout(std430, binding = 3) readonly buffer Rb { float R[]; };
+layout(std430, binding = 3) buffer Rb { float R[]; };
 #if defined(LN) && LN
 layout(std430, binding = 4) coherent buffer Yb { float Y[]; };  // read back by another workgroup (gemv_tex.comp)
 #else
@@ -14,7 +16,8 @@ layout(std430, binding = 4) buffer Yb { float Y[]; };
 #include "step.glsl"
 
 // DYN_Y: the output starts STEP[TXLM_STEP_KV_OUT] elements further on
-const uint HAS_BIAS = TXLM_LINF_BIAS, RELU = TXLM_LINF_RELU, RESIDUAL = TXLM_LINF_RESIDUAL, DYN_Y = TXLM_LINF_DYN_Y;
+const uint HAS_BIAS = TXLM_LINF_BIAS, RELU = TXLM_LINF_RELU, RESIDUAL = TXLM_LINF_RESIDUAL, DYN_Y = TXLM_LINF_DYN_Y,
+           SPLIT = TXLM_LINF_SPLIT;
 
 layout(push_constant) uniform Push { txlm_linear_push p; };
 
@@ -48,5 +51,12 @@ void store(uint m, uint n, float y)
     y *= p.alpha;
     if ((p.flags & RELU) != 0u) y = max(y, 0.0);
     if ((p.flags & RESIDUAL) != 0u) y += R[p.r_off + m * p.ldr + n];
+    if ((p.flags & SPLIT) != 0u) {
+        if (n < p.split) {
+            R[p.r_off + m * p.ldr + n] = y;
+            return;
+        }
+        n -= p.split;
+    }
     Y[y_base() + m * p.ldy + n] = y;
 }

@@ -6,10 +6,12 @@
 
 #include <stb/stb_ds.h>
 
-/* A recording's own dispatches by kernel: a replay counts them again. */
+/* A recording's own dispatches by kernel, then its copies, fills and
+ * barriers: a replay counts them again. */
+enum { REC_COUNTS = TXLM_K_COUNT + 3 };
 struct txlm_debug_rec {
     VkCommandBuffer cmd;
-    uint32_t *uses; /* [TXLM_K_COUNT] */
+    uint32_t *uses; /* [REC_COUNTS] */
 };
 
 txlm_debug *txlm_debug_create(const txlm_env *e)
@@ -53,7 +55,7 @@ static uint32_t *rec_counts(txlm_debug *d, VkCommandBuffer cmd)
 {
     for (ptrdiff_t i = 0; i < arrlen(d->recs); i++)
         if (d->recs[i].cmd == cmd) return d->recs[i].uses;
-    txlm_debug_rec r = {cmd, calloc(TXLM_K_COUNT, sizeof(uint32_t))};
+    txlm_debug_rec r = {cmd, calloc(REC_COUNTS, sizeof(uint32_t))};
     if (r.uses) arrput(d->recs, r);
     return r.uses;
 }
@@ -67,7 +69,7 @@ void txlm_debug_begin(txlm_debug *d, VkCommandBuffer cmd)
 {
     pthread_mutex_lock(&d->lock);
     uint32_t *c = d->count ? rec_counts(d, cmd) : NULL;
-    if (c) memset(c, 0, TXLM_K_COUNT * sizeof *c);
+    if (c) memset(c, 0, REC_COUNTS * sizeof *c);
     pthread_mutex_unlock(&d->lock);
 }
 
@@ -89,12 +91,15 @@ void txlm_debug_dispatch(txlm_debug *d, VkCommandBuffer cmd, uint32_t kernel, co
     pthread_mutex_unlock(&d->lock);
 }
 
-void txlm_debug_command(txlm_debug *d, uint32_t tag, uint64_t a, uint64_t b, uint64_t c)
+void txlm_debug_command(txlm_debug *d, VkCommandBuffer cmd, uint32_t tag, uint64_t a, uint64_t b, uint64_t c)
 {
-    if (!d->trace) return;
     pthread_mutex_lock(&d->lock);
+    uint32_t kind = tag == TXLM_TRACE_COPY ? TXLM_COUNT_COPIES : tag == TXLM_TRACE_FILL ? TXLM_COUNT_FILLS : TXLM_COUNT_BARRIERS;
+    uint32_t *n = d->count ? rec_counts(d, cmd) : NULL;
+    if (n) n[TXLM_K_COUNT + kind]++;
+    if (d->count) d->commands[kind]++;
     uint32_t w[4] = {tag, (uint32_t)a, (uint32_t)b, (uint32_t)c};
-    trace(d, w, 4);
+    if (d->trace) trace(d, w, 4);
     pthread_mutex_unlock(&d->lock);
 }
 
@@ -105,6 +110,7 @@ void txlm_debug_replay(txlm_debug *d, VkCommandBuffer cmd, uint32_t slot)
         d->replays++;
         uint32_t *c = rec_counts(d, cmd);
         for (uint32_t k = 0; c && k < TXLM_K_COUNT; k++) d->kernel_uses[k] += c[k];
+        for (uint32_t k = 0; c && k < 3; k++) d->commands[k] += c[TXLM_K_COUNT + k];
     }
     if (d->trace) trace(d, (uint32_t[2]){TXLM_TRACE_REPLAY, slot}, 2);
     pthread_mutex_unlock(&d->lock);

@@ -31,6 +31,7 @@ typedef struct txlm_debug {
     int trace;                          /* append every recorded command to trace (txlm_debug_trace_*) */
     /* what was counted since the context was created (or a test cleared it) */
     uint32_t kernel_uses[TXLM_K_COUNT]; /* dispatches by kernel, a kept recording's again at each replay */
+    uint32_t commands[3];               /* copies, fills and barriers (TXLM_COUNT_*), likewise */
     uint32_t replays;                   /* kept recordings submitted again */
     uint32_t *trace_words;              /* stb_ds array: the commands recorded while trace was on */
     /* the fault points' counts (buffers made, atomically; submissions, under the queue lock) */
@@ -57,7 +58,9 @@ void txlm_debug_dispatch(txlm_debug *d, VkCommandBuffer cmd, uint32_t kernel, co
                          uint32_t push_size, const VkDeviceSize *ranges, uint32_t n_ranges);
 /* A copy, fill or barrier: its tag and up to three numbers (offsets and sizes, never handles). */
 enum { TXLM_TRACE_DISPATCH = 0x7d000001, TXLM_TRACE_COPY, TXLM_TRACE_FILL, TXLM_TRACE_BARRIER, TXLM_TRACE_REPLAY };
-void txlm_debug_command(txlm_debug *d, uint32_t tag, uint64_t a, uint64_t b, uint64_t c);
+void txlm_debug_command(txlm_debug *d, VkCommandBuffer cmd, uint32_t tag, uint64_t a, uint64_t b, uint64_t c);
+/* Where a command of a tag is counted in txlm_debug.commands. */
+enum { TXLM_COUNT_COPIES, TXLM_COUNT_FILLS, TXLM_COUNT_BARRIERS };
 void txlm_debug_replay(txlm_debug *d, VkCommandBuffer cmd, uint32_t slot);
 
 /* Tests: the trace so far (*n words) and clearing it. */

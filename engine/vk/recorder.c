@@ -288,7 +288,7 @@ void txlm_rec_barrier(txlm_rec *r)
     };
     VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
     vkCmdPipelineBarrier(r->cur->cmd, stages, stages | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
-    if (txlm_debug_watching(r->vk->debug)) txlm_debug_command(r->vk->debug, TXLM_TRACE_BARRIER, 0, 0, 0);
+    if (txlm_debug_watching(r->vk->debug)) txlm_debug_command(r->vk->debug, r->cur->cmd, TXLM_TRACE_BARRIER, 0, 0, 0);
 }
 
 void txlm_rec_copy(txlm_rec *r, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size)
@@ -297,7 +297,7 @@ void txlm_rec_copy(txlm_rec *r, VkBuffer src, VkDeviceSize src_off, VkBuffer dst
     VkBufferCopy c = {.srcOffset = src_off, .dstOffset = dst_off, .size = size};
     vkCmdCopyBuffer(r->cur->cmd, src, dst, 1, &c);
     txlm_rec_profile_mark(r->prof, r->cur->cmd, TXLM_K_COUNT);
-    if (txlm_debug_watching(r->vk->debug)) txlm_debug_command(r->vk->debug, TXLM_TRACE_COPY, src_off, dst_off, size);
+    if (txlm_debug_watching(r->vk->debug)) txlm_debug_command(r->vk->debug, r->cur->cmd, TXLM_TRACE_COPY, src_off, dst_off, size);
 }
 
 void txlm_rec_copy_regions(txlm_rec *r, VkBuffer src, VkBuffer dst, const VkBufferCopy *regions, uint32_t n)
@@ -306,7 +306,7 @@ void txlm_rec_copy_regions(txlm_rec *r, VkBuffer src, VkBuffer dst, const VkBuff
     vkCmdCopyBuffer(r->cur->cmd, src, dst, n, regions);
     txlm_rec_profile_mark(r->prof, r->cur->cmd, TXLM_K_COUNT);
     for (uint32_t i = 0; i < n && txlm_debug_watching(r->vk->debug); i++)
-        txlm_debug_command(r->vk->debug, TXLM_TRACE_COPY, regions[i].srcOffset, regions[i].dstOffset, regions[i].size);
+        txlm_debug_command(r->vk->debug, r->cur->cmd, TXLM_TRACE_COPY, regions[i].srcOffset, regions[i].dstOffset, regions[i].size);
 }
 
 void txlm_rec_fill_zero(txlm_rec *r, VkBuffer buf, VkDeviceSize off, VkDeviceSize size)
@@ -314,7 +314,7 @@ void txlm_rec_fill_zero(txlm_rec *r, VkBuffer buf, VkDeviceSize off, VkDeviceSiz
     if (r->failed || size == 0) return;
     vkCmdFillBuffer(r->cur->cmd, buf, off, size, 0);
     txlm_rec_profile_mark(r->prof, r->cur->cmd, TXLM_K_COUNT);
-    if (txlm_debug_watching(r->vk->debug)) txlm_debug_command(r->vk->debug, TXLM_TRACE_FILL, off, size, 0);
+    if (txlm_debug_watching(r->vk->debug)) txlm_debug_command(r->vk->debug, r->cur->cmd, TXLM_TRACE_FILL, off, size, 0);
 }
 
 int txlm_rec_submit(txlm_rec *r, txlm_err *err)

@@ -239,16 +239,22 @@ int main(int argc, char **argv)
     printf("batched vs alone: max |diff| %.3g\n", worst);
     TCHECK(worst <= 1e-5);
     check_sampling(b, bs, ref);
-    /* a batch of one gives the lone pass's bits (test_batch_commands: its commands too) */
+    /* a batch of one gives the lone pass's bits (test_batch_commands: its
+     * commands too), from the same memory: the two sessions start empty
+     * (batched and alone, their memories may differ in the last bits:
+     * on GPUs a batch's products of 2-15 rows take another kernel) */
     worst = 0;
     int32_t tok[SEG];
-    for (uint32_t j = 0; j < SEG; j++) tok[j] = (int32_t)(lcg(&rng) % V);
     float *a = malloc((size_t)SEG * V * 4), *r = malloc((size_t)SEG * V * 4);
     txlm_stream_feed one = {.session = bs[0], .tokens = tok, .n = SEG, .logprobs = a};
     txlm_memory_use before, after;
+    txlm_session_reset(bs[0]), txlm_session_reset(ref[0]);
     TCHECK(txlm_session_memory(bs[0], &before) == TXLM_OK);
-    TCHECK(txlm_batch_feed(b, &one, 1) == TXLM_OK && txlm_session_feed(ref[0], tok, SEG, r) == TXLM_OK);
-    TCHECK(memcmp(a, r, (size_t)SEG * V * 4) == 0);
+    for (int round = 0; round < 2; round++) { /* the second with the first's memory */
+        for (uint32_t j = 0; j < SEG; j++) tok[j] = (int32_t)(lcg(&rng) % V);
+        TCHECK(txlm_batch_feed(b, &one, 1) == TXLM_OK && txlm_session_feed(ref[0], tok, SEG, r) == TXLM_OK);
+        TCHECK(memcmp(a, r, (size_t)SEG * V * 4) == 0);
+    }
     /* and, fed only through batches, the session holds no workspace of its own */
     TCHECK(txlm_session_memory(bs[0], &after) == TXLM_OK && after.device_bytes == before.device_bytes);
     /* one stream's draw through the batch's rows: the lone session's token, nothing allocated */

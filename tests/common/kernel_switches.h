@@ -16,7 +16,7 @@ enum {
     NO_ATTN_SG = 32,          /* the lane-per-run split attention even where the lane-per-element one runs */
     NO_TOUCH = 64,            /* long q8_0 rows through the single-row kernel that does not touch ahead */
     NO_FUSED_LN = 128,        /* txlm_op_linear_ln as a product and a LayerNorm dispatch */
-    NO_FUSED_MERGE = 256,     /* the one-query attention's runs merged by their own dispatch */
+    NO_FUSED_MERGE = 256,     /* the attention's runs merged by their own dispatch (attn_merge) */
     NO_STREAM_SLOTS = 512,    /* one stream per dispatch: no variant of several streams (_x8) */
     NO_COOPMAT = 1024,        /* the FP32 kernels where the matrix-unit ones (cooperative matrices) run */
 };

@@ -43,8 +43,10 @@ static void repair(uint8_t *b, size_t size)
     }
     for (uint32_t i = 0; i < n; i++) {
         uint8_t *e = b + table + (uint64_t)i * es;
-        if (!(txlm_rd32(e + TXLM_SEC_FLAGS) & TXLM_SECF_NO_CHECKSUM))
-            txlm_wr64(e + TXLM_SEC_CHECKSUM, XXH3_64bits(b + txlm_rd64(e + TXLM_SEC_OFFSET), (size_t)txlm_rd64(e + TXLM_SEC_SIZE)));
+        /* checked again: a tensor hash written above may have landed in the section table */
+        uint64_t off = txlm_rd64(e + TXLM_SEC_OFFSET), len = txlm_rd64(e + TXLM_SEC_SIZE);
+        if (inside(off, len, size) && !(txlm_rd32(e + TXLM_SEC_FLAGS) & TXLM_SECF_NO_CHECKSUM))
+            txlm_wr64(e + TXLM_SEC_CHECKSUM, XXH3_64bits(b + off, (size_t)len));
     }
     uint8_t hdr[TXLM_HDR_MAX];
     memcpy(hdr, b, hs);
@@ -58,7 +60,8 @@ static void repair(uint8_t *b, size_t size)
         const uint8_t *e = b + table + (uint64_t)i * es;
         int meta = !memcmp(e, TXLM_TAG_HPRM, 4) || !memcmp(e, TXLM_TAG_VOCB, 4) || !memcmp(e, TXLM_TAG_DTYP, 4) ||
                    !memcmp(e, TXLM_TAG_TDIR, 4);
-        if (meta) XXH3_64bits_update(st, b + txlm_rd64(e + TXLM_SEC_OFFSET), (size_t)txlm_rd64(e + TXLM_SEC_SIZE));
+        uint64_t off = txlm_rd64(e + TXLM_SEC_OFFSET), len = txlm_rd64(e + TXLM_SEC_SIZE);
+        if (meta && inside(off, len, size)) XXH3_64bits_update(st, b + off, (size_t)len);
     }
     txlm_wr64(b + TXLM_HDR_CHECKSUM, XXH3_64bits_digest(st));
     XXH3_freeState(st);

@@ -211,13 +211,16 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
               clamp_len, rk_off, kv_row0, sh == &sd ? " (step buffer)" : "", ring, texel, d);
     }
     /* the GPUs' tiled kernel, forced on any device: its keys in runs merged
-     * after (the scratch as given), then in one run (no scratch); then, where
-     * the device has matrix units, the same tiles on them for a model that
-     * is not f32 (against the reference on f16-rounded inputs) */
+     * after (the scratch as given), merged by the last run to finish (the
+     * counts given too: recorded twice, the output zeroed between, so the
+     * second relies on the first having reset its counts; the same bits as
+     * merged after), then in one run (no scratch); then, where the device
+     * has matrix units, the same tiles on them for a model that is not f32
+     * (against the reference on f16-rounded inputs) */
     ctx->vk.gpu_kernels = 1;
-    float *want16 = NULL;
+    float *want16 = NULL, *after = malloc((size_t)qlen * hd * 4);
     for (int cm = 0; cm <= have_coopmat; cm++) {
-        txlm_kernel_id kern = cm ? TXLM_K_ATTN_CM : TXLM_K_ATTN_TILE;
+        txlm_kernel_id kern = cm ? TXLM_K_ATTN_CM : TXLM_K_ATTN_TILE, merging = cm ? TXLM_K_ATTN_CM_MERGE : TXLM_K_ATTN_TILE_MERGE;
         txlm_attn_shape sh16 = s, sd16 = sd;
         sh16.f16 = sd16.f16 = (uint32_t)cm;
         int expect_tile = dh % 4 == 0 && dh <= 64 && rk_off % 4 == 0 && !(same_length && mem_len == 0) && (!cm || dh % 16 == 0);
@@ -225,28 +228,46 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
             want16 = malloc((size_t)qlen * hd * 4);
             ref_attention_f16(q, k, v, rkd + rk_off, max_dist, rwb, rrb, qlen, mlen, H, dh, same_length, mem_len, want16);
         }
-        for (int runs = 1; runs >= 0 && txlm_kernel_usable(&ctx->vk, kern); runs--) {
+        static const int how[3] = {1, 2, 0}; /* runs merged after, by the last run, one run */
+        for (int hi = 0; hi < 3 && txlm_kernel_usable(&ctx->vk, kern); hi++) {
+            int runs = how[hi] != 0, last_merges = how[hi] == 2 && klen > 64; /* (at most 64 keys: one run) */
             if (!runs && !expect_tile) break; /* the other paths need the scratch */
-            uint32_t tiles = ctx->vk.debug->kernel_uses[kern], merges = ctx->vk.debug->kernel_uses[TXLM_K_ATTN_MERGE];
+            txlm_kernel_id used_k = last_merges ? merging : kern;
+            uint32_t tiles = ctx->vk.debug->kernel_uses[used_k], merges = ctx->vk.debug->kernel_uses[TXLM_K_ATTN_MERGE];
             txlm_view scratch = txlm_view_of(&sb);
             if (!runs) scratch.size = 0;
             memset(ob.map, 0, (size_t)qlen * hd * 4);
             const txlm_attn_shape *sh = (dyn + runs) % 2 ? &sd16 : &sh16;
+            if (how[hi] == 2) ops.sync = txlm_view_of(&syncb);
+            txlm_attention_args aa = {.shape = sh, .q = qv, .kv = kvv, .rk = rkv, .rk_off = rk_off, .r_w_bias = &rwt,
+                                      .r_r_bias = &rrt, .scratch = scratch, .out = ov};
             begin();
-            txlm_op_attention(&ops, &(txlm_attention_args){.shape = sh, .q = qv, .kv = kvv, .rk = rkv, .rk_off = rk_off,
-                                                           .r_w_bias = &rwt, .r_r_bias = &rrt, .scratch = scratch, .out = ov});
+            txlm_op_attention(&ops, &aa);
+            if (how[hi] == 2) {
+                txlm_rec_fill_zero(&rec, ob.buf, 0, ob.size);
+                txlm_rec_barrier(&rec);
+                txlm_op_attention(&ops, &aa);
+            }
             run();
-            int used_tile = ctx->vk.debug->kernel_uses[kern] != tiles;
+            ops.sync = (txlm_view){0};
+            uint32_t left = 0;
+            for (uint32_t w = 0; w < TXLM_SYNC_WORDS; w++) left |= ((uint32_t *)syncb.map)[w];
+            int used_tile = ctx->vk.debug->kernel_uses[used_k] != tiles;
             int merged = ctx->vk.debug->kernel_uses[TXLM_K_ATTN_MERGE] != merges;
             int on_cm = cm && used_tile;
             double d = max_abs_diff(ob.map, on_cm ? want16 : want_o, (size_t)qlen * hd);
-            CHECK(d < (on_cm ? 1e-3 : 1e-4) && used_tile == expect_tile && (!used_tile || !runs || merged == (klen > 64)),
-                  "tiled attention%s (runs %d: used %d, expected %d, merged %d) qlen=%u mlen=%u H=%u dh=%u same_length=%d "
-                  "mem_len=%u clamp=%d rk_off=%u kv_row0=%u%s ring=%u: out diff %g", cm ? " on the matrix units" : "", runs,
-                  used_tile, expect_tile, merged, qlen, mlen, H, dh, same_length, mem_len, clamp_len, rk_off, kv_row0,
-                  sh == &sd16 ? " (step buffer)" : "", ring, d);
+            if (how[hi] == 1) memcpy(after, ob.map, (size_t)qlen * hd * 4);
+            int same = how[hi] != 2 || !used_tile || !memcmp(after, ob.map, (size_t)qlen * hd * 4);
+            CHECK(d < (on_cm ? 1e-3 : 1e-4) && used_tile == expect_tile && same && left == 0 &&
+                      (!used_tile || !runs || merged == (klen > 64 && how[hi] == 1)),
+                  "tiled attention%s (runs %d: used %d, expected %d, merged after %d, %s) qlen=%u mlen=%u H=%u dh=%u "
+                  "same_length=%d mem_len=%u clamp=%d rk_off=%u kv_row0=%u%s ring=%u: out diff %g, counts left %u",
+                  cm ? " on the matrix units" : "", how[hi], used_tile, expect_tile, merged,
+                  same ? "the same bits as merged after" : "NOT the bits merged after", qlen, mlen, H, dh, same_length,
+                  mem_len, clamp_len, rk_off, kv_row0, sh == &sd16 ? " (step buffer)" : "", ring, d, left);
         }
     }
+    free(after);
     free(want16);
     ctx->vk.gpu_kernels = gpu_default;
     rec.step = txlm_view_of(&ctx->dummy);

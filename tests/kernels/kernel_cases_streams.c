@@ -106,22 +106,25 @@ static int alone_equal(stream_data *d, uint32_t n, const float *q, txlm_view rkv
 
 /* The modes the shared dispatches run in: the device's default, texel
  * reads or not, without the subgroup kernels, one query per invocation,
- * the GPUs' tiles, one stream per dispatch (no slots), the one-query
- * kernel's runs merged by a dispatch of their own, the tiles on the
- * matrix units (streams of a model that is not f32). */
-enum { S_DEFAULT, S_STORAGE, S_TEXEL, S_NO_SG, S_NO_PAIR, S_TILE, S_ONE_SLOT, S_NO_MERGE, S_CM, S_MODES };
+ * the GPUs' tiles (their runs merged by the last to finish), one stream
+ * per dispatch (no slots), the one-query kernel's runs merged by a
+ * dispatch of their own, the tiles on the matrix units (streams of a
+ * model that is not f32), the GPUs' tiles with their runs merged by a
+ * dispatch of their own. */
+enum { S_DEFAULT, S_STORAGE, S_TEXEL, S_NO_SG, S_NO_PAIR, S_TILE, S_ONE_SLOT, S_NO_MERGE, S_CM, S_TILE_AFTER, S_MODES };
 
 static int streams_mode(int mode)
 {
     ctx->vk.stream_slots = 1; /* on any device (CPU ones attend a stream a dispatch by default) */
-    ctx->vk.gpu_kernels = mode == S_TILE || mode == S_CM;
-    ctx->vk.texel = mode == S_STORAGE || mode == S_TILE || mode == S_CM ? 0 : mode == S_DEFAULT ? ctx->vk.texel : have_texel;
-    if (mode == S_TILE && !txlm_kernel_usable(&ctx->vk, TXLM_K_ATTN_TILE)) return 0;
+    int tile = mode == S_TILE || mode == S_TILE_AFTER;
+    ctx->vk.gpu_kernels = tile || mode == S_CM;
+    ctx->vk.texel = mode == S_STORAGE || tile || mode == S_CM ? 0 : mode == S_DEFAULT ? ctx->vk.texel : have_texel;
+    if (tile && !txlm_kernel_usable(&ctx->vk, TXLM_K_ATTN_TILE)) return 0;
     if (mode == S_CM && !txlm_kernel_usable(&ctx->vk, TXLM_K_ATTN_CM)) return 0;
     kernel_switch(ctx, NO_ATTN_SG | NO_SHUFFLE, mode == S_NO_SG);
     kernel_switch(ctx, NO_PAIRED_ATTENTION, mode == S_NO_PAIR);
     kernel_switch(ctx, NO_STREAM_SLOTS, mode == S_ONE_SLOT);
-    kernel_switch(ctx, NO_FUSED_MERGE, mode == S_NO_MERGE);
+    kernel_switch(ctx, NO_FUSED_MERGE, mode == S_NO_MERGE || mode == S_TILE_AFTER);
     return 1;
 }
 

@@ -60,6 +60,12 @@ void test_attention_ring(uint32_t qlen, uint32_t mlen, uint32_t H, uint32_t dh, 
                          int32_t clamp_len, uint32_t rk_off, uint32_t kv_row0, uint32_t ring);
 void test_logsoftmax(uint32_t rows, uint32_t n, uint32_t n_write, int with_add);
 int attention_case_failures(void);
+/* kernel_cases_fused.c: a product and its rows' LayerNorm in one
+ * dispatch (M, N, K, d, dtype, bias, residual), a product of two outputs
+ * (M, N, K, the first output's columns, dtype, bytes per chunk of W) */
+void test_linear_ln(uint32_t M, uint32_t N, uint32_t K, uint32_t d, uint32_t dtype, int with_bias, int residual);
+void test_linear_split(uint32_t M, uint32_t N, uint32_t K, uint32_t split, uint32_t dtype, VkDeviceSize max_range);
+int fused_case_failures(void);
 /* kernel_cases_streams.c: several streams' attention in shared dispatches */
 int test_streams_cases(void);
 

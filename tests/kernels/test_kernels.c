@@ -13,7 +13,8 @@
  *                    (q8_0 rows of 2048 and more: gemv_tex_q8_0_long),
  *                    linear_tex_* (32x16 blocks) from 24 rows, else linear_tex8_*.
  *                    With vk->gpu_kernels (GPUs; MODE_GPU forces it): gemv_gpu_* for one
- *                    row, linear_smem_* (64x64 workgroup-memory tiles) from 16 rows;
+ *                    row, gemv_gpu8_* for 2 to 15, linear_smem_* (64x64 workgroup-memory
+ *                    tiles) from 16 rows;
  *                    where the device has cooperative matrices (MODE_COOPMAT; MODE_GPU
  *                    without them) linear_cm_* from 16 rows for f16, q8_0, q4_0,
  *                    against the reference on f16-rounded X and W.
@@ -159,7 +160,6 @@ static void test_linear_at(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, i
         if ((mode & MODE_NO_GEMV) && redundant_sg) continue;
         if ((mode & MODE_NO_GEMV_Q8) && (M != 1 || dtype != TXLM_DT_Q8_0 || (mode & (MODE_NO_GEMV | MODE_NARROW))))
             continue;
-        if ((mode & MODE_GPU) && M > 1 && M < 16) continue; /* neither GPU kernel is chosen for these */
         if ((mode & MODE_COOPMAT) && M < 16) continue;     /* the matrix units take 16 rows and more */
         if (set_mode(mode)) linear_case(M, N, K, flags, with_bias, max_range, dtype, x_off, x_pad, mode);
     }
@@ -172,28 +172,39 @@ static void test_linear(uint32_t M, uint32_t N, uint32_t K, uint32_t flags, int 
     test_linear_at(M, N, K, flags, with_bias, max_range, dtype, 0, 0);
 }
 
+/* The rows of ids in the table gathered (scaled by 2); the others kept,
+ * or (zero_rest, the embedding's projected clusters) set to 0, the table
+ * whole or in chunks (the first chunk's dispatch zeroes, the later ones
+ * write theirs after it). */
 static void test_gather(uint32_t n, uint32_t rows, uint32_t dim, int32_t id_lo, VkDeviceSize max_range, uint32_t dtype)
 {
     float *e = rand_vec((size_t)rows * dim, 1);
     txlm_gpu_tensor et = weight_dt(e, rows, dim, dtype, max_range);
     int32_t *ids = malloc(n * sizeof *ids);
     float *y0 = rand_vec((size_t)n * dim, 1), *want = malloc((size_t)n * dim * 4);
-    memcpy(want, y0, (size_t)n * dim * 4);
     for (uint32_t i = 0; i < n; i++) {
         /* ids inside and outside this table */
         ids[i] = (int32_t)((rng >> 20) % (rows + 2 * (uint32_t)id_lo + 3));
         frand();
-        if (ids[i] >= id_lo && ids[i] < id_lo + (int32_t)rows)
-            for (uint32_t k = 0; k < dim; k++) want[(size_t)i * dim + k] = 2.0f * e[(size_t)(ids[i] - id_lo) * dim + k];
     }
     txlm_buf ib = host_buf(NULL, n), yb = host_buf(y0, (size_t)n * dim);
     memcpy(ib.map, ids, n * 4);
-    begin();
-    txlm_op_gather(&ops, txlm_view_of(&ib), n, &et, id_lo, txlm_arg_of(&yb, 0, dim), 2.0f);
-    run();
-    double diff = max_abs_diff(yb.map, want, (size_t)n * dim);
-    CHECK(diff < 1e-6, "gather %s n=%u rows=%u dim=%u id_lo=%d chunks=%u: max diff %g", dt_name(dtype), n, rows, dim,
-          id_lo, txlm_tensor_n_chunks(&et), diff);
+    for (int zero_rest = 0; zero_rest <= 1; zero_rest++) {
+        for (uint32_t i = 0; i < n; i++)
+            for (uint32_t k = 0; k < dim; k++) {
+                int in = ids[i] >= id_lo && ids[i] < id_lo + (int32_t)rows;
+                want[(size_t)i * dim + k] = in          ? 2.0f * e[(size_t)(ids[i] - id_lo) * dim + k]
+                                            : zero_rest ? 0.0f
+                                                        : y0[(size_t)i * dim + k];
+            }
+        memcpy(yb.map, y0, (size_t)n * dim * 4);
+        begin();
+        txlm_op_gather(&ops, txlm_view_of(&ib), n, &et, id_lo, txlm_arg_of(&yb, 0, dim), 2.0f, zero_rest);
+        run();
+        double diff = max_abs_diff(yb.map, want, (size_t)n * dim);
+        CHECK(diff < 1e-6, "gather %s n=%u rows=%u dim=%u id_lo=%d chunks=%u zero_rest=%d: max diff %g", dt_name(dtype), n,
+              rows, dim, id_lo, txlm_tensor_n_chunks(&et), zero_rest, diff);
+    }
     txlm_buf_destroy(&ctx->vk, &ib), txlm_buf_destroy(&ctx->vk, &yb), txlm_tensor_free(&ctx->vk, &et);
     free(e), free(ids), free(y0), free(want);
     case_done();
@@ -240,60 +251,6 @@ static void test_layernorm(uint32_t rows, uint32_t d, uint32_t ld, int residual,
     txlm_tensor_free(&ctx->vk, &gt), txlm_tensor_free(&ctx->vk, &bt);
     free(x), free(r), free(y0), free(g), free(b), free(want), free(xd), free(rd), free(wd);
 }
-
-/* A post-norm block's product and LayerNorm as one op: Y = LN(X W^T + b
- * (+R)) over the first d of N columns, zeros after. On texel devices one
- * dispatch (the last workgroup normalises the row); recorded twice in one
- * command buffer, so the second relies on the first having put its count
- * of finished workgroups back to 0. Then the two-dispatch fallback. */
-static void test_linear_ln(uint32_t N, uint32_t K, uint32_t d, uint32_t dtype, int with_bias, int residual)
-{
-    float *x = rand_vec(K, 1), *w = rand_vec((size_t)N * K, 0.5f), *bias = rand_vec(N, 0.5f), *r = rand_vec(N, 2);
-    float *g = rand_vec(N, 1), *b = rand_vec(N, 1), *want = calloc(N, 4), *pre = malloc((size_t)N * 4);
-    for (uint32_t c = d; c < N; c++) g[c] = b[c] = 0.0f; /* zero-padded as the model pads them */
-    txlm_gpu_tensor wt = weight_dt(w, N, K, dtype, 0), bt = weight(bias, 1, N, 0);
-    txlm_gpu_tensor gt = weight(g, 1, N, 0), lbt = weight(b, 1, N, 0);
-    ref_linear(x, w, with_bias ? bias : NULL, 1, N, K, 0, pre);
-    if (residual)
-        for (uint32_t n = 0; n < N; n++) pre[n] += r[n];
-    for (uint32_t n = d; n < N; n++) pre[n] = 0.0f; /* a padded model's padding columns are zero */
-    ref_layernorm(pre, NULL, g, b, 1, d, 1e-5f, want);
-    txlm_buf xb = host_buf(x, K), rb = host_buf(r, N), y1 = host_buf(NULL, N + 4), y2 = host_buf(NULL, N), done = host_buf(NULL, TXLM_SYNC_WORDS);
-    txlm_arg xa = txlm_arg_of(&xb, 0, K), ra = txlm_arg_of(&rb, 0, N);
-    /* the LN kernels need subgroups of exactly 8 (kernels.c) */
-    int can_fuse = have_texel && txlm_kernel_usable(&ctx->vk, TXLM_K_GEMV_TEX_LN);
-    for (int fused = can_fuse; fused >= 0; fused--) {
-        memset(y1.map, 0x7f, (N + 4) * 4), memset(y2.map, 0x7f, N * 4);
-        ctx->vk.texel = have_texel;
-        ops.sync = txlm_view_of(&done);
-        kernel_switch(ctx, NO_FUSED_LN, !fused);
-        uint32_t before = ctx->vk.debug->kernel_uses[TXLM_K_LAYERNORM_TEX] + ctx->vk.debug->kernel_uses[TXLM_K_LAYERNORM];
-        begin();
-        txlm_linear_ln_args lna = {.x = xa, .w = &wt, .bias = with_bias ? &bt : NULL, .n = N,
-                                   .residual = residual ? &ra : NULL, .y = txlm_arg_of(&y1, 4, N), .m = 1, .ln_g = &gt,
-                                   .ln_b = &lbt, .d = d, .eps = 1e-5f};
-        txlm_op_linear_ln(&ops, &lna);
-        lna.y = txlm_arg_of(&y2, 0, N);
-        txlm_op_linear_ln(&ops, &lna);
-        run();
-        uint32_t ln_dispatches = ctx->vk.debug->kernel_uses[TXLM_K_LAYERNORM_TEX] + ctx->vk.debug->kernel_uses[TXLM_K_LAYERNORM] - before;
-        reset_mode();
-        ops.sync = (txlm_view){0};
-        kernel_switch(ctx, NO_FUSED_LN, 0);
-        double d1 = max_abs_diff((float *)y1.map + 4, want, N), d2 = max_abs_diff(y2.map, want, N);
-        CHECK(d1 < 1e-3 && d2 < 1e-3, "linear_ln %s N=%u K=%u d=%u bias=%d residual=%d fused=%d: max diff %g, then %g",
-              dt_name(dtype), N, K, d, with_bias, residual, fused, d1, d2);
-        CHECK(((uint32_t *)done.map)[0] == 0, "linear_ln left its count at %u", ((uint32_t *)done.map)[0]);
-        CHECK(fused ? ln_dispatches == 0 : ln_dispatches == 2, "linear_ln fused=%d ran %u LayerNorm dispatches", fused,
-              ln_dispatches);
-        case_done();
-    }
-    txlm_buf_destroy(&ctx->vk, &xb), txlm_buf_destroy(&ctx->vk, &rb), txlm_buf_destroy(&ctx->vk, &y1);
-    txlm_buf_destroy(&ctx->vk, &y2), txlm_buf_destroy(&ctx->vk, &done);
-    txlm_tensor_free(&ctx->vk, &wt), txlm_tensor_free(&ctx->vk, &bt), txlm_tensor_free(&ctx->vk, &gt), txlm_tensor_free(&ctx->vk, &lbt);
-    free(x), free(w), free(bias), free(r), free(g), free(b), free(want), free(pre);
-}
-
 
 /* TXLM_LIN_BLOCK: row 8 computed alone comes out bit-identical to row 8
  * of a 9-row product (position keys rely on it when a restored session
@@ -469,13 +426,34 @@ int main(void)
     /* N, K, d: several workgroups, a padded row, one workgroup; long q8_0 rows */
     static const uint32_t ln_dtypes[] = {TXLM_DT_F32, TXLM_DT_F16, TXLM_DT_Q8_0, TXLM_DT_Q4_0};
     for (size_t i = 0; i < sizeof ln_dtypes / sizeof *ln_dtypes; i++) {
-        test_linear_ln(300, 64, 297, ln_dtypes[i], 1, 1);
-        test_linear_ln(36, 32, 36, ln_dtypes[i], 0, 1);
-        test_linear_ln(8, 64, 5, ln_dtypes[i], 1, 0);
+        test_linear_ln(1, 300, 64, 297, ln_dtypes[i], 1, 1);
+        test_linear_ln(1, 36, 32, 36, ln_dtypes[i], 0, 1);
+        test_linear_ln(1, 8, 64, 5, ln_dtypes[i], 1, 0);
     }
-    test_linear_ln(132, 2048, 130, TXLM_DT_Q8_0, 1, 1);
-    test_linear_ln(64, 2560, 61, TXLM_DT_Q8_0, 0, 1);
-    test_linear_ln(20, 3072, 20, TXLM_DT_Q8_0, 1, 0);
+    test_linear_ln(1, 132, 2048, 130, TXLM_DT_Q8_0, 1, 1);
+    test_linear_ln(1, 64, 2560, 61, TXLM_DT_Q8_0, 0, 1);
+    test_linear_ln(1, 20, 3072, 20, TXLM_DT_Q8_0, 1, 0);
+    test_linear_ln(1, 4, 48, 3, TXLM_DT_F16, 1, 1); /* one workgroup */
+    /* a batch's tokens (GPUs: 8 rows of X a workgroup; 9 and 15 rows: two) */
+    for (size_t i = 0; i < sizeof ln_dtypes / sizeof *ln_dtypes; i++) {
+        test_linear_ln(3, 300, 64, 297, ln_dtypes[i], 1, 1);
+        test_linear_ln(9, 64, 96, 61, ln_dtypes[i], 0, 1);
+    }
+    test_linear_ln(15, 36, 32, 36, TXLM_DT_F32, 1, 0);
+
+    /* queries beside keys and values (M, N, K, columns to the second output, dtype, split bytes) */
+    test_linear_split(1, 96, 64, 32, TXLM_DT_F32, 0);
+    test_linear_split(1, 150, 48, 50, TXLM_DT_F16, 0);
+    test_linear_split(1, 99, 32, 33, TXLM_DT_Q8_0, 0);
+    test_linear_split(1, 60, 64, 20, TXLM_DT_Q4_0, 0);
+    test_linear_split(3, 45, 32, 15, TXLM_DT_F16, 0);
+    test_linear_split(11, 72, 64, 24, TXLM_DT_Q8_0, 0);  /* 9-15 rows: two of gemv_gpu8's row groups */
+    test_linear_split(17, 90, 64, 30, TXLM_DT_F16, 0);   /* the GPUs' tiles, a tile's boundary inside */
+    test_linear_split(33, 200, 96, 70, TXLM_DT_Q8_0, 0);
+    test_linear_split(20, 48, 40, 16, TXLM_DT_F32, 0);  /* K not a multiple of 8: the plain kernel */
+    test_linear_split(2, 72, 32, 24, TXLM_DT_F32, 32 * 4 * 10);  /* W in chunks of 10 rows: the split inside one */
+    test_linear_split(1, 64, 64, 16, TXLM_DT_F16, 64 * 2 * 16);  /* chunks of 16 rows: the split at a chunk's end */
+    test_linear_split(24, 66, 64, 22, TXLM_DT_F16, 64 * 2 * 8);
 
     /* qlen, mlen, H, dh, same_length, mem_len, clamp, rk offset, first memory row in kv */
     test_attention(1, 0, 1, 8, 0, 4, -1, 0, 0);      /* one head, one token, no memory */
@@ -562,7 +540,7 @@ int main(void)
         CHECK(!txlm_kernel_usable(&ctx->vk, k) || cases_run[k] >= 3, "kernel %s ran in %u test cases, fewer than 3",
               ctx->kernels.k[k].name, cases_run[k]);
 
-    failures += attention_case_failures();
+    failures += attention_case_failures() + fused_case_failures();
     uint64_t vmsgs = txlm_context_validation_messages(ctx);
     CHECK(vmsgs == 0, "%llu Vulkan validation messages", (unsigned long long)vmsgs);
     txlm_rec_destroy(&rec);

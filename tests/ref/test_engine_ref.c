@@ -22,9 +22,8 @@
 
 #include "context.h"
 #include "model.h"
-#include "pack.h"
 #include "ref_model.h"
-#include "synthetic.h"
+#include "ref_pack.h"
 #include "txlm_file.h"
 
 typedef struct test_case {
@@ -92,6 +91,19 @@ static const test_case cases[] = {
      " \"n_layer\": 2, \"div_val\": 2, \"cutoffs\": [100, 250], \"same_length\": true, \"mem_len\": 24,"
      " \"clamp_len\": 30}",
      TXLM_DT_F16, {20, 17, 1, 33}, 0, 0, -1, {0}},
+    /* memories past 64 keys: a generated token's attention split into runs
+     * that the last run merges, pre-norm LayerNorms made by the product
+     * before them, post-norm ones by the product's last workgroup (GPU
+     * kernels: attn_tile_merge or attn_cm_merge, gemv_gpu_ln) */
+    {"long_memory_preln_f16",
+     "{\"n_token\": 300, \"d_model\": 64, \"n_head\": 4, \"d_head\": 16, \"d_inner\": 96, \"n_layer\": 2,"
+     " \"cutoffs\": [80], \"pre_lnorm\": true, \"mem_len\": 100}",
+     TXLM_DT_F16, {90, 1, 1, 20}, 0, 0, -1, {0}},
+    {"long_memory_q8_0",
+     "{\"n_token\": 300, \"d_model\": 64, \"d_embed\": 128, \"n_head\": 2, \"d_head\": 32, \"d_inner\": 128,"
+     " \"n_layer\": 2, \"div_val\": 2, \"cutoffs\": [80, 200], \"same_length\": true, \"mem_len\": 120,"
+     " \"clamp_len\": 90}",
+     TXLM_DT_Q8_0, {100, 1, 2, 1}, 0, 0, -1, {0}},
     /* pre-norm, f16, untied output layer, shared r biases, same_length, 10 heads of 41 */
     {"padded_preln_f16",
      "{\"n_token\": 90, \"d_model\": 42, \"n_head\": 10, \"d_head\": 41, \"d_inner\": 70, \"n_layer\": 2,"
@@ -99,22 +111,6 @@ static const test_case cases[] = {
      " \"mem_len\": 7}",
      TXLM_DT_F16, {6, 1, 9, 2}, 0, 0, -1, {48, 48, 80}},
 };
-
-static int synth_pack(const test_case *c, const char *path, txlm_err *err)
-{
-    txlm_hparams h;
-    txlm_vocab_buf v;
-    txlm_checkpoint *ck = NULL;
-    txlm_pack_options opt = {c->dtype, NULL, NULL, TXLM_CLUSTERS_FORWARD, 0};
-    memset(&v, 0, sizeof v);
-    int rc = txlm_config_parse_json(c->config, strlen(c->config), &h, err);
-    if (!rc) rc = txlm_synthetic_vocab(h.n_token, &v, err);
-    if (!rc) rc = txlm_synthetic_checkpoint(&h, 42, &ck, err);
-    if (!rc) rc = txlm_pack_write(&h, &v.v, ck, &opt, path, err);
-    txlm_checkpoint_free(ck);
-    txlm_vocab_buf_free(&v);
-    return rc;
-}
 
 /* The largest tensor's bytes. */
 static uint64_t largest_tensor(const char *path)
@@ -138,7 +134,8 @@ static uint64_t largest_tensor(const char *path)
 static int check_matrix_units(const test_case *c, const txlm_context *ctx, const txlm_model *m)
 {
     const uint32_t *uses = ctx->vk.debug->kernel_uses;
-    uint32_t attn = uses[TXLM_K_ATTN_CM] + uses[TXLM_K_ATTN_CM_X8], products = 0;
+    uint32_t attn = uses[TXLM_K_ATTN_CM] + uses[TXLM_K_ATTN_CM_X8] + uses[TXLM_K_ATTN_CM_MERGE] + uses[TXLM_K_ATTN_CM_MERGE_X8],
+             products = 0;
     for (uint32_t k = 0; k < TXLM_K_COUNT; k++)
         if (txlm_kernel_descs[k].needs & TXLM_NEED_COOPMAT) products += uses[k];
     products -= attn;
@@ -162,7 +159,7 @@ static int run_case(const test_case *c, const char *work)
     char path[1024];
     txlm_err err = {0, ""};
     snprintf(path, sizeof path, "%s/%s.txlm", work, c->name);
-    if (synth_pack(c, path, &err)) {
+    if (ref_pack_synthetic(c->config, c->dtype, 42, path, &err)) {
         fprintf(stderr, "FAIL %s: packing: %s\n", c->name, err.msg);
         return 1;
     }
@@ -232,7 +229,12 @@ static int run_case(const test_case *c, const char *work)
     uint64_t seed = 0x2545f4914f6cdd1dull;
     for (int k = 0; !failed && k < 4 && c->segs[k]; k++) {
         uint32_t n = c->segs[k];
-        int32_t tok[64];
+        int32_t tok[128];
+        if (n > sizeof tok / sizeof *tok) {
+            fprintf(stderr, "FAIL %s: a segment of %u tokens, more than this test holds\n", c->name, n);
+            failed = 1;
+            break;
+        }
         for (uint32_t i = 0; i < n; i++) {
             seed = seed * 6364136223846793005ull + 1442695040888963407ull;
             tok[i] = (int32_t)((seed >> 33) % V);
