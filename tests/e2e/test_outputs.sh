@@ -113,6 +113,21 @@ appended "serve >> the model" m.txlm '"$0" serve -m m.txlm --port 0 >> m.txlm'
 printf 'old' > twice.out
 refused "attention --f32 X --csv X" twice.out "$txlm" attention -m m.txlm -p "w5 w9" --f32 twice.out --csv twice.out
 refused "attention --f32 ./X --csv X" twice.out "$txlm" attention -m m.txlm -p "w5 w9" --f32 ./twice.out --csv twice.out
+# standard output redirected to an output's file: the output's rename would
+# leave what the command prints in a file no name reaches (or the reverse)
+printf 'old' > twice.out
+stdout_twice() { refused "$1 > X" twice.out sh -c "$2 >> twice.out" "$txlm"; }
+stdout_twice "logprobs -o X" '"$0" logprobs -m m.txlm --tokens 3,17 -o twice.out'
+stdout_twice "eval --per-token X" '"$0" eval -m m.txlm text.txt --per-token twice.out'
+stdout_twice "compare --per-token ./X" '"$0" compare -m m.txlm -m m2.txlm text.txt --per-token ./twice.out'
+stdout_twice "attention --csv X" '"$0" attention -m m.txlm -p "w5 w9" --csv twice.out'
+stdout_twice "generate --state-out X" '"$0" generate -m m.txlm -p w5 -n 2 --state-out twice.out'
+# chat goes on after a /save it refuses
+printf '/save twice.out\nw5\n' | "$txlm" chat -m m.txlm -n 2 >> twice.out 2> err.txt
+grep -q "/save twice.out and standard output: the same file" err.txt && [ "$(head -c 3 twice.out)" = old ] ||
+    bad "chat /save X > X: $(cat err.txt)"
+"$txlm" eval -m m.txlm text.txt --per-token - > twice.out 2> /dev/null && [ -s twice.out ] ||
+    bad "eval --per-token - > X: not written"
 rm -f twice.out new.png
 "$txlm" attention -m m.txlm -p "w5 w9" -o new.png --csv ./new.png > /dev/null 2> err.txt && bad "attention -o X --csv ./X (new) accepted"
 grep -q "written twice" err.txt && [ ! -e new.png ] || bad "attention -o X --csv ./X: $(cat err.txt)"
