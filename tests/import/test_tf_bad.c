@@ -193,6 +193,8 @@ static void bad_bundles(void)
         {"missing", {"no entry 'transformer/layer_1/ff/LayerNorm/beta' (shape [8])", NULL, NULL}},
         {"unknown", {"entry 'transformer/layer_0/ff/extra' (byte", "no part of tf/model.py", NULL}},
         {"sliced", {"'transformer/layer_1/ff/LayerNorm/beta' (byte", "partitioned", NULL}},
+        {"slice_key", {"entry '\\x00transformer/layer_1/ff/LayerNorm/beta\\x00\\x01\\x01\\x01\\x80\\x88' (byte",
+                       "a slice of the partitioned variable 'transformer/layer_1/ff/LayerNorm/beta'", NULL}},
         {"varint", {"'transformer/layer_1/ff/LayerNorm/beta' (byte", "of its value", "overlong varint"}},
         {"shard", {"'transformer/layer_1/ff/LayerNorm/beta' (byte", "shard id outside", NULL}},
         {"dtype", {"'transformer/layer_1/ff/LayerNorm/beta' (byte", "dtype int32", NULL}},
