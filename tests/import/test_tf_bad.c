@@ -155,6 +155,9 @@ static void damaged_copies(void)
     fresh_copy();
     write_file(info, "{\"vocab_size\": 160, \"cutoffs\": [0, 20, 41, 100, 160], \"dataset\": \"wt103\"}", 73);
     refuses("corpus-info cutoffs", top, (const char *const[]){info, "cutoffs disagree", NULL});
+    fresh_copy(); /* a character corpus's [] says no clusters, where the weights have four */
+    write_file(info, "{\"vocab_size\": 160, \"cutoffs\": [], \"dataset\": \"wt103\"}", 54);
+    refuses("corpus-info cutoffs []", top, (const char *const[]){info, "cutoffs disagree", NULL});
     fresh_copy();
     write_file(in_work("model/checkpoint"), "model_checkpoint_path: \"model.ckpt-9\"\n", 38);
     refuses("checkpoint naming nothing", top, (const char *const[]){"model.ckpt-9.index", NULL});
