@@ -205,6 +205,20 @@ done
     "$txlm" generate -m m.txlm -p "w5 w9" -n 4 --seed 3 --state-out - > stdout.bin 2> err.txt
 same_as_file "generate --state-out" g.state
 grep -qFx "$(cat g.txt)" err.txt || bad "generate --state-out -: the text not on stderr: $(cat err.txt)"
+# "-" as an input that is a file elsewhere: --state-in - and bench --ids - read standard input
+"$txlm" generate -m m.txlm -n 3 --seed 5 --state-in g.state --state-out gs_file.state > gs_file.txt 2> /dev/null &&
+    "$txlm" generate -m m.txlm -n 3 --seed 5 --state-in - --state-out gs_stdin.state < g.state > gs_stdin.txt 2> err.txt &&
+    cmp -s gs_file.state gs_stdin.state && cmp -s gs_file.txt gs_stdin.txt || bad "generate --state-in -: $(cat err.txt)"
+"$txlm" generate -m m.txlm -f - --state-in - -n 2 < g.state > /dev/null 2> err.txt
+[ $? = 1 ] && grep -q "only one of them can read standard input" err.txt || bad "generate -f - --state-in -: $(cat err.txt)"
+"$txlm" chat -m m.txlm --state-in - < g.state > /dev/null 2> err.txt
+[ $? = 1 ] && grep -q "standard input holds the conversation" err.txt || bad "chat --state-in -: $(cat err.txt)"
+printf '/load -\n' | "$txlm" chat -m m.txlm -n 2 > /dev/null 2> err.txt
+grep -q "/load -: standard input holds the conversation" err.txt || bad "chat /load -: $(cat err.txt)"
+printf '\005\000\000\000\011\000\000\000' > ids.bin
+"$txlm" bench -m m.txlm --ids - --workloads gen -r 1 < ids.bin > /dev/null 2> err.txt || bad "bench --ids -: $(cat err.txt)"
+[ ! -e ./- ] || bad "an input \"-\" looked for a file named -"
+
 # binary data to a terminal is refused; text is not
 on_tty() {
     python3 - "$@" <<'PY'
