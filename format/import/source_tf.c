@@ -186,7 +186,7 @@ static int corpus_info(const char *path, const txlm_hparams *h, const dataset **
         rc = txlm_fail(err, TXLM_ERR_FORMAT, "%s: vocab_size %g, but the checkpoint's tables hold %u tokens", path,
                        vs->valuedouble, h->n_token);
     int n = cJSON_IsArray(cut) ? cJSON_GetArraySize(cut) : -1;
-    int match = n == 0 || n == (int)h->n_cutoffs + 2;
+    int match = n == 0 ? h->n_cutoffs == 0 : n == (int)h->n_cutoffs + 2; /* train_gpu.py takes cutoffs[1:-1] */
     for (int i = 0; !rc && match && n > 0 && i < n; i++) {
         double want = i == 0 ? 0 : i == n - 1 ? h->n_token : h->cutoffs[i - 1];
         const cJSON *c = cJSON_GetArrayItem(cut, i);

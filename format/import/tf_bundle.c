@@ -32,13 +32,43 @@ struct txlm_tf_bundle {
     txlm_err *err;
 };
 
+/* A key as text: bytes outside printable ASCII as \xNN, at most 200 bytes of it. */
+static const char *key_text(const uint8_t *key, uint32_t n, char *out, size_t cap)
+{
+    size_t k = 0;
+    for (uint32_t i = 0; i < n && i < 200 && k + 5 < cap; i++)
+        k += (size_t)snprintf(out + k, cap - k, key[i] >= 0x20 && key[i] < 0x7f ? "%c" : "\\x%02x", key[i]);
+    out[k] = 0;
+    return out;
+}
+
 /* Names the file, the entry (its key) and where the entry lies. */
 static int entry_fail(const txlm_tf_bundle *b, const txlm_tf_entry *e, const char *what, uint64_t at)
 {
-    char pos[64] = "";
+    char pos[64] = "", key[1024];
     if (at != UINT64_MAX) snprintf(pos, sizeof pos, ", byte %" PRIu64 " of its value", at);
-    return txlm_fail(b->err, TXLM_ERR_FORMAT, "%s: entry '%.*s' (byte %" PRIu64 " of the block at byte %" PRIu64 "%s): %s",
-                     b->index_path, (int)(e->klen > 200 ? 200 : e->klen), (const char *)e->key, e->in_block, e->at, pos, what);
+    return txlm_fail(b->err, TXLM_ERR_FORMAT, "%s: entry '%s' (byte %" PRIu64 " of the block at byte %" PRIu64 "%s): %s",
+                     b->index_path, key_text(e->key, e->klen, key, sizeof key), e->in_block, e->at, pos, what);
+}
+
+/* A key that begins with a 0 byte is a slice of a partitioned variable
+ * (saved_tensor_slice_util.cc, EncodeTensorNameSlice: the number 0, then
+ * the name as OrderedCode writes a string: 0x00 as 00 ff, 0xff as ff 00,
+ * ended by 00 01); slices sort before every whole variable. */
+static int slice_fail(const txlm_tf_bundle *b, const txlm_tf_entry *e)
+{
+    uint8_t name[256];
+    uint32_t n = 0;
+    for (uint32_t i = 1; i < e->klen && n < sizeof name; i++) {
+        uint8_t c = e->key[i];
+        if ((c == 0x00 || c == 0xff) && i + 1 < e->klen && e->key[i + 1] == (c ? 0x00 : 0xff)) i++;
+        else if (c == 0x00) break; /* 00 01: the name's end */
+        name[n++] = c;
+    }
+    char text[1024], what[1200];
+    snprintf(what, sizeof what, "a slice of the partitioned variable '%s', which txlm does not read: save the variable whole",
+             key_text(name, n, text, sizeof text));
+    return entry_fail(b, e, what, UINT64_MAX);
 }
 
 static int header(txlm_tf_bundle *b, const txlm_tf_entry *e)
@@ -134,8 +164,9 @@ static int add(void *user, const txlm_tf_entry *e, txlm_err *err)
     txlm_tf_bundle *b = user;
     if (e->klen == 0) return b->have_header ? entry_fail(b, e, "a second header", UINT64_MAX) : header(b, e);
     if (!b->have_header) return entry_fail(b, e, "an entry before the header", UINT64_MAX);
+    if (e->key[0] == 0) return slice_fail(b, e);
     if (e->klen >= MAX_NAME || memchr(e->key, 0, e->klen))
-        return entry_fail(b, e, "a name with a NUL byte or of 1024 bytes or more (a slice of a partitioned tensor?)", UINT64_MAX);
+        return entry_fail(b, e, "a name with a NUL byte or of 1024 bytes or more", UINT64_MAX);
     if (b->n == b->cap) {
         uint32_t cap = b->cap ? b->cap * 2 : 64;
         txlm_tf_tensor *t = realloc(b->t, cap * sizeof *t);

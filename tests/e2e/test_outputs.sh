@@ -113,6 +113,21 @@ appended "serve >> the model" m.txlm '"$0" serve -m m.txlm --port 0 >> m.txlm'
 printf 'old' > twice.out
 refused "attention --f32 X --csv X" twice.out "$txlm" attention -m m.txlm -p "w5 w9" --f32 twice.out --csv twice.out
 refused "attention --f32 ./X --csv X" twice.out "$txlm" attention -m m.txlm -p "w5 w9" --f32 ./twice.out --csv twice.out
+# standard output redirected to an output's file: the output's rename would
+# leave what the command prints in a file no name reaches (or the reverse)
+printf 'old' > twice.out
+stdout_twice() { refused "$1 > X" twice.out sh -c "$2 >> twice.out" "$txlm"; }
+stdout_twice "logprobs -o X" '"$0" logprobs -m m.txlm --tokens 3,17 -o twice.out'
+stdout_twice "eval --per-token X" '"$0" eval -m m.txlm text.txt --per-token twice.out'
+stdout_twice "compare --per-token ./X" '"$0" compare -m m.txlm -m m2.txlm text.txt --per-token ./twice.out'
+stdout_twice "attention --csv X" '"$0" attention -m m.txlm -p "w5 w9" --csv twice.out'
+stdout_twice "generate --state-out X" '"$0" generate -m m.txlm -p w5 -n 2 --state-out twice.out'
+# chat goes on after a /save it refuses
+printf '/save twice.out\nw5\n' | "$txlm" chat -m m.txlm -n 2 >> twice.out 2> err.txt
+grep -q "/save twice.out and standard output: the same file" err.txt && [ "$(head -c 3 twice.out)" = old ] ||
+    bad "chat /save X > X: $(cat err.txt)"
+"$txlm" eval -m m.txlm text.txt --per-token - > twice.out 2> /dev/null && [ -s twice.out ] ||
+    bad "eval --per-token - > X: not written"
 rm -f twice.out new.png
 "$txlm" attention -m m.txlm -p "w5 w9" -o new.png --csv ./new.png > /dev/null 2> err.txt && bad "attention -o X --csv ./X (new) accepted"
 grep -q "written twice" err.txt && [ ! -e new.png ] || bad "attention -o X --csv ./X: $(cat err.txt)"
@@ -190,6 +205,20 @@ done
     "$txlm" generate -m m.txlm -p "w5 w9" -n 4 --seed 3 --state-out - > stdout.bin 2> err.txt
 same_as_file "generate --state-out" g.state
 grep -qFx "$(cat g.txt)" err.txt || bad "generate --state-out -: the text not on stderr: $(cat err.txt)"
+# "-" as an input that is a file elsewhere: --state-in - and bench --ids - read standard input
+"$txlm" generate -m m.txlm -n 3 --seed 5 --state-in g.state --state-out gs_file.state > gs_file.txt 2> /dev/null &&
+    "$txlm" generate -m m.txlm -n 3 --seed 5 --state-in - --state-out gs_stdin.state < g.state > gs_stdin.txt 2> err.txt &&
+    cmp -s gs_file.state gs_stdin.state && cmp -s gs_file.txt gs_stdin.txt || bad "generate --state-in -: $(cat err.txt)"
+"$txlm" generate -m m.txlm -f - --state-in - -n 2 < g.state > /dev/null 2> err.txt
+[ $? = 1 ] && grep -q "only one of them can read standard input" err.txt || bad "generate -f - --state-in -: $(cat err.txt)"
+"$txlm" chat -m m.txlm --state-in - < g.state > /dev/null 2> err.txt
+[ $? = 1 ] && grep -q "standard input holds the conversation" err.txt || bad "chat --state-in -: $(cat err.txt)"
+printf '/load -\n' | "$txlm" chat -m m.txlm -n 2 > /dev/null 2> err.txt
+grep -q "/load -: standard input holds the conversation" err.txt || bad "chat /load -: $(cat err.txt)"
+printf '\005\000\000\000\011\000\000\000' > ids.bin
+"$txlm" bench -m m.txlm --ids - --workloads gen -r 1 < ids.bin > /dev/null 2> err.txt || bad "bench --ids -: $(cat err.txt)"
+[ ! -e ./- ] || bad "an input \"-\" looked for a file named -"
+
 # binary data to a terminal is refused; text is not
 on_tty() {
     python3 - "$@" <<'PY'

@@ -155,6 +155,9 @@ static void damaged_copies(void)
     fresh_copy();
     write_file(info, "{\"vocab_size\": 160, \"cutoffs\": [0, 20, 41, 100, 160], \"dataset\": \"wt103\"}", 73);
     refuses("corpus-info cutoffs", top, (const char *const[]){info, "cutoffs disagree", NULL});
+    fresh_copy(); /* a character corpus's [] says no clusters, where the weights have four */
+    write_file(info, "{\"vocab_size\": 160, \"cutoffs\": [], \"dataset\": \"wt103\"}", 54);
+    refuses("corpus-info cutoffs []", top, (const char *const[]){info, "cutoffs disagree", NULL});
     fresh_copy();
     write_file(in_work("model/checkpoint"), "model_checkpoint_path: \"model.ckpt-9\"\n", 38);
     refuses("checkpoint naming nothing", top, (const char *const[]){"model.ckpt-9.index", NULL});
@@ -193,6 +196,8 @@ static void bad_bundles(void)
         {"missing", {"no entry 'transformer/layer_1/ff/LayerNorm/beta' (shape [8])", NULL, NULL}},
         {"unknown", {"entry 'transformer/layer_0/ff/extra' (byte", "no part of tf/model.py", NULL}},
         {"sliced", {"'transformer/layer_1/ff/LayerNorm/beta' (byte", "partitioned", NULL}},
+        {"slice_key", {"entry '\\x00transformer/layer_1/ff/LayerNorm/beta\\x00\\x01\\x01\\x01\\x80\\x88' (byte",
+                       "a slice of the partitioned variable 'transformer/layer_1/ff/LayerNorm/beta'", NULL}},
         {"varint", {"'transformer/layer_1/ff/LayerNorm/beta' (byte", "of its value", "overlong varint"}},
         {"shard", {"'transformer/layer_1/ff/LayerNorm/beta' (byte", "shard id outside", NULL}},
         {"dtype", {"'transformer/layer_1/ff/LayerNorm/beta' (byte", "dtype int32", NULL}},

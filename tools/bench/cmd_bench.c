@@ -35,7 +35,7 @@ static void usage(void)
            "  vanilla  per attention length A: Transformer-XL evaluation (memory A, segments of L) against\n"
            "           vanilla evaluation (for each of V predicted tokens, default 2, a fresh window of A\n"
            "           tokens through an empty session, chunks of <= 512); prints the speedup\n"
-           "Tokens come from --ids (little-endian int32) or, by default, a seeded log-uniform draw\n"
+           "Tokens come from --ids (little-endian int32; \"-\": standard input) or, by default, a seeded log-uniform draw\n"
            "(frequent ids small, as in a frequency-sorted vocabulary). Default workloads: load,eval,gen.\n\n"
            "--batch 1,2,4,8,16,32: instead, per batch size B, B streams (each its own session and memory)\n"
            "fed together: eval and gen tokens/s of all streams, the ratio to batch 1, the time of one step\n"
@@ -66,18 +66,18 @@ static int parse_workloads(const char *v, unsigned *out)
 
 static int read_ids(const char *path, bench_opts *o)
 {
-    FILE *f;
-    if (txlm_input_open(path, &f)) return cli_error("%s", txlm_last_error());
-    long size = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
-    if (size <= 0 || size % 4) {
-        fclose(f);
-        return cli_error("%s: %ld bytes, expected a non-empty list of int32", path, size);
+    size_t size = 0;
+    char *d = cli_read_file(path, &size); /* "-": standard input, read to its end */
+    if (!d) return 1;
+    if (size == 0 || size % 4 || size / 4 > UINT32_MAX) {
+        free(d);
+        return cli_error("%s: %zu bytes, expected a non-empty list of int32", path, size);
     }
     o->n_ids = (uint32_t)(size / 4);
-    o->ids = malloc((size_t)size);
-    int bad = !o->ids || fseek(f, 0, SEEK_SET) || fread(o->ids, 4, o->n_ids, f) != o->n_ids;
-    fclose(f);
-    return bad ? cli_error("%s: read failed", path) : 0;
+    o->ids = malloc(size);
+    if (o->ids) memcpy(o->ids, d, size);
+    free(d);
+    return o->ids ? 0 : cli_error("%s: out of memory", path);
 }
 
 /* A log-uniform draw over [0, n): id = floor(n^u) - 1, so small ids are

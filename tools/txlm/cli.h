@@ -64,6 +64,9 @@ int cli_validation_status(const txlm_context *ctx);
 /* An input file to read: "-" is stdin, anything else must be a regular
  * file (never a FIFO, which could block forever); NULL after printing why. */
 FILE *cli_open_input(const char *path);
+/* A session's state from a file, or from standard input for "-": 0, or 1
+ * after printing why (what: the flag, for the message). */
+int cli_restore_state(txlm_session *s, const char *path, const char *what);
 /* Closes what cli_open_input opened (stdin stays open). */
 void cli_close_input(FILE *f);
 /* A whole file ("-": stdin), NUL-terminated (malloc'd), or NULL after printing why. */

@@ -85,11 +85,25 @@ static int clashes_with_output(const cli_files *f, int k)
     return 0;
 }
 
+/* Standard output redirected to an output's file (`eval --per-token X > X`):
+ * the output's rename would leave what the command prints in a file no
+ * name reaches any more, or the other way round. */
+static int stdout_is_output(const cli_files *f)
+{
+    const char *so = file_of("-", 1);
+    for (int k = 0; so && k < f->n_out; k++)
+        if (is_stdio(f->out[k].path)) return 0; /* standard output is that flag's */
+    for (int k = 0; so && k < f->n_out; k++)
+        if (txlm_same_file(so, f->out[k].path))
+            return cli_error("%s %s and standard output: the same file, written twice", f->out[k].flag, f->out[k].path);
+    return 0;
+}
+
 int cli_files_open(cli_files *f)
 {
     for (int k = 0; k < f->n_out; k++)
         if (clashes_with_input(f, f->out[k].flag, f->out[k].path) || clashes_with_output(f, k)) return 1;
-    if (stdout_clashes(f)) return 1;
+    if (stdout_clashes(f) || stdout_is_output(f)) return 1;
     for (int k = 0; k < f->n_out; k++) {
         if (is_stdio(f->out[k].path)) {
             f->report = stderr;

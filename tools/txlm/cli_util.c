@@ -161,6 +161,16 @@ FILE *cli_open_input(const char *path)
     return f;
 }
 
+int cli_restore_state(txlm_session *s, const char *path, const char *what)
+{
+    size_t n = 0;
+    char *buf = strcmp(path, "-") ? NULL : cli_read_file(path, &n);
+    if (!strcmp(path, "-") && !buf) return 1;
+    txlm_status e = buf ? txlm_session_restore(s, buf, n) : txlm_session_restore_file(s, path);
+    free(buf);
+    return e ? cli_lib_error(e, what) : 0;
+}
+
 void cli_close_input(FILE *f)
 {
     if (f && f != stdin) fclose(f);

@@ -101,6 +101,8 @@ static int parse(int argc, char **argv, chat_args *a)
     if (a->prompt && a->prompt_file) return cli_error("chat: give -p or -f, not both");
     if (a->prompt_file && !strcmp(a->prompt_file, "-"))
         return cli_error("chat: -f -: standard input holds the conversation; give the starting prompt as a file");
+    if (a->state_in && !strcmp(a->state_in, "-"))
+        return cli_error("chat: --state-in -: standard input holds the conversation; give the state as a file");
     if (a->state_in && cli_check_input(a->state_in, "--state-in")) return 1;
     if (a->prompt_file && cli_check_input(a->prompt_file, "-f")) return 1;
     if (cli_stdout_not_input("the model", a->model, "--state-in", a->state_in, "the starting prompt", a->prompt_file,
@@ -145,6 +147,7 @@ static int command(char *line, const chat_args *a, txlm_session *s, gen_stream *
     else if (!strcmp(line, "/reset")) txlm_session_reset(s), fprintf(stderr, "txlm: memory cleared\n");
     else if (takes_file && (!arg || !*arg)) cli_error("%s needs a FILE", line);
     else if (!strcmp(line, "/save")) save(a, s, arg);
+    else if (!strcmp(line, "/load") && !strcmp(arg, "-")) cli_error("/load -: standard input holds the conversation; give a file");
     else if (!strcmp(line, "/load") && !(e = txlm_session_restore_file(s, arg))) fprintf(stderr, "txlm: loaded %s\n", arg);
     if (e) cli_lib_error(e, line);
     txlm_detokenizer_reset(st->d);

@@ -26,7 +26,8 @@ static void usage(void)
            "byte of the file is the prompt, as eval reads a text). Defaults: 200 tokens, temperature 1 (the\n"
            "model's own distribution, drawn exactly and cheaply through the adaptive softmax's clusters), no\n"
            "top-k/top-p, a random seed (told on stderr). A prompt over 5%% <unk> is warned about.\n\n%s"
-           "  --state-in FILE     start from a saved session state (memory and sampler; --seed still reseeds)\n"
+           "  --state-in FILE     start from a saved session state (memory and sampler; --seed still reseeds);\n"
+           "                      \"-\": standard input (then not -f -)\n"
            "  --state-out FILE    save the session state at the end (after Ctrl-C too): --state-in goes on.\n"
            "                      Checked before the model loads; never the model, the prompt file or the\n"
            "                      --state-in file. \"-\": standard output (never a terminal), the text then goes\n"
@@ -75,7 +76,9 @@ static int check_args(gen_args *a)
         return cli_error("generate: --streams %u with -n -1 and no --stop would run until Ctrl-C, and each stream's text "
                          "is printed once all are done: give -n N or a --stop string (or one stream, streamed live)",
                          a->streams);
-    if (a->state_in && cli_check_input(a->state_in, "--state-in")) return 1;
+    if (a->state_in && a->prompt_file && !strcmp(a->state_in, "-") && !strcmp(a->prompt_file, "-"))
+        return cli_error("generate: -f - and --state-in -: only one of them can read standard input");
+    if (a->state_in && strcmp(a->state_in, "-") && cli_check_input(a->state_in, "--state-in")) return 1;
     return 0;
 }
 
@@ -174,7 +177,7 @@ static int start(const gen_args *a, const char *prompt, gen_run *r)
     so.max_segment = p.tgt_len ? p.tgt_len : 128;
     txlm_status e = txlm_session_create(r->m, &so, &r->s);
     if (e) return cli_lib_error(e, "creating a session");
-    if (a->state_in && (e = txlm_session_restore_file(r->s, a->state_in))) return cli_lib_error(e, "--state-in");
+    if (a->state_in && cli_restore_state(r->s, a->state_in, "--state-in")) return 1;
     if (!a->state_in || a->g.seed_given) txlm_session_set_seed(r->s, gen_seed(&a->g));
     if (prompt_ids(a, prompt, r)) return 1;
     int rc = feed_prompt(a, prompt, r, so.max_segment);

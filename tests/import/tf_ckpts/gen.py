@@ -383,6 +383,10 @@ def write_bad(out, rng):
         "missing": ({k: v for k, v in base.items() if k != ln}, None, None),
         "unknown": (dict(base, **{P + "layer_0/ff/extra": np.zeros(3, np.float32)}), None, None),
         "sliced": (base, hook(ln, lambda p: p + tfw.field_bytes(7, b"")), None),
+        # a slice's own entry, as saved_tensor_slice_util.cc keys it: the number 0, the name as OrderedCode
+        # writes a string (ended by 00 01), the rank (1) and the extent (start 0, length 8)
+        "slice_key": ({**base, b"\x00" + ln.encode() + b"\x00\x01\x01\x01\x80\x88": np.zeros(8, np.float32)},
+                      None, None),
         "varint": (base, hook(ln, lambda p: p + b"\x10" + varint11), None),
         "shard": (base, hook(ln, lambda p: p + tfw.field_varint(3, -1)), None),
         "dtype": (dict(base, **{ln: np.zeros(s["d_model"], np.int32)}), None, None),

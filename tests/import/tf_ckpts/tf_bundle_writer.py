@@ -200,8 +200,12 @@ def write_bundle(prefix, tensors, num_shards=1, block_size=4096, compress=True, 
     """tensors: {name: numpy array, or ("bfloat16", uint16 array)}. Tensors
     go to shards in turn, each shard's in name order (BundleWriter appends
     in the order of Add). entry_hook(name, proto) may change an entry's
-    proto (tests of hostile files)."""
-    names = sorted(tensors)
+    proto (tests of hostile files). A name may be bytes (a key no str
+    spells, as a slice's)."""
+    def key(name):
+        return name if isinstance(name, bytes) else name.encode()
+
+    names = sorted(tensors, key=key)
     shards = [bytearray() for _ in range(num_shards)]
     entries = [(b"", header_proto(num_shards))]
     for k, name in enumerate(names):
@@ -210,7 +214,7 @@ def write_bundle(prefix, tensors, num_shards=1, block_size=4096, compress=True, 
         s = k % num_shards
         raw = a.tobytes()
         proto = entry_proto(dtype, a.shape, s, len(shards[s]), len(raw), crc32c(raw))
-        entries.append((name.encode(), entry_hook(name, proto) if entry_hook else proto))
+        entries.append((key(name), entry_hook(name, proto) if entry_hook else proto))
         shards[s] += raw
     with open(prefix + ".index", "wb") as f:
         f.write(write_table(entries, block_size, compress, stats, mutate))
