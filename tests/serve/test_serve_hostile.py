@@ -44,6 +44,17 @@ def bodies(sv):
     refused(sv, '{"prompt":' + "[" * 1100 + "]" * 1100 + "}", 400, "nesting deeper", "a field nested 1100 deep")
     refused(sv, '"just a string"', 400, "must be a JSON object", "a string body")
     refused(sv, b"\xff\xfe{}", 400, "not valid JSON", "bytes that are not UTF-8 JSON")
+    # U+0000 would end the string where the server reads it: the rest of a prompt, a text, a name lost
+    refused(sv, '{"prompt": "w5\\u0000 w9", "max_tokens": 2}', 400, "U+0000", "a prompt holding \\u0000")
+    refused(sv, b'{"prompt": "w5\x00 w9", "max_tokens": 2}', 400, "U+0000", "a prompt holding a raw NUL byte")
+    refused(sv, '{"prompt": "w5", "stop": ["w9\\u0000w1"]}', 400, "U+0000", "a stop string holding \\u0000")
+    refused(sv, '{"prompt\\u0000x": "w5"}', 400, "U+0000", "a field's name holding \\u0000")
+    refused(sv, '{"text": "w5 \\u0000w9"}', 400, "U+0000", "a scored text holding \\u0000", "/v1/score")
+    refused(sv, '{"text": "w5 \\u0000w9"}', 400, "U+0000", "a tokenized text holding \\u0000", "/v1/tokenize")
+    refused(sv, '{"max_tokens": 99999, "max_tokens": 2}', 400, "99999", "a field given twice: its first counts")
+    status, _, data = sv.call("POST", "/v1/tokenize", '{"text": "w5 \\\\u0000"}')
+    c.ok(status == 200 and len(json.loads(data)["tokens"]) == 2, "an escaped backslash before u0000 is text (%d %s)" %
+         (status, data[:80]))
 
 
 def fields(sv):
