@@ -96,6 +96,16 @@ def fields(sv):
         key = next(iter(extra))
         if text != "no session" and key not in ("frequency_penalty", "logit_bias", "suffix", "best_of"):
             c.ok(err.get("param") == key, "  param names %s (%s)" % (key, err.get("param")))
+    # echo with logprobs answers each prompt token with its top list: a prompt of at most --max-tokens (100)
+    long = " ".join(["w5"] * 101)
+    refused(sv, {"prompt": long, "echo": True, "logprobs": 1, "max_tokens": 0}, 400, "prompt: 101 tokens",
+            "echo and logprobs: a prompt over --max-tokens")
+    refused(sv, {"prompt": ["w5", long], "echo": True, "logprobs": 0, "max_tokens": 0}, 400, "prompt[1]: 101 tokens",
+            "echo and logprobs: the second prompt over --max-tokens")
+    for extra in ({"prompt": long[3:], "echo": True, "logprobs": 1}, {"prompt": long, "echo": True}, {"prompt": long, "logprobs": 1}):
+        status, _, data = sv.call("POST", "/v1/completions", {**extra, "max_tokens": 0})
+        opts = sorted(k for k in extra if k != "prompt")
+        c.ok(status == 200, "%s, a prompt of %d tokens: served (%d)" % (opts, len(extra["prompt"].split()), status))
     status, _, data = sv.call("POST", "/v1/completions", {**NORMAL, "unknown_field": {"deep": [1, 2]}, "user": "u"})
     c.ok(status == 200, "unknown fields are ignored, as OpenAI's server does (%d)" % status)
     refused(sv, {"text": 5}, 400, "text must be a string", "score: text of a wrong type", "/v1/score")
@@ -183,7 +193,7 @@ def methods(sv):
     c.ok(got.startswith(b"HTTP/1.1 4") or got == b"", "100 KB of headers: 4xx or closed (%r)" % got[:30])
 
 
-sv = Server(txlm, model, "--max-body", "4096", "--request-timeout", "2", "--max-sessions", "2")
+sv = Server(txlm, model, "--max-body", "4096", "--request-timeout", "2", "--max-sessions", "2", "--max-tokens", "100")
 try:
     WANT = json.loads(sv.call("POST", "/v1/completions", NORMAL)[2])["choices"][0]["text"]
     sid = sv.json("POST", "/v1/sessions")["id"]
