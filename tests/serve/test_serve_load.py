@@ -120,6 +120,10 @@ def disconnects():
             s.close()
         wait_for(lambda: sv.metric("txlm_active_streams") == 0 and sv.metric("txlm_queue_depth") == 0, "all cancelled")
         c.ok(call(sv.port, "POST", "/v1/completions", {"prompt": "w5", "max_tokens": 2})[0] == 200, "then served again")
+        # more streams than running and waiting ones together: never servable, so not 429 (a client would retry for ever)
+        status, hdrs, body = call(sv.port, "POST", "/v1/completions", {"prompt": "w5", "max_tokens": 2, "n": 4})
+        c.ok(status == 400 and "Retry-After" not in hdrs and b"at most 3 at once" in body,
+             "n 4 on a server of 2 + 1 streams: 400 (%d %s)" % (status, body[:120]))
         c.ok(sv.stop() == 0, "exit status 0")
     finally:
         sv.stop()
