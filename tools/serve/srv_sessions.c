@@ -56,6 +56,8 @@ static int make(srv *sv, srv_session *x, const uint64_t *seed, const void *state
 srv_session *srv_session_new(srv *sv, int key, const uint64_t *seed, const void *state, size_t state_len, int *retry_after,
                              srv_err *e)
 {
+    if (!sv->cfg.max_sessions) /* never servable: a 429 would have its client retry for ever */
+        return srv_fail(e, 400, NULL, "this server keeps no sessions (--max-sessions 0)"), NULL;
     srv_session *x = calloc(1, sizeof *x);
     if (!x || random_id(sv->cfg.id_prefix, x->id, sizeof x->id)) return free(x), srv_fail(e, 500, NULL, "out of memory"), NULL;
     x->key = key;
