@@ -68,6 +68,36 @@ def test_close_while_inside_a_call_refused(demo):
     assert s.closed
 
 
+def test_call_starting_while_close_frees_refused():
+    """close() checks that no call is inside and takes the pointer in one step: a call that
+    starts just after the check finds the handle closed, and the pointer is never freed under it."""
+    from txlm._handle import Handle
+    freed, late = [], []
+    h = Handle(1234, lambda ptr: freed.append((ptr, h._busy)), "thing")
+
+    class Interleaved:
+        """h's lock; the first time close() lets go of it, another thread's call starts."""
+        def __init__(self):
+            self.lock, self.armed = threading.Lock(), True
+
+        def __enter__(self):
+            self.lock.acquire()
+
+        def __exit__(self, *exc):
+            self.lock.release()
+            if self.armed:
+                self.armed = False
+                call = h.use()  # kept: the call stays inside until the test ends
+                try:
+                    late.append((call, call.__enter__()))
+                except txlm.ClosedError as e:
+                    late.append(e)
+    h._lock = Interleaved()
+    h.close()
+    assert freed == [(1234, 0)], "freed while a call was inside: %s" % freed
+    assert len(late) == 1 and isinstance(late[0], txlm.ClosedError), late
+
+
 def test_sessions_in_parallel_equal_one_thread(demo):
     texts = [DEMO_TEXT[i * 200:(i + 1) * 200] for i in range(4)]
     want = [demo.session().feed(demo.tokenize(t)) for t in texts]

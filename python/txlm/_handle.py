@@ -96,16 +96,15 @@ class Handle:
         """Frees the children still open, then this handle; refused while a call is using it."""
         for child in list(self._children):
             child.close()
-        with self._lock:
-            if self.ptr is None:
-                return
-            if self._busy:
-                raise InvalidArgumentError(f"the {self.what} is inside a call: close it once the call returns")
-        self._release()
+        self._release(refuse_busy=True)
 
-    def _release(self) -> None:
-        """Frees the pointer now, or once the last child is freed."""
+    def _release(self, refuse_busy: bool = False) -> None:
+        """Frees the pointer now, or once the last child is freed. refuse_busy: a call inside
+        raises instead, checked in the same step that takes the pointer, so no call can start
+        between the check and the free."""
         with self._lock:
+            if refuse_busy and self.ptr is not None and self._busy:
+                raise InvalidArgumentError(f"the {self.what} is inside a call: close it once the call returns")
             self._want_free = True
             if self._live or self.ptr is None:
                 return

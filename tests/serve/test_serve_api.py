@@ -347,6 +347,17 @@ def expiry():
         sv.stop()
 
 
+def no_sessions():
+    sv = Server(txlm, model, "--max-sessions", "0")
+    try:
+        status, hdrs, body = sv.call("POST", "/v1/sessions")
+        c.ok(status == 400 and "Retry-After" not in hdrs and b"--max-sessions 0" in body,
+             "--max-sessions 0: a session is refused with 400, not a 429 to retry (%d %s)" % (status, body[:100]))
+        c.ok(sv.stop() == 0, "no sessions: exit status 0")
+    finally:
+        sv.stop()
+
+
 sv = Server(txlm, model, "--max-sessions", "3")
 try:
     for step in (completions, choices_and_prompts, logprobs_zero, text_offsets, scoring, sessions, session_facts,
@@ -360,4 +371,5 @@ finally:
 c.run(keys)
 c.run(logging)
 c.run(expiry)
+c.run(no_sessions)
 sys.exit(c.done())

@@ -44,6 +44,17 @@ def bodies(sv):
     refused(sv, '{"prompt":' + "[" * 1100 + "]" * 1100 + "}", 400, "nesting deeper", "a field nested 1100 deep")
     refused(sv, '"just a string"', 400, "must be a JSON object", "a string body")
     refused(sv, b"\xff\xfe{}", 400, "not valid JSON", "bytes that are not UTF-8 JSON")
+    # U+0000 would end the string where the server reads it: the rest of a prompt, a text, a name lost
+    refused(sv, '{"prompt": "w5\\u0000 w9", "max_tokens": 2}', 400, "U+0000", "a prompt holding \\u0000")
+    refused(sv, b'{"prompt": "w5\x00 w9", "max_tokens": 2}', 400, "U+0000", "a prompt holding a raw NUL byte")
+    refused(sv, '{"prompt": "w5", "stop": ["w9\\u0000w1"]}', 400, "U+0000", "a stop string holding \\u0000")
+    refused(sv, '{"prompt\\u0000x": "w5"}', 400, "U+0000", "a field's name holding \\u0000")
+    refused(sv, '{"text": "w5 \\u0000w9"}', 400, "U+0000", "a scored text holding \\u0000", "/v1/score")
+    refused(sv, '{"text": "w5 \\u0000w9"}', 400, "U+0000", "a tokenized text holding \\u0000", "/v1/tokenize")
+    refused(sv, '{"max_tokens": 99999, "max_tokens": 2}', 400, "99999", "a field given twice: its first counts")
+    status, _, data = sv.call("POST", "/v1/tokenize", '{"text": "w5 \\\\u0000"}')
+    c.ok(status == 200 and len(json.loads(data)["tokens"]) == 2, "an escaped backslash before u0000 is text (%d %s)" %
+         (status, data[:80]))
 
 
 def fields(sv):
@@ -85,6 +96,16 @@ def fields(sv):
         key = next(iter(extra))
         if text != "no session" and key not in ("frequency_penalty", "logit_bias", "suffix", "best_of"):
             c.ok(err.get("param") == key, "  param names %s (%s)" % (key, err.get("param")))
+    # echo with logprobs answers each prompt token with its top list: a prompt of at most --max-tokens (100)
+    long = " ".join(["w5"] * 101)
+    refused(sv, {"prompt": long, "echo": True, "logprobs": 1, "max_tokens": 0}, 400, "prompt: 101 tokens",
+            "echo and logprobs: a prompt over --max-tokens")
+    refused(sv, {"prompt": ["w5", long], "echo": True, "logprobs": 0, "max_tokens": 0}, 400, "prompt[1]: 101 tokens",
+            "echo and logprobs: the second prompt over --max-tokens")
+    for extra in ({"prompt": long[3:], "echo": True, "logprobs": 1}, {"prompt": long, "echo": True}, {"prompt": long, "logprobs": 1}):
+        status, _, data = sv.call("POST", "/v1/completions", {**extra, "max_tokens": 0})
+        opts = sorted(k for k in extra if k != "prompt")
+        c.ok(status == 200, "%s, a prompt of %d tokens: served (%d)" % (opts, len(extra["prompt"].split()), status))
     status, _, data = sv.call("POST", "/v1/completions", {**NORMAL, "unknown_field": {"deep": [1, 2]}, "user": "u"})
     c.ok(status == 200, "unknown fields are ignored, as OpenAI's server does (%d)" % status)
     refused(sv, {"text": 5}, 400, "text must be a string", "score: text of a wrong type", "/v1/score")
@@ -172,7 +193,7 @@ def methods(sv):
     c.ok(got.startswith(b"HTTP/1.1 4") or got == b"", "100 KB of headers: 4xx or closed (%r)" % got[:30])
 
 
-sv = Server(txlm, model, "--max-body", "4096", "--request-timeout", "2", "--max-sessions", "2")
+sv = Server(txlm, model, "--max-body", "4096", "--request-timeout", "2", "--max-sessions", "2", "--max-tokens", "100")
 try:
     WANT = json.loads(sv.call("POST", "/v1/completions", NORMAL)[2])["choices"][0]["text"]
     sid = sv.json("POST", "/v1/sessions")["id"]

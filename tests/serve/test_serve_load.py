@@ -3,7 +3,8 @@
 once, plain and streamed, each answer equal to the same request sent
 alone, no error, the server's memory flat from round to round; clients
 that leave in the middle (streamed and not) have their streams cancelled
-at once; a full queue answers 429 with Retry-After; SIGTERM with
+at once; a full queue answers 429 with Retry-After; a session in use
+refuses every other request on it (409) until its client leaves; SIGTERM with
 requests in flight lets them finish and exits 0, and past --grace
 cancels them and still exits 0.
 usage: test_serve_load.py TXLM TXLM_PACK GOLDEN_CASE_DIR"""
@@ -119,6 +120,37 @@ def disconnects():
             s.close()
         wait_for(lambda: sv.metric("txlm_active_streams") == 0 and sv.metric("txlm_queue_depth") == 0, "all cancelled")
         c.ok(call(sv.port, "POST", "/v1/completions", {"prompt": "w5", "max_tokens": 2})[0] == 200, "then served again")
+        # more streams than running and waiting ones together: never servable, so not 429 (a client would retry for ever)
+        status, hdrs, body = call(sv.port, "POST", "/v1/completions", {"prompt": "w5", "max_tokens": 2, "n": 4})
+        c.ok(status == 400 and "Retry-After" not in hdrs and b"at most 3 at once" in body,
+             "n 4 on a server of 2 + 1 streams: 400 (%d %s)" % (status, body[:120]))
+        c.ok(sv.stop() == 0, "exit status 0")
+    finally:
+        sv.stop()
+
+
+def busy_session():
+    """A session serves one request at a time: while one runs on it, another request, a DELETE, its state
+    read or written get 409 and change nothing; the client leaving frees it."""
+    sv = Server(txlm, model)
+    try:
+        sid = sv.json("POST", "/v1/sessions", {"seed": 4})["id"]
+        s = open_request(sv.port, {"prompt": "w5", "max_tokens": 4000, "session": sid})
+        wait_for(lambda: sv.metric("txlm_active_streams") == 1, "the session's request to run")
+        octet = {"Content-Type": "application/octet-stream"}
+        for method, path, body, headers in (("POST", "/v1/sessions/%s/completions" % sid, {"prompt": "w6"}, None),
+                                            ("POST", "/v1/score", {"text": "w6", "session": sid}, None),
+                                            ("DELETE", "/v1/sessions/" + sid, None, None),
+                                            ("GET", "/v1/sessions/%s/state" % sid, None, None),
+                                            ("PUT", "/v1/sessions/%s/state" % sid, b"x" * 64, octet)):
+            status, _, data = sv.call(method, path, body, headers)
+            c.ok(status == 409 and b"busy" in data, "a session in use: %s %s: 409 (%d)" % (method, path, status))
+        c.ok(sv.json("GET", "/v1/sessions/" + sid)["busy"] is True, "a session in use says it is busy")
+        s.close()
+        wait_for(lambda: sv.metric("txlm_active_streams") == 0, "the request to be cancelled")
+        facts = sv.json("GET", "/v1/sessions/" + sid)
+        c.ok(facts["busy"] is False and facts["tokens"] > 0, "the client gone: the session is free (%s)" % facts)
+        c.ok(sv.call("DELETE", "/v1/sessions/" + sid)[0] == 200, "and can be deleted")
         c.ok(sv.stop() == 0, "exit status 0")
     finally:
         sv.stop()
@@ -161,6 +193,6 @@ def sigterm():
         sv.stop()
 
 
-for step in (concurrency, disconnects, sigterm):
+for step in (concurrency, disconnects, busy_session, sigterm):
     c.run(step)
 sys.exit(c.done())

@@ -62,7 +62,7 @@ typedef struct srv_session {
     char id[80];
     int key;                       /* the API key that made it (-1: no keys) */
     txlm_session *s;
-    double created, last_used;
+    double created, last_used;     /* created: 0 while it is made (outside the lock), hidden then */
     uint64_t tokens;               /* fed since it was made or last given a state */
     int from_state;                /* its memory came from a state (which holds rows, not how many tokens made them) */
     uint64_t seed;                 /* the seed it was made or last reseeded with, when seeded */
@@ -130,6 +130,10 @@ typedef struct srv_job {
     double t_start, t_prompt, t_end; /* when it entered the batch, its input was fed, it ended */
     char *error;                   /* why the stream failed, or NULL */
     int error_status;
+    /* what the session's facts take on when the job lets go of it (under
+     * srv.lock: the HTTP side reads them meanwhile) */
+    uint64_t user_fed;             /* tokens fed into the server session */
+    int user_forgot;               /* a failed pass: its memory is forgotten */
 } srv_job;
 
 /* One HTTP request's work, shared by the HTTP thread and the scheduler. */
@@ -195,7 +199,7 @@ typedef struct srv {
     uint32_t n_live;
     srv_session **sessions;
     uint32_t n_sessions;
-    int stopping;                  /* refuse new work */
+    atomic_int stopping;           /* refuse new work (read without the lock by the HTTP thread) */
     int cancel_all;                /* the grace period is over */
     int sched_exit, reaper_exit;
     srv_metrics metrics;

@@ -18,6 +18,22 @@ int srv_fail(srv_err *e, int status, const char *param, const char *fmt, ...)
     return -1;
 }
 
+/* Where the body holds U+0000 in a string, raw or as the escape \u0000,
+ * or -1. cJSON's strings end at their first NUL: a prompt, a text, a stop
+ * string or a field's name would be cut there without a word. Valid JSON
+ * has backslashes only in strings, so the escapes are found by skipping
+ * each escaped character ("\\u0000" is a backslash, then text). */
+static long nul_in_strings(const char *body, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (!body[i]) return (long)i;
+        if (body[i] != '\\' || i + 1 >= len) continue;
+        if (body[i + 1] == 'u' && i + 6 <= len && !memcmp(body + i + 2, "0000", 4)) return (long)i;
+        i++;
+    }
+    return -1;
+}
+
 cJSON *srv_json_object(const char *body, size_t len, srv_err *e)
 {
     size_t i = 0;
@@ -40,6 +56,13 @@ cJSON *srv_json_object(const char *body, size_t len, srv_err *e)
     if (!cJSON_IsObject(o)) {
         cJSON_Delete(o);
         srv_fail(e, 400, NULL, "the body must be a JSON object");
+        return NULL;
+    }
+    long nul = nul_in_strings(body, len);
+    if (nul >= 0) {
+        cJSON_Delete(o);
+        srv_fail(e, 400, NULL, "the body holds U+0000 (a NUL character) in a string at byte %ld: txlm's texts cannot "
+                 "carry it", nul);
         return NULL;
     }
     return o;

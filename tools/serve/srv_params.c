@@ -4,11 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* "prompt", or "prompt[k]" when there are several, for messages. */
+static void prompt_name(const srv_gen *g, uint32_t k, char what[32])
+{
+    snprintf(what, 32, g->n_prompts > 1 ? "prompt[%u]" : "prompt", k);
+}
+
 /* One prompt: a string (tokenized) or an array of token ids. */
 static int one_prompt(const srv *sv, const cJSON *v, srv_gen *g, uint32_t k, srv_err *e)
 {
     char what[32];
-    snprintf(what, sizeof what, g->n_prompts > 1 ? "prompt[%u]" : "prompt", k);
+    prompt_name(g, k, what);
     if (cJSON_IsArray(v)) return srv_json_ids(v, what, txlm_vocab_size(sv->m), &g->ids[k], &g->n_ids[k], e) < 0 ? -1 : 0;
     if (!cJSON_IsString(v)) return srv_fail(e, 400, "prompt", "%s must be a string or an array of token ids", what);
     size_t len = strlen(v->valuestring);
@@ -118,6 +124,21 @@ static int output(const srv *sv, const cJSON *o, srv_gen *g, srv_err *e)
     return 0;
 }
 
+/* Echo with logprobs answers every prompt token with its top list (some
+ * kilobytes each, per choice): a prompt may have no more tokens than a
+ * choice may generate, or a body of a megabyte would take gigabytes. */
+static int echo_limit(const srv *sv, const srv_gen *g, srv_err *e)
+{
+    for (uint32_t k = 0; g->echo && g->logprobs >= 0 && k < g->n_prompts; k++) {
+        if (g->n_ids[k] <= sv->cfg.max_tokens) continue;
+        char what[32];
+        prompt_name(g, k, what);
+        return srv_fail(e, 400, "prompt", "%s: %zu tokens: with echo and logprobs a prompt has at most %u (--max-tokens); "
+                        "/v1/score takes a longer text", what, g->n_ids[k], sv->cfg.max_tokens);
+    }
+    return 0;
+}
+
 int srv_gen_parse(const srv *sv, const cJSON *o, srv_gen *g, srv_err *e)
 {
     memset(g, 0, sizeof *g);
@@ -125,7 +146,7 @@ int srv_gen_parse(const srv *sv, const cJSON *o, srv_gen *g, srv_err *e)
     g->n = 1, g->logprobs = -1;
     const char *model = NULL;
     if (srv_json_string(o, "model", &model, e) < 0 || unsupported(o, e) || sampling(sv, o, g, e) || output(sv, o, g, e) ||
-        stops(o, g, e) || prompts(sv, o, g, e))
+        stops(o, g, e) || prompts(sv, o, g, e) || echo_limit(sv, g, e))
         return -1;
     if ((uint64_t)g->n * g->n_prompts > sv->cfg.max_n)
         return srv_fail(e, 400, "n", "%u prompts x n %u = %llu choices: at most %u a request (--max-n)", g->n_prompts, g->n,

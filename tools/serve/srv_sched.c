@@ -164,7 +164,7 @@ static void feed_failed(sched *c, uint32_t n, txlm_status st)
         srv_job *j = c->fj[k];
         if (one && k != bad) continue;
         srv_job_fail(j, 500, "running the model: %s", msg);
-        if (j->user) j->user->tokens = 0, j->user->from_state = 0; /* the memory is forgotten */
+        j->user_forgot = 1;
         srv_job_end(c->sv, j, NULL);
     }
 }
@@ -192,7 +192,7 @@ static void feed(sched *c)
     for (uint32_t k = 0; k < n; k++) {
         srv_job *j = c->fj[k];
         if (j->phase == JOB_DONE) continue;
-        if (j->user) j->user->tokens += c->f[k].n;
+        j->user_fed += c->f[k].n;
         if (j->phase == JOB_FEED) {
             atomic_fetch_add(&sv->metrics.generated_tokens, 1);
             if (j->finishing) srv_job_end(sv, j, NULL);
@@ -254,8 +254,11 @@ static void publish(sched *c, srv_req **dead, uint32_t *n_dead)
             sv->active[kept++] = j;
             continue;
         }
-        if (j->user) srv_session_release(sv, j->user);
-        else if (j->pool_slot >= 0) sv->pool_busy[j->pool_slot] = 0;
+        if (j->user) {
+            if (j->user_forgot) j->user->tokens = 0, j->user->from_state = 0;
+            else j->user->tokens += j->user_fed;
+            srv_session_release(sv, j->user);
+        } else if (j->pool_slot >= 0) sv->pool_busy[j->pool_slot] = 0;
         j->pool_slot = -1;
     }
     sv->n_active = kept;

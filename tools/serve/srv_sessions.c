@@ -56,6 +56,8 @@ static int make(srv *sv, srv_session *x, const uint64_t *seed, const void *state
 srv_session *srv_session_new(srv *sv, int key, const uint64_t *seed, const void *state, size_t state_len, int *retry_after,
                              srv_err *e)
 {
+    if (!sv->cfg.max_sessions) /* never servable: a 429 would have its client retry for ever */
+        return srv_fail(e, 400, NULL, "this server keeps no sessions (--max-sessions 0)"), NULL;
     srv_session *x = calloc(1, sizeof *x);
     if (!x || random_id(sv->cfg.id_prefix, x->id, sizeof x->id)) return free(x), srv_fail(e, 500, NULL, "out of memory"), NULL;
     x->key = key;
@@ -87,7 +89,7 @@ srv_session *srv_session_new(srv *sv, int key, const uint64_t *seed, const void 
 static int find(const srv *sv, const char *id, int key)
 {
     for (uint32_t i = 0; i < sv->n_sessions; i++)
-        if (!strcmp(sv->sessions[i]->id, id) && sv->sessions[i]->key == key) return (int)i;
+        if (!strcmp(sv->sessions[i]->id, id) && sv->sessions[i]->key == key && sv->sessions[i]->created > 0) return (int)i;
     return -1;
 }
 
@@ -171,7 +173,8 @@ cJSON *srv_session_list(const srv *sv, int key)
     cJSON *o = cJSON_CreateObject(), *data = cJSON_CreateArray();
     cJSON_AddStringToObject(o, "object", "list");
     for (uint32_t i = 0; i < sv->n_sessions; i++)
-        if (sv->sessions[i]->key == key && sv->sessions[i]->s) cJSON_AddItemToArray(data, srv_session_json(sv, sv->sessions[i]));
+        if (sv->sessions[i]->key == key && sv->sessions[i]->created > 0) /* made, not being made */
+            cJSON_AddItemToArray(data, srv_session_json(sv, sv->sessions[i]));
     cJSON_AddItemToObject(o, "data", data);
     cJSON_AddNumberToObject(o, "max_sessions", sv->cfg.max_sessions);
     cJSON_AddNumberToObject(o, "sessions", sv->n_sessions);

@@ -56,6 +56,12 @@ static int start_events(srv_call *c, srv_req *r)
 int srv_work_submit(srv_call *c, srv_req *r, srv_answer *a)
 {
     srv *sv = c->sv;
+    if ((uint64_t)r->n_jobs > (uint64_t)sv->cfg.parallel + sv->cfg.queue) {
+        /* never servable: a 429 would have its client retry for ever */
+        srv_answer_error(a, 400, "n", "%u streams (prompts x n): this server holds at most %u at once (--parallel %u, "
+                         "--queue %u)", r->n_jobs, sv->cfg.parallel + sv->cfg.queue, sv->cfg.parallel, sv->cfg.queue);
+        return -1;
+    }
     const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     r->fd = fd ? fd->connect_fd : -1;
     pthread_mutex_lock(&sv->lock);
