@@ -82,8 +82,16 @@ def test_bad_sampling_options(demo):
         s.sample(repeat_penalty=1.2, window=[500])
     with pytest.raises(txlm.InvalidArgumentError):
         demo.session().generate("x", temperature=float("inf"))  # checked when made, before feeding
-    with pytest.raises(ValueError):
+    with pytest.raises(txlm.InvalidArgumentError):  # a ValueError too
         demo.session().generate("x", max_tokens=-5)
+    with pytest.raises(txlm.InvalidArgumentError, match="top_k"):
+        s.sample(top_k=-1)
+    with pytest.raises(txlm.InvalidArgumentError, match="mem_len"):
+        demo.session(mem_len=-1)
+    # the library's message names the call once, not "sampling: sampling: ..."
+    with pytest.raises(txlm.InvalidArgumentError) as e:
+        s.sample(temperature=float("nan"))
+    assert str(e.value).startswith("sampling: temperature") and "sampling: sampling" not in str(e.value)
 
 
 def test_closed_objects(demo):

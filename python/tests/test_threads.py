@@ -85,7 +85,7 @@ def test_call_starting_while_close_frees_refused():
 
         def __exit__(self, *exc):
             self.lock.release()
-            if self.armed:
+            if self.armed and h.ptr is None:  # the release of the step that took the pointer
                 self.armed = False
                 call = h.use()  # kept: the call stays inside until the test ends
                 try:
@@ -96,6 +96,20 @@ def test_call_starting_while_close_frees_refused():
     h.close()
     assert freed == [(1234, 0)], "freed while a call was inside: %s" % freed
     assert len(late) == 1 and isinstance(late[0], txlm.ClosedError), late
+
+
+def test_close_of_a_parent_inside_a_call_keeps_its_children():
+    """A model inside a call refuses close() before closing any of its sessions."""
+    from txlm._handle import Handle
+    freed = []
+    parent = Handle(1, freed.append, "model")
+    child = Handle(2, freed.append, "session", parent)
+    with parent.use():
+        with pytest.raises(txlm.InvalidArgumentError, match="inside a call"):
+            parent.close()
+        assert not child.closed and not parent.closed and freed == []
+    parent.close()
+    assert child.closed and parent.closed and freed == [2, 1]
 
 
 def test_sessions_in_parallel_equal_one_thread(demo):

@@ -188,7 +188,9 @@ def check(status: int, what: str = "") -> None:
     """Raises the exception of a failed status with the library's message (prefixed by what)."""
     if status:
         msg = last_error()
-        raise error_for(status, f"{what}: {msg}" if what and msg else (what or msg))
+        # the library's message may already name the call ("sampling: top_k ...")
+        said = bool(what and msg) and not msg.startswith(what + ":")
+        raise error_for(status, f"{what}: {msg}" if said else (msg or what))
 
 
 def bytes_at(ptr: Optional[int], length: int) -> bytes:

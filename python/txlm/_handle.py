@@ -93,18 +93,25 @@ class Handle:
         return self.ptr is None
 
     def close(self) -> None:
-        """Frees the children still open, then this handle; refused while a call is using it."""
+        """Frees the children still open, then this handle; refused while a call is using it
+        (before any child is closed: a model inside a call keeps its sessions)."""
+        with self._lock:
+            self._refuse_if_busy()
         for child in list(self._children):
             child.close()
         self._release(refuse_busy=True)
+
+    def _refuse_if_busy(self) -> None:
+        if self.ptr is not None and self._busy:
+            raise InvalidArgumentError(f"the {self.what} is inside a call: close it once the call returns")
 
     def _release(self, refuse_busy: bool = False) -> None:
         """Frees the pointer now, or once the last child is freed. refuse_busy: a call inside
         raises instead, checked in the same step that takes the pointer, so no call can start
         between the check and the free."""
         with self._lock:
-            if refuse_busy and self.ptr is not None and self._busy:
-                raise InvalidArgumentError(f"the {self.what} is inside a call: close it once the call returns")
+            if refuse_busy:
+                self._refuse_if_busy()
             self._want_free = True
             if self._live or self.ptr is None:
                 return

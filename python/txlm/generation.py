@@ -63,9 +63,9 @@ def _check_sampling(temperature: float, top_p: float, repeat_penalty: float) -> 
 
 def _check(max_tokens: int, repeat_last_n: int) -> None:
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, (int, np.integer)) or max_tokens < -1:
-        raise ValueError(f"max_tokens: {max_tokens!r}; give a count, or -1 (or None) for no limit")
+        raise InvalidArgumentError(f"max_tokens: {max_tokens!r}; give a count, or -1 (or None) for no limit")
     if isinstance(repeat_last_n, bool) or not isinstance(repeat_last_n, (int, np.integer)) or repeat_last_n < 0:
-        raise ValueError(f"repeat_last_n: {repeat_last_n!r} is not a count")
+        raise InvalidArgumentError(f"repeat_last_n: {repeat_last_n!r} is not a count")
 
 
 def generate(session: "Session", prompt: Text = "", max_tokens: Optional[int] = 200, temperature: float = 1.0,

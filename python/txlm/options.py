@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _capi
 from ._arrays import ids_array, int32_ptr
+from .errors import InvalidArgumentError
 
 # The segment length when a model has no tgt_len (the CLI's).
 DEFAULT_SEGMENT = 128
@@ -58,7 +59,7 @@ class SessionOptions:
             o.max_segment = _u32(self.max_segment or 0, "max_segment")
             o.zero_memory = int(bool(self.zero_memory))
         except OverflowError as e:
-            raise ValueError(str(e)) from None
+            raise InvalidArgumentError(str(e)) from None
         return o
 
     def as_dict(self) -> Dict[str, Any]:
@@ -67,7 +68,7 @@ class SessionOptions:
 
 def _u32(v: int, what: str) -> int:
     if not 0 <= int(v) < 2**32:
-        raise ValueError(f"{what}: {v} is outside [0, 2^32)")
+        raise InvalidArgumentError(f"{what}: {v} is outside [0, 2^32)")
     return int(v)
 
 
@@ -76,7 +77,7 @@ def sampling(temperature: float = 1.0, top_k: int = 0, top_p: float = 0.0) -> _c
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)):
         raise TypeError(f"top_k: an int expected, not {type(top_k).__name__}")
     if not 0 <= top_k < 2**31:
-        raise ValueError(f"top_k: {top_k} is outside [0, 2^31)")
+        raise InvalidArgumentError(f"top_k: {top_k} is outside [0, 2^31)")
     s = _capi.Sampling()
     s.temperature, s.top_k, s.top_p = float(temperature), int(top_k), float(top_p)
     return s

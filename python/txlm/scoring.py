@@ -17,6 +17,7 @@ import numpy as np
 
 from ._arrays import Text, text_bytes
 from ._calls import Progress
+from .errors import InvalidArgumentError
 from .text import TokenSpans, split_lines
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ class TokenScore(NamedTuple):
 
 def _session_options(model: "Model", tgt_len: Optional[int], options: dict) -> dict:
     if tgt_len is not None and (isinstance(tgt_len, bool) or not isinstance(tgt_len, int) or tgt_len < 1):
-        raise ValueError(f"tgt_len: {tgt_len!r}; give a length of at least 1 (None: the model's)")
+        raise InvalidArgumentError(f"tgt_len: {tgt_len!r}; give a length of at least 1 (None: the model's)")
     seg = tgt_len or model.params.tgt_len or 128
     return dict(options, max_segment=seg)
 
@@ -88,7 +89,7 @@ def score(model: "Model", text: Text, words: bool = True, *, nats: bool = False,
     data = text_bytes(text)
     opts = _session_options(model, tgt_len, options)
     if eos_per_line and model.params.eos_id is None:
-        raise ValueError("eos_per_line: the model's vocabulary has no <eos>")
+        raise InvalidArgumentError("eos_per_line: the model's vocabulary has no <eos>")
     lines = _lines(model, data)
     ids = _stream(model, lines, eos_per_line)
     lp = np.full(ids.size, np.nan, dtype=np.float64)
@@ -183,7 +184,7 @@ def evaluate(model: "Model", text: Text, *, tgt_len: Optional[int] = None, progr
     opts = _session_options(model, tgt_len, options)
     ids = np.concatenate([model.tokenize(line) for _, line in split_lines(data)] or [np.zeros(0, np.int32)])
     if ids.size < 2:
-        raise ValueError("eval: fewer than two tokens to evaluate")
+        raise InvalidArgumentError("eval: fewer than two tokens to evaluate")
     lp = _stream_logprobs(model, ids, opts, progress)
     n, mean, m2 = 0, 0.0, 0.0
     for x in (-lp.astype(np.float64)).tolist():   # Welford's updates, in the CLI's order

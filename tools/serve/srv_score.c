@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "srv_buf.h"
 #include "srv_job.h"
 #include "srv_reply.h"
 
@@ -14,11 +15,28 @@ static void number_or_null(cJSON *o, const char *name, double v)
     else cJSON_AddNullToObject(o, name);
 }
 
-static cJSON *tokens(const srv_req *r, const srv_job *j, double unit)
+/* The answer is printed piece by piece, each token's and word's object
+ * freed once printed: a whole tree of them took about 2 KB a token
+ * (cJSON's nodes), 2 GB for a 1 MiB text of a character model, where the
+ * printed answer is some 150 bytes a token. The bytes are those the tree
+ * would print. */
+static void add_printed(srv_buf *b, cJSON *item)
+{
+    char *s = item ? cJSON_PrintUnformatted(item) : NULL;
+    cJSON_Delete(item);
+    if (!s) {
+        b->oom = 1;
+        return;
+    }
+    srv_buf_str(b, s);
+    free(s);
+}
+
+static void tokens(srv_buf *b, const srv_req *r, const srv_job *j, double unit)
 {
     const txlm_token_spans *t = &r->spans;
-    cJSON *arr = cJSON_CreateArray();
-    for (size_t k = 0; k < t->n; k++) {
+    srv_buf_str(b, ",\"tokens\":[");
+    for (size_t k = 0; k < t->n && !b->oom; k++) {
         cJSON *o = cJSON_CreateObject();
         size_t len = 0;
         const char *sym = txlm_token_symbol(r->sv->m, t->ids[k], &len);
@@ -29,22 +47,27 @@ static cJSON *tokens(const srv_req *r, const srv_job *j, double unit)
         cJSON_AddNumberToObject(o, "end", (double)t->spans[k].end);
         number_or_null(o, "logprob", j->in_lp[k]);
         number_or_null(o, "surprisal", -j->in_lp[k] / unit);
-        cJSON_AddItemToArray(arr, o);
+        if (k) srv_buf_str(b, ",");
+        add_printed(b, o);
     }
-    return arr;
+    srv_buf_str(b, "]");
 }
 
 /* Each word's surprisal: the sum of its tokens' (null when one has none). */
-static cJSON *words(const srv_req *r, const srv_job *j, double unit)
+static void words(srv_buf *b, const srv_req *r, const srv_job *j, double unit)
 {
     const txlm_token_spans *t = &r->spans;
     double *sum = calloc(t->n_words + 1, sizeof *sum);
     size_t *count = calloc(t->n_words + 1, sizeof *count);
-    if (!sum || !count) return free(sum), free(count), NULL;
+    if (!sum || !count) {
+        free(sum), free(count);
+        b->oom = 1;
+        return;
+    }
     for (size_t k = 0; k < t->n; k++)
         if (t->word[k] != TXLM_NO_WORD) sum[t->word[k]] += j->in_lp[k], count[t->word[k]]++;
-    cJSON *arr = cJSON_CreateArray();
-    for (size_t w = 0; w < t->n_words; w++) {
+    srv_buf_str(b, ",\"words\":[");
+    for (size_t w = 0; w < t->n_words && !b->oom; w++) {
         cJSON *o = cJSON_CreateObject();
         txlm_span sp = t->words[w];
         srv_json_add_text(o, "word", r->text + sp.begin, sp.end - sp.begin);
@@ -52,11 +75,12 @@ static cJSON *words(const srv_req *r, const srv_job *j, double unit)
         cJSON_AddNumberToObject(o, "end", (double)sp.end);
         cJSON_AddNumberToObject(o, "tokens", (double)count[w]);
         number_or_null(o, "surprisal", -sum[w] / unit);
-        cJSON_AddItemToArray(arr, o);
+        if (w) srv_buf_str(b, ",");
+        add_printed(b, o);
     }
+    srv_buf_str(b, "]");
     free(sum);
     free(count);
-    return arr;
 }
 
 void srv_score_answer(srv_req *r)
@@ -68,20 +92,32 @@ void srv_score_answer(srv_req *r)
         return;
     }
     double unit = r->nats ? 1.0 : log(2.0);
+    srv_buf b = {0};
+    /* {"object":"score","model":...,"unit":...  then the arrays, usage and session, then } */
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "object", "score");
     cJSON_AddStringToObject(o, "model", r->sv->name);
     cJSON_AddStringToObject(o, "unit", r->nats ? "nats" : "bits");
-    cJSON_AddItemToObject(o, "tokens", tokens(r, j, unit));
-    if (r->words) {
-        cJSON *w = words(r, j, unit);
-        if (w) cJSON_AddItemToObject(o, "words", w);
-        else cJSON_AddNullToObject(o, "words");
-    }
-    cJSON *u = cJSON_AddObjectToObject(o, "usage");
+    add_printed(&b, o);
+    if (!b.oom) b.p[--b.len] = 0; /* its closing brace */
+    tokens(&b, r, j, unit);
+    if (r->words) words(&b, r, j, unit);
+    cJSON *u = cJSON_CreateObject();
     cJSON_AddNumberToObject(u, "prompt_tokens", (double)r->spans.n);
     cJSON_AddNumberToObject(u, "total_tokens", (double)r->spans.n);
-    if (r->user) cJSON_AddStringToObject(o, "session", r->user->id);
+    srv_buf_str(&b, ",\"usage\":");
+    add_printed(&b, u);
+    if (r->user) {
+        srv_buf_str(&b, ",\"session\":");
+        add_printed(&b, cJSON_CreateString(r->user->id));
+    }
+    srv_buf_str(&b, "}");
+    if (b.oom) {
+        srv_buf_free(&b);
+        r->status = 500;
+        r->body = srv_error_body(r->status, NULL, "out of memory writing the answer", &r->body_len);
+        return;
+    }
     r->status = 200;
-    r->body = srv_json_print(o, &r->body_len);
+    r->body = b.p, r->body_len = b.len;
 }
