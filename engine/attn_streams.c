@@ -29,13 +29,13 @@ static void write_entry(txlm_attn_plan *p, uint32_t e, const txlm_attn_stream *s
     w[TXLM_ENTRY_SAME_LENGTH] = s->same_length, w[TXLM_ENTRY_CLAMP] = s->clamp_max;
 }
 
-/* Places the streams of c[i]'s choice (from i on, not yet placed) in
- * groups of at most `slots`, each within the scratch and the counts. */
 typedef struct group_room {
     uint64_t scratch_bytes;
     uint32_t sync_words; /* of the counts buffer bound (txlm_ops.sync) */
 } group_room;
 
+/* Places the streams of c[i]'s choice (from i on, not yet placed) in
+ * groups of at most `slots`, each within the scratch and the counts. */
 static void place(txlm_attn_plan *p, const txlm_attn_stream *st, const txlm_attn_choice *c, uint32_t n, uint32_t i,
                   uint32_t slots, group_room room, unsigned char *placed, uint32_t *e)
 {

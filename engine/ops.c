@@ -192,7 +192,8 @@ void txlm_op_linear_ln(txlm_ops *o, const txlm_linear_ln_args *a)
     /* the texel LN kernels read gamma, beta and Y as vec4 */
     int tex = k < TXLM_K_COUNT && txlm_kernel_descs[k].texel_mask;
     int fused = o->sync.buf && k < TXLM_K_COUNT && txlm_kernel_usable(o->rec->vk, k) &&
-                txlm_tensor_n_chunks(w) == 1 && nrows <= w->rows && ln.view.buf == y.view.buf && ln.view.off == y.view.off && ln.ld == y.ld &&
+                txlm_tensor_n_chunks(w) == 1 && nrows <= w->rows && ln.view.buf == y.view.buf &&
+                ln.view.off == y.view.off && ln.ld == y.ld &&
                 (!tex || (y.off | ln.off | nrows | g->cols | b->cols) % 4 == 0) && g->cols >= d && b->cols >= d &&
                 d <= nrows;
     if (!fused) {
