@@ -22,13 +22,13 @@ static void number_or_null(cJSON *o, const char *name, double v)
  * would print. */
 static void add_printed(srv_buf *b, cJSON *item)
 {
-    char *s = item ? cJSON_PrintUnformatted(item) : NULL;
-    cJSON_Delete(item);
+    size_t n;
+    char *s = srv_json_print(item, &n);
     if (!s) {
         b->oom = 1;
         return;
     }
-    srv_buf_str(b, s);
+    srv_buf_add(b, s, n);
     free(s);
 }
 
