@@ -30,6 +30,7 @@ layout(local_size_x = 8) in;
 // subgroup of 8 here.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_memory_scope_semantics : require
 layout(std430, binding = 5) readonly buffer Gb { vec4 G4[]; };
 layout(std430, binding = 6) readonly buffer Lb { vec4 LB4[]; };
 layout(std430, binding = 7) coherent buffer Cb { uint DONE[]; };  // [0]: workgroups finished, back to 0 after (TXLM_SYNC_WORDS)
@@ -37,18 +38,16 @@ layout(std430, binding = 7) coherent buffer Cb { uint DONE[]; };  // [0]: workgr
 vec4 y4(uint t) { uint i = y_base() + 4u * t; return vec4(Y[i], Y[i + 1u], Y[i + 2u], Y[i + 3u]); }
 #define LN_IN4(row, t) y4(t)
 #include "layernorm_row.glsl"
+#include "last_group.glsl"
+shared bool last;
 
 void layernorm_if_last()
 {
-    // every lane's stores made visible, and the lanes met, before one
-    // counts; after the count they meet again before reading
-    memoryBarrierBuffer();
-    subgroupBarrier();
-    uint ticket = 0u;
-    if (subgroupElect()) ticket = atomicAdd(DONE[0], 1u) + 1u;
-    if (subgroupMax(ticket) != gl_NumWorkGroups.x) return;
-    subgroupBarrier();
-    memoryBarrierBuffer();
+    GROUP_SYNC();
+    uint ticket = count_done(gl_LocalInvocationID.x, 0u);
+    if (gl_LocalInvocationID.x == 0u) last = ticket == gl_NumWorkGroups.x;
+    GROUP_SYNC();
+    if (!last) return;
     uint lane = gl_SubgroupInvocationID, n4 = (p.ln_d + 3u) / 4u, out4 = p.ln_d_out / 4u;
     float mean, rstd;
     ln_stats(0u, lane, p.ln_d, p.ln_eps, mean, rstd);
@@ -59,7 +58,7 @@ void layernorm_if_last()
         uint i = p.ln_y + 4u * t;
         Y[i] = y.x, Y[i + 1u] = y.y, Y[i + 2u] = y.z, Y[i + 3u] = y.w;
     }
-    if (subgroupElect()) DONE[0] = 0u;
+    if (gl_LocalInvocationID.x == 0u) DONE[0] = 0u;
 }
 #endif
 
