@@ -7,11 +7,12 @@
  * of W produce padding columns of Y that are exactly zero, so every
  * activation's padding stays zero from the embedding on (LayerNorm takes
  * its statistics over the real columns and writes zeros after them) and
- * the numbers are those of the unpadded model. */
+ * the numbers are those of the unpadded model. Which dimensions widen
+ * follows from the tensor table's shapes (format/container/tensor_table.c):
+ * every d_model, d_head and d_inner they are made of. */
 #include "model_pad.h"
 
-#include <stdlib.h>
-#include <string.h>
+#include "tensor_table.h"
 
 static uint32_t round_up(uint32_t n, uint32_t m) { return (n + m - 1) / m * m; }
 
@@ -20,38 +21,34 @@ static int direct(const txlm_hparams *h) { return h->div_val == 1 && h->d_embed 
 
 static txlm_pad pad(uint32_t n, uint32_t to) { return n == to ? (txlm_pad){0, 0} : (txlm_pad){n, to}; }
 
+/* How a dimension widens, by what it is in the tensor table's terms:
+ * d_model's, a head's (H*dh and 3*H*dh are runs of d_head, each widened),
+ * d_inner's. A cluster's width and d_embed are d_model's in the
+ * projection-free layout, the only one whose d_model widens; counts
+ * (heads, vocabulary rows, cutoffs) and d_model / 2 never widen. */
+static txlm_pad widening(const txlm_hparams *h, const txlm_dims *dv, txlm_tt_dim term)
+{
+    switch (term) {
+    case TXLM_TD_MODEL: return pad(h->d_model, dv->d);
+    case TXLM_TD_EMBED:
+    case TXLM_TD_WIDTH: return direct(h) ? pad(h->d_model, dv->d) : pad(0, 0);
+    case TXLM_TD_HEAD:
+    case TXLM_TD_HD:
+    case TXLM_TD_3HD: return pad(h->d_head, dv->dh);
+    case TXLM_TD_INNER: return pad(h->d_inner, dv->di);
+    default: return pad(0, 0);
+    }
+}
+
 void txlm_pad_of(const txlm_hparams *h, const txlm_dims *dv, const char *name, txlm_pad out[2])
 {
-    txlm_pad d = pad(h->d_model, dv->d), dh = pad(h->d_head, dv->dh), di = pad(h->d_inner, dv->di);
-    static const struct {
-        const char *suffix;
-        char rows, cols; /* 'd' d_model, 'h' per head, 'i' d_inner, 0 as is */
-    } rules[] = {
-        {"dec_attn.qkv_net.weight", 'h', 'd'},   {"dec_attn.r_net.weight", 'h', 'd'},
-        {"dec_attn.o_net.weight", 'd', 'h'},     {"dec_attn.layer_norm.weight", 0, 'd'},
-        {"dec_attn.layer_norm.bias", 0, 'd'},    {"dec_attn.r_w_bias", 0, 'h'},
-        {"dec_attn.r_r_bias", 0, 'h'},           {"pos_ff.CoreNet.0.weight", 'i', 'd'},
-        {"pos_ff.CoreNet.0.bias", 0, 'i'},       {"pos_ff.CoreNet.3.weight", 'd', 'i'},
-        {"pos_ff.CoreNet.3.bias", 0, 'd'},       {"pos_ff.layer_norm.weight", 0, 'd'},
-        {"pos_ff.layer_norm.bias", 0, 'd'},
-    };
-    out[0] = out[1] = (txlm_pad){0, 0};
-    if (!strncmp(name, "layers.", 7)) {
-        const char *dot = strchr(name + 7, '.');
-        if (!dot) return;
-        for (size_t i = 0; i < sizeof rules / sizeof *rules; i++) {
-            if (strcmp(dot + 1, rules[i].suffix)) continue;
-            char axis[2] = {rules[i].rows, rules[i].cols};
-            for (int a = 0; a < 2; a++) out[a] = axis[a] == 'd' ? d : axis[a] == 'h' ? dh : axis[a] == 'i' ? di : out[a];
-            return;
-        }
-        return;
-    }
-    /* without projections the embedding, the output layer and the cluster
-     * logits all take rows of width d_model */
-    if (direct(h) && (!strcmp(name, "word_emb.emb_layers.0.weight") || !strcmp(name, "crit.out_layers.0.weight") ||
-                      !strcmp(name, "crit.cluster_weight")))
-        out[1] = d;
+    txlm_tt_slot s;
+    out[0] = out[1] = pad(0, 0);
+    /* a tensor the table does not give h is uploaded as stored (nothing binds it) */
+    if (txlm_tt_find(h, name, &s)) return;
+    /* a vector is one row: its one dimension is the columns */
+    if (s.rank == 1) out[1] = widening(h, dv, s.terms[0]);
+    else out[0] = widening(h, dv, s.terms[0]), out[1] = widening(h, dv, s.terms[1]);
 }
 
 void txlm_dims_choose(const txlm_hparams *h, const txlm_file *f, int no_pad, txlm_dims *dv)

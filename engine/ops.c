@@ -2,69 +2,108 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "dtype.h"
+#include "log.h"
 
 static uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
-/* The texel kernels read X from element x.off in steps of 4 and W in
- * steps of 16, and every binding must make a valid texel view. */
-static int texel_linear_ok(const txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w)
-{
-    if (!o->rec->vk->texel || w->cols % 16 || x.off % 4 || x.ld % 4 || !txlm_rec_texel_fits(o->rec, x.view))
-        return 0;
-    for (uint32_t c = 0; c < txlm_tensor_n_chunks(w); c++)
-        if (!txlm_rec_texel_fits(o->rec, txlm_tensor_chunk(w, c, &(uint32_t){0}))) return 0;
-    return 1;
-}
-
-/* What the choice of a product's kernel depends on (linear_rules). */
-enum {
-    ONE_ROW = 1,     /* M == 1, and not TXLM_LIN_BLOCK */
-    MANY_ROWS = 2,   /* M >= 24: the 32-row texel blocks */
-    ROWS_16 = 4,     /* M >= 16, and not TXLM_LIN_BLOCK (position keys must not depend on the batch) */
-    ALIGNED8 = 8,    /* K, x.off and x.ld multiples of 8: 8x8 register blocks, wide loads */
-    GPU = 16,        /* vk->gpu_kernels */
-    GPU_GRID = 32,   /* gemv_gpu's grid of row groups fits the device's limit */
-    Q8_BLOCKS = 64,  /* q8_0 rows of whole 32-weight blocks, one per 256-bit load */
-    Q8_LONG = 128,   /* q8_0 rows of 4 superblocks and more: touch the next one ahead */
-    TWO_ROWS = 256,  /* M == 2, and not TXLM_LIN_BLOCK (a few streams' tokens) */
-    FOUR_ROWS = 512, /* M == 3 or 4, and not TXLM_LIN_BLOCK */
-    SOME_ROWS = 1024, /* M from 2 to 15, and not TXLM_LIN_BLOCK (a batch's tokens, fewer than the GPU tiles take) */
+/* The choice of a product's kernel. A call's conditions are named
+ * (linear_conditions says which hold); each candidate of linear_rules,
+ * best first, names the conditions it needs and whether it is a texel
+ * kernel; the first on the call's path (texel or not, linear_path) whose
+ * needs all hold and which the device can run is used. With
+ * TXLM_EXPLAIN_KERNELS the log says which won and why each candidate
+ * before it did not. */
+enum linear_cond {
+    ONE_ROW,   /* M == 1, and not TXLM_LIN_BLOCK */
+    TWO_ROWS,  /* M == 2, and not TXLM_LIN_BLOCK (a few streams' tokens) */
+    FOUR_ROWS, /* M == 3 or 4, and not TXLM_LIN_BLOCK */
+    SOME_ROWS, /* M from 2 to 15, and not TXLM_LIN_BLOCK (a batch's tokens, fewer than the GPU tiles take) */
+    ROWS_16,   /* M >= 16, and not TXLM_LIN_BLOCK (position keys must not depend on the batch) */
+    MANY_ROWS, /* M >= 24: the 32-row texel blocks */
+    ALIGNED8,  /* K, x.off and x.ld multiples of 8: 8x8 register blocks, wide loads */
+    GPU,       /* vk->gpu_kernels */
+    GPU_GRID,  /* gemv_gpu's grid of row groups fits the device's limit */
+    Q8_BLOCKS, /* q8_0 rows of whole 32-weight blocks, one per 256-bit load */
+    Q8_LONG,   /* q8_0 rows of 4 superblocks and more: touch the next one ahead */
+    N_CONDS
+};
+static const char *const cond_names[N_CONDS] = {
+    [ONE_ROW] = "one_row",     [TWO_ROWS] = "two_rows",   [FOUR_ROWS] = "four_rows", [SOME_ROWS] = "some_rows",
+    [ROWS_16] = "rows_16",     [MANY_ROWS] = "many_rows", [ALIGNED8] = "aligned8",   [GPU] = "gpu",
+    [GPU_GRID] = "gpu_grid",   [Q8_BLOCKS] = "q8_blocks", [Q8_LONG] = "q8_long",
 };
 
-/* A product's candidates, best first: the first whose conditions hold and
- * which the device can run is used. Texel rules apply where X and W can be
- * read as texels (CPU devices), the others elsewhere. `split`: the kernel
- * stores through linear_out.glsl's store(), which takes TXLM_LINF_SPLIT
- * (the block kernels store raw and finish in place; linear.comp has its
- * own epilogue). */
+typedef struct linear_conds {
+    bool holds[N_CONDS];
+} linear_conds;
+
+static linear_conds linear_conditions(const txlm_vk *vk, txlm_arg x, const txlm_gpu_tensor *w, uint32_t nrows, uint32_t M,
+                                      uint32_t flags)
+{
+    bool free_rows = !(flags & TXLM_LIN_BLOCK); /* the rows may take any kernel (not the position keys) */
+    uint32_t most_rows = nrows < w->chunk_rows ? nrows : w->chunk_rows;
+    uint32_t gemv_gpu_groups = div_up(most_rows, txlm_kernel_descs[txlm_kernel_of(TXLM_KF_GEMV_GPU, w->dtype)].tile_n);
+    linear_conds c = {{
+        [ONE_ROW] = M == 1 && free_rows,
+        [TWO_ROWS] = M == 2 && free_rows,
+        [FOUR_ROWS] = M >= 3 && M <= 4 && free_rows,
+        [SOME_ROWS] = M >= 2 && M < 16 && free_rows,
+        [ROWS_16] = M >= 16 && free_rows,
+        [MANY_ROWS] = M >= 24,
+        [ALIGNED8] = w->cols % 8 == 0 && x.off % 8 == 0 && x.ld % 8 == 0,
+        [GPU] = vk->gpu_kernels,
+        [GPU_GRID] = gemv_gpu_groups <= vk->props.limits.maxComputeWorkGroupCount[0],
+        [Q8_BLOCKS] = w->dtype == TXLM_DT_Q8_0 && w->cols % 32 == 0,
+        [Q8_LONG] = w->dtype == TXLM_DT_Q8_0 && w->cols >= 4 * 512,
+    }};
+    return c;
+}
+
+/* A product's candidates, best first. `texel`: a texel kernel, chosen
+ * only on the texel path (linear_path), the others only off it. `split`:
+ * the kernel stores through linear_out.glsl's store(), which takes
+ * TXLM_LINF_SPLIT (the block kernels store raw and finish in place;
+ * linear.comp has its own epilogue). */
 static const struct linear_rule {
-    int texel;
+    bool texel;
     txlm_kernel_family family; /* or, for a kernel of one dtype, */
     txlm_kernel_id id;         /* (family TXLM_KF_COUNT) */
-    unsigned when;
-    int split;
+    bool needs[N_CONDS];       /* every condition it needs */
+    bool split;
 } linear_rules[] = {
-    {1, TXLM_KF_COUNT, TXLM_K_GEMV_TEX_Q8_0_LONG, ONE_ROW | Q8_LONG, 1}, /* one row per lane */
-    {1, TXLM_KF_GEMV_TEX, 0, ONE_ROW, 1},
-    {1, TXLM_KF_GEMV_TEX2, 0, TWO_ROWS, 1},      /* a few streams' tokens: a weight unpacked once for all */
-    {1, TXLM_KF_GEMV_TEX4, 0, FOUR_ROWS, 1},
-    {1, TXLM_KF_LINEAR_TEXSG, 0, MANY_ROWS, 0},  /* 32x8 blocks, X shared by shuffles */
-    {1, TXLM_KF_LINEAR_TEX, 0, MANY_ROWS, 0},    /* 32x16 blocks */
-    {1, TXLM_KF_LINEAR_TEXSG8, 0, 0, 0},         /* 8x16 blocks for a few rows */
-    {1, TXLM_KF_LINEAR_TEX8, 0, 0, 0},
-    {0, TXLM_KF_GEMV_GPU, 0, ONE_ROW | GPU | GPU_GRID, 1}, /* GPUs: 64 lanes walk K side by side */
-    {0, TXLM_KF_GEMV_GPU8, 0, SOME_ROWS | GPU | GPU_GRID, 1}, /* the same for 8 rows of X at once: W read once */
-    {0, TXLM_KF_LINEAR_CM, 0, ROWS_16 | GPU, 1},           /* GPUs' matrix units: f16 tiles, f32 sums (no f32 weights) */
-    {0, TXLM_KF_LINEAR_SMEM, 0, ROWS_16 | GPU, 1},         /* GPUs: 64x64 tiles in workgroup memory */
-    {0, TXLM_KF_COUNT, TXLM_K_GEMV_Q8_SG, ONE_ROW | ALIGNED8 | Q8_BLOCKS, 1},
-    {0, TXLM_KF_COUNT, TXLM_K_GEMV_Q8, ONE_ROW | ALIGNED8 | Q8_BLOCKS, 1},
-    {0, TXLM_KF_GEMV_WIDE_SG, 0, ONE_ROW | ALIGNED8, 1}, /* one row: one pass over W, 32 rows a workgroup */
-    {0, TXLM_KF_GEMV_WIDE, 0, ONE_ROW | ALIGNED8, 1},
-    {0, TXLM_KF_GEMV_SG, 0, ONE_ROW | ALIGNED8, 1},
-    {0, TXLM_KF_GEMV, 0, ONE_ROW | ALIGNED8, 1},
-    {0, TXLM_KF_LINEAR_WIDE, 0, ALIGNED8, 1}, /* 8x8 register blocks */
-    {0, TXLM_KF_LINEAR_TILED, 0, ALIGNED8, 1},
-    {0, TXLM_KF_LINEAR, 0, 0, 0},
+    /* the texel path (CPU devices): one row per lane */
+    {.texel = true, .family = TXLM_KF_COUNT, .id = TXLM_K_GEMV_TEX_Q8_0_LONG, .needs = {[ONE_ROW] = true, [Q8_LONG] = true}, .split = true},
+    {.texel = true, .family = TXLM_KF_GEMV_TEX, .needs = {[ONE_ROW] = true}, .split = true},
+    /* a few streams' tokens: a weight unpacked once for all */
+    {.texel = true, .family = TXLM_KF_GEMV_TEX2, .needs = {[TWO_ROWS] = true}, .split = true},
+    {.texel = true, .family = TXLM_KF_GEMV_TEX4, .needs = {[FOUR_ROWS] = true}, .split = true},
+    {.texel = true, .family = TXLM_KF_LINEAR_TEXSG, .needs = {[MANY_ROWS] = true}}, /* 32x8 blocks, X shared by shuffles */
+    {.texel = true, .family = TXLM_KF_LINEAR_TEX, .needs = {[MANY_ROWS] = true}},   /* 32x16 blocks */
+    {.texel = true, .family = TXLM_KF_LINEAR_TEXSG8},                           /* 8x16 blocks for a few rows */
+    {.texel = true, .family = TXLM_KF_LINEAR_TEX8},
+    /* GPUs: 64 lanes walk K side by side */
+    {.family = TXLM_KF_GEMV_GPU, .needs = {[ONE_ROW] = true, [GPU] = true, [GPU_GRID] = true}, .split = true},
+    /* the same for 8 rows of X at once: W read once */
+    {.family = TXLM_KF_GEMV_GPU8, .needs = {[SOME_ROWS] = true, [GPU] = true, [GPU_GRID] = true}, .split = true},
+    /* GPUs' matrix units: f16 tiles, f32 sums (no f32 weights) */
+    {.family = TXLM_KF_LINEAR_CM, .needs = {[ROWS_16] = true, [GPU] = true}, .split = true},
+    /* GPUs: 64x64 tiles in workgroup memory */
+    {.family = TXLM_KF_LINEAR_SMEM, .needs = {[ROWS_16] = true, [GPU] = true}, .split = true},
+    {.family = TXLM_KF_COUNT, .id = TXLM_K_GEMV_Q8_SG, .needs = {[ONE_ROW] = true, [ALIGNED8] = true, [Q8_BLOCKS] = true}, .split = true},
+    {.family = TXLM_KF_COUNT, .id = TXLM_K_GEMV_Q8, .needs = {[ONE_ROW] = true, [ALIGNED8] = true, [Q8_BLOCKS] = true}, .split = true},
+    /* one row: one pass over W, 32 rows a workgroup */
+    {.family = TXLM_KF_GEMV_WIDE_SG, .needs = {[ONE_ROW] = true, [ALIGNED8] = true}, .split = true},
+    {.family = TXLM_KF_GEMV_WIDE, .needs = {[ONE_ROW] = true, [ALIGNED8] = true}, .split = true},
+    {.family = TXLM_KF_GEMV_SG, .needs = {[ONE_ROW] = true, [ALIGNED8] = true}, .split = true},
+    {.family = TXLM_KF_GEMV, .needs = {[ONE_ROW] = true, [ALIGNED8] = true}, .split = true},
+    {.family = TXLM_KF_LINEAR_WIDE, .needs = {[ALIGNED8] = true}, .split = true}, /* 8x8 register blocks */
+    {.family = TXLM_KF_LINEAR_TILED, .needs = {[ALIGNED8] = true}, .split = true},
+    {.family = TXLM_KF_LINEAR},
 };
 
 static txlm_kernel_id rule_kernel(const struct linear_rule *r, uint32_t dtype)
@@ -72,37 +111,102 @@ static txlm_kernel_id rule_kernel(const struct linear_rule *r, uint32_t dtype)
     return r->family < TXLM_KF_COUNT ? txlm_kernel_of(r->family, dtype) : r->id;
 }
 
-/* The rule of Y[M, nrows] = X · W^T for this shape on this device (its
- * kernel in *k). */
-static const struct linear_rule *linear_kernel(const txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t nrows,
-                                               uint32_t M, uint32_t flags, int in_place, txlm_kernel_id *k)
+/* Whether every condition r needs holds. */
+static bool meets(const struct linear_rule *r, const linear_conds *c)
+{
+    for (int j = 0; j < N_CONDS; j++)
+        if (r->needs[j] && !c->holds[j]) return false;
+    return true;
+}
+
+/* Whether the call takes the texel path (X and W read as texels: the
+ * texel kernels exist for CPU devices): NULL if so, else why not. */
+static const char *linear_path(const txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, const linear_conds *c, int in_place)
 {
     const txlm_vk *vk = o->rec->vk;
-    uint32_t most_rows = nrows < w->chunk_rows ? nrows : w->chunk_rows;
-    unsigned have = (M == 1 && !(flags & TXLM_LIN_BLOCK) ? ONE_ROW : 0) | (M >= 24 ? MANY_ROWS : 0) |
-                    (M >= 16 && !(flags & TXLM_LIN_BLOCK) ? ROWS_16 : 0) |
-                    (w->cols % 8 == 0 && x.off % 8 == 0 && x.ld % 8 == 0 ? ALIGNED8 : 0) | (vk->gpu_kernels ? GPU : 0) |
-                    (div_up(most_rows, txlm_kernel_descs[txlm_kernel_of(TXLM_KF_GEMV_GPU, w->dtype)].tile_n) <=
-                             vk->props.limits.maxComputeWorkGroupCount[0]
-                         ? GPU_GRID
-                         : 0) |
-                    (w->dtype == TXLM_DT_Q8_0 && w->cols % 32 == 0 ? Q8_BLOCKS : 0) |
-                    (w->dtype == TXLM_DT_Q8_0 && w->cols >= 4 * 512 ? Q8_LONG : 0) |
-                    (M == 2 && !(flags & TXLM_LIN_BLOCK) ? TWO_ROWS : 0) |
-                    (M >= 3 && M <= 4 && !(flags & TXLM_LIN_BLOCK) ? FOUR_ROWS : 0) |
-                    (M >= 2 && M < 16 && !(flags & TXLM_LIN_BLOCK) ? SOME_ROWS : 0);
+    if (!vk->texel) return "texel kernels off on this device";
+    /* they read X from element x.off in steps of 4 and W in steps of 16,
+     * and every binding must make a valid texel view */
+    if (w->cols % 16 || x.off % 4 || x.ld % 4) return "K, X's offset or X's stride not whole texels";
+    if (!txlm_rec_texel_fits(o->rec, x.view)) return "X past a texel view";
+    for (uint32_t i = 0; i < txlm_tensor_n_chunks(w); i++)
+        if (!txlm_rec_texel_fits(o->rec, txlm_tensor_chunk(w, i, &(uint32_t){0}))) return "W past a texel view";
     /* the block kernels store Y raw, then add bias and residual in place:
-     * a residual that is Y itself (the embedding projection) must not */
-    txlm_kernel_family rows_family = have & ONE_ROW ? TXLM_KF_GEMV_TEX : have & TWO_ROWS ? TXLM_KF_GEMV_TEX2 : TXLM_KF_GEMV_TEX4;
-    int few_rows = (have & (ONE_ROW | TWO_ROWS | FOUR_ROWS)) && txlm_kernel_usable(vk, txlm_kernel_of(rows_family, w->dtype));
-    int texel = texel_linear_ok(o, x, w) && (few_rows || !in_place);
+     * a residual that is Y itself (the embedding projection) must take a
+     * one-row kernel */
+    txlm_kernel_family rows_family = c->holds[ONE_ROW] ? TXLM_KF_GEMV_TEX : c->holds[TWO_ROWS] ? TXLM_KF_GEMV_TEX2 : TXLM_KF_GEMV_TEX4;
+    bool few_rows = (c->holds[ONE_ROW] || c->holds[TWO_ROWS] || c->holds[FOUR_ROWS]) &&
+                    txlm_kernel_usable(vk, txlm_kernel_of(rows_family, w->dtype));
+    if (in_place && !few_rows) return "Y is its own residual, which the block kernels cannot add";
+    return NULL;
+}
+
+/* The log line of one choice (TXLM_EXPLAIN_KERNELS), built as it is made. */
+typedef struct explain {
+    char text[1024];
+    size_t len;
+} explain;
+
+static void say(explain *e, const char *fmt, ...) TXLM_PRINTF(2, 3);
+static void say(explain *e, const char *fmt, ...)
+{
+    if (e->len >= sizeof e->text) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(e->text + e->len, sizeof e->text - e->len, fmt, ap);
+    va_end(ap);
+    e->len += n > 0 ? (size_t)n : 0;
+}
+
+static const char *kernel_name(txlm_kernel_id k) { return k < TXLM_K_COUNT ? txlm_kernel_descs[k].name : "none"; }
+
+/* The rule of Y[M, nrows] = X · W^T for this shape on this device (its
+ * kernel in *k); why (NULL: not asked) gets the reasons. */
+static const struct linear_rule *linear_kernel(const txlm_ops *o, txlm_arg x, const txlm_gpu_tensor *w, uint32_t nrows,
+                                               uint32_t M, uint32_t flags, int in_place, txlm_kernel_id *k, explain *why)
+{
+    const txlm_vk *vk = o->rec->vk;
+    linear_conds c = linear_conditions(vk, x, w, nrows, M, flags);
+    const char *not_texel = linear_path(o, x, w, &c, in_place);
+    bool texel = !not_texel;
+    if (why) {
+        const txlm_dtype_info *di = txlm_dtype_get(w->dtype);
+        say(why, "kernel choice: Y[%u, %u] = X W^T, K %u, %s%s; holds:", M, nrows, w->cols, di ? di->name : "?",
+            flags & TXLM_LIN_BLOCK ? ", position keys (TXLM_LIN_BLOCK)" : "");
+        for (int i = 0; i < N_CONDS; i++)
+            if (c.holds[i]) say(why, " %s", cond_names[i]);
+        say(why, "; %s", texel ? "texel path" : "not the texel path: ");
+        if (!texel) say(why, "%s", not_texel);
+    }
     for (size_t i = 0; i < sizeof linear_rules / sizeof *linear_rules; i++) {
         const struct linear_rule *r = &linear_rules[i];
         *k = rule_kernel(r, w->dtype);
-        if (r->texel == texel && (r->when & have) == r->when && txlm_kernel_usable(vk, *k)) return r;
+        if (r->texel != texel) continue;
+        bool met = meets(r, &c);
+        const char *device_not = met ? txlm_kernel_unusable(vk, *k) : NULL;
+        if (met && !device_not) {
+            if (why) say(why, " => %s", kernel_name(*k));
+            return r;
+        }
+        if (!why) continue;
+        say(why, "; passed over %s (", kernel_name(*k));
+        for (int j = 0, n = 0; j < N_CONDS; j++)
+            if (r->needs[j] && !c.holds[j]) say(why, "%snot %s", n++ ? ", " : "", cond_names[j]);
+        say(why, "%s)", met ? device_not : "");
     }
     *k = txlm_kernel_of(TXLM_KF_LINEAR, w->dtype); /* unless a test forbade it, never reached */
+    if (why) say(why, "; none usable => %s", kernel_name(*k));
     return &linear_rules[sizeof linear_rules / sizeof *linear_rules - 1];
+}
+
+/* The choice explained on the log, where the context asks (TXLM_EXPLAIN_KERNELS). */
+static explain *explaining(const txlm_ops *o, explain *e)
+{
+    const txlm_debug *d = o->rec->vk->debug;
+    if (!d || !d->explain_kernels) return NULL;
+    e->len = 0;
+    e->text[0] = 0;
+    return e;
 }
 
 /* One dispatch (a chunk of W at a time) of a, its flags complete, in
@@ -148,11 +252,14 @@ void txlm_op_linear(txlm_ops *o, const txlm_linear_args *a)
     uint32_t flags = (a->flags & ~(uint32_t)TXLM_LIN_RESIDUAL) | (a->residual ? TXLM_LIN_RESIDUAL : 0u);
     int in_place = a->residual && a->residual->view.buf == a->y.view.buf;
     txlm_kernel_id k;
-    const struct linear_rule *rule = linear_kernel(o, a->x, a->w, a->n, a->m, flags, in_place, &k);
+    explain e, *why = explaining(o, &e);
+    const struct linear_rule *rule = linear_kernel(o, a->x, a->w, a->n, a->m, flags, in_place, &k, why);
     if (!a->split_y || rule->split) {
+        if (why) txlm_log(TXLM_LOG_INFO, "%s", why->text);
         linear(o, a, flags, k);
         return;
     }
+    if (why) txlm_log(TXLM_LOG_INFO, "%s, which cannot write two outputs: its two parts follow", why->text);
     /* a kernel that cannot split its output: the two parts one after the other */
     txlm_linear_args first = *a, rest = *a;
     first.split_y = rest.split_y = NULL;
@@ -187,7 +294,8 @@ void txlm_op_linear_ln(txlm_ops *o, const txlm_linear_ln_args *a)
     const txlm_arg *r = a->residual;
     uint32_t nrows = a->n, M = a->m, d = a->d;
     txlm_kernel_id product;
-    linear_kernel(o, x, w, nrows, M, r ? TXLM_LIN_RESIDUAL : 0, r && r->view.buf == y.view.buf, &product);
+    explain e, *why = explaining(o, &e);
+    linear_kernel(o, x, w, nrows, M, r ? TXLM_LIN_RESIDUAL : 0, r && r->view.buf == y.view.buf, &product, why);
     txlm_kernel_id k = ln_kernel(product, w->dtype);
     /* the texel LN kernels read gamma, beta and Y as vec4 */
     int tex = k < TXLM_K_COUNT && txlm_kernel_descs[k].texel_mask;
@@ -196,7 +304,9 @@ void txlm_op_linear_ln(txlm_ops *o, const txlm_linear_ln_args *a)
                 ln.view.off == y.view.off && ln.ld == y.ld &&
                 (!tex || (y.off | ln.off | nrows | g->cols | b->cols) % 4 == 0) && g->cols >= d && b->cols >= d &&
                 d <= nrows;
+    if (why && fused) txlm_log(TXLM_LOG_INFO, "%s, run as %s: its last workgroup normalises", why->text, kernel_name(k));
     if (!fused) {
+        /* (txlm_op_linear explains its own choice) */
         txlm_op_linear(o, &(txlm_linear_args){.x = x, .w = w, .n = nrows, .bias = bias, .residual = r, .y = y, .m = M});
         layernorm(o, y, NULL, g, b, ln, M, d, nrows, a->eps);
         return;

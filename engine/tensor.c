@@ -9,7 +9,8 @@ static int quantised(uint32_t dtype) { return dtype == TXLM_DT_Q8_0 || dtype == 
  * values (16 blocks), each followed by its 16 f16 scales (shaders/quant.glsl).
  * A row's scales then travel with its values: kept in a region of their
  * own, they were a second, distant stream per row that made single-row
- * products 1.7x slower on lavapipe (docs/performance.md). */
+ * products 1.7x slower on lavapipe (docs/performance-history.md,
+ * "Quantised layout and huge pages"). */
 #define SB_ELEMS 512u
 #define SB_SCALE_BYTES 32u
 

@@ -52,8 +52,8 @@ typedef enum txlm_log_level {
     TXLM_LOG_INFO = 2,
 } txlm_log_level;
 /* Receives one message (one line, no newline) the library would print,
- * at level TXLM_LOG_ERROR or TXLM_LOG_WARNING (TXLM_LOG_INFO is reserved:
- * nothing is passed at it today). */
+ * at level TXLM_LOG_ERROR or TXLM_LOG_WARNING; TXLM_LOG_INFO only what a
+ * debugging switch asks for (TXLM_EXPLAIN_KERNELS, docs/environment.md). */
 typedef void (*txlm_log_fn)(void *user, txlm_log_level level, const char *message);
 /* Where the library's messages (Vulkan validation and driver messages) go:
  * to fn, or to stderr when fn is NULL (the default). Process-wide; fn is

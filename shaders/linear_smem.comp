@@ -31,7 +31,8 @@ layout(std430, binding = 0) readonly buffer Xb { float X[]; };
 // f32 and f16 weights: steps of 32 with the next one fetched ahead. The
 // q8_0 and q4_0 decoders (two loads a value) ran 1.5x slower that way on
 // an H100, and 1.5x slower still when their loads went through fetch()
-// (docs/performance.md): they keep steps of 16, loaded where stored.
+// (docs/performance-history.md, "On an NVIDIA H100 (Vulkan)"): they keep
+// steps of 16, loaded where stored.
 #if W_TYPE >= 3
 #define TK 16u
 #define PREFETCH 0

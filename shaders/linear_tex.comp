@@ -15,7 +15,8 @@
 // one per workgroup) lane l fetches rows l, l+8, ... and every lane takes
 // each row from its owner by a subgroup shuffle, a register permute on
 // CPU drivers: X costs TM/8 fetches a step instead of TM, and narrower
-// blocks (32x8) win (docs/performance.md).
+// blocks (32x8) win (docs/performance-history.md, "Subgroup shuffles,
+// padding, LayerNorm").
 
 #if SHUFFLE
 #extension GL_KHR_shader_subgroup_basic : require

@@ -1,7 +1,8 @@
 // Activations (binding 0) and weights (binding 1) read through uniform
 // texel buffers: RGBA32_UINT views, 16 bytes a fetch. On CPU drivers a
 // storage-buffer load runs lane by lane with a branch per lane, a texel
-// fetch is one gather (docs/performance.md), so these kernels exist for
+// fetch is one gather (docs/performance-history.md, "Texel-buffer
+// kernels"), so these kernels exist for
 // them. Element offsets passed in are multiples of 4 (x) or 16 (w16/w4's e16).
 // W_TYPE: 0 f32, 1 f16, 3 q8_0, 4 q4_0; quantised chunks: quant.glsl
 // (a superblock is whole texels, and so is a 16-element step).

@@ -20,6 +20,7 @@ txlm_debug *txlm_debug_create(const txlm_env *e)
     if (!d) return NULL;
     d->no_replay = e->no_replay;
     d->no_pad = e->no_pad;
+    d->explain_kernels = e->explain_kernels;
     d->fault_device_lost = e->fault_device_lost;
     d->fault_alloc_fail = e->fault_alloc_fail;
     pthread_mutex_init(&d->lock, NULL);

@@ -1,7 +1,8 @@
 /* What tests, comparisons and fault injection set on a context, in one
  * place: kernels forced (by forbidding the others), fault points, every
- * segment recorded afresh, models left unpadded, and the counters and
- * command traces tests read. A context holds one (txlm_vk.debug), filled
+ * segment recorded afresh, models left unpadded, the counters and
+ * command traces tests read, and each product's kernel choice explained
+ * on the log. A context holds one (txlm_vk.debug), filled
  * from the environment when it is created (env.h); a test sets the
  * options on its own context between calls, while nothing records.
  * Production code reaches it only through the calls below; the recorder
@@ -25,6 +26,7 @@ typedef struct txlm_debug {
     unsigned char forbid[TXLM_K_COUNT]; /* counted as kernels the device cannot run: each op chooses its next candidate */
     int no_replay;                      /* every segment recorded afresh (TXLM_NO_REPLAY) */
     int no_pad;                         /* models loaded in their own widths (TXLM_NO_PAD; model_pad.c) */
+    int explain_kernels;                /* each product's kernel choice on the log, with why (TXLM_EXPLAIN_KERNELS; ops.c) */
     uint64_t fault_device_lost;         /* submission N and every later one report the device lost (counted from 1) */
     uint64_t fault_alloc_fail;          /* buffer N's memory fails with every memory type, as on a full GPU */
     int count;                          /* count dispatches by kernel, and replays */

@@ -46,6 +46,7 @@ void txlm_env_read(txlm_env *e)
         .max_binding_bytes = number("TXLM_MAX_BINDING_BYTES"),
         .no_replay = on("TXLM_NO_REPLAY"),
         .no_pad = on("TXLM_NO_PAD"),
+        .explain_kernels = on("TXLM_EXPLAIN_KERNELS"),
         .fault_device_lost = number("TXLM_FAULT_DEVICE_LOST"),
         .fault_alloc_fail = number("TXLM_FAULT_ALLOC_FAIL"),
     };

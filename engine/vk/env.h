@@ -24,6 +24,7 @@ typedef struct txlm_env {
     /* for the debug options (debug.h) */
     int no_replay;              /* TXLM_NO_REPLAY=1: every segment recorded afresh */
     int no_pad;                 /* TXLM_NO_PAD=1: the model's own widths on the device, unpadded */
+    int explain_kernels;        /* TXLM_EXPLAIN_KERNELS=1: each product's kernel choice on the log, with why */
     uint64_t fault_device_lost; /* TXLM_FAULT_DEVICE_LOST=N: submit N and later report the device lost */
     uint64_t fault_alloc_fail;  /* TXLM_FAULT_ALLOC_FAIL=N: buffer N's memory fails */
 } txlm_env;

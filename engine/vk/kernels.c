@@ -81,27 +81,29 @@ static void destroy_one(txlm_vk *vk, txlm_kernel *k)
     k->dsl = VK_NULL_HANDLE;
 }
 
-int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
+const char *txlm_kernel_unusable(const txlm_vk *vk, uint32_t id)
 {
-    if (id >= TXLM_K_COUNT || txlm_debug_forbidden(vk->debug, id)) return 0;
+    if (id >= TXLM_K_COUNT) return "no such variant";
+    if (txlm_debug_forbidden(vk->debug, id)) return "forbidden by a test";
     const txlm_kernel_desc *d = &txlm_kernel_descs[id];
     const VkPhysicalDeviceLimits *lim = &vk->props.limits;
-    if (!d->code) return 0;
-    if ((d->needs & TXLM_NEED_COOPMAT) && !vk->coopmat.on) return 0;
+    if (!d->code) return "not in this build";
+    if ((d->needs & TXLM_NEED_COOPMAT) && !vk->coopmat.on) return "no cooperative matrices";
     /* built whenever the format allows, so tests can run them on any device */
-    if (d->texel_mask && !vk->texel_ok) return 0;
-    if ((d->needs & TXLM_NEED_INT64) && !vk->int64) return 0;
+    if (d->texel_mask && !vk->texel_ok) return "no RGBA32_UINT texel buffers";
+    if ((d->needs & TXLM_NEED_INT64) && !vk->int64) return "no shaderInt64";
     /* a workgroup of 8 must fit in one subgroup for subgroupAdd to sum it */
-    if ((d->needs & TXLM_NEED_SUBGROUP) && !(vk->subgroup_arith && vk->subgroup_size >= 8)) return 0;
-    if ((d->needs & TXLM_NEED_SHUFFLE) && !vk->subgroup_shuffle) return 0;
-    if ((d->needs & TXLM_NEED_SHUFFLE8) && !vk->subgroup_shuffle8) return 0;
+    if ((d->needs & TXLM_NEED_SUBGROUP) && !(vk->subgroup_arith && vk->subgroup_size >= 8))
+        return "no subgroup arithmetic over 8 lanes";
+    if ((d->needs & TXLM_NEED_SHUFFLE) && !vk->subgroup_shuffle) return "no subgroup shuffles";
+    if ((d->needs & TXLM_NEED_SHUFFLE8) && !vk->subgroup_shuffle8) return "no shuffles in subgroups of 8";
     /* a workgroup of 8 that must be exactly one subgroup */
-    if ((d->needs & TXLM_NEED_SG8) && vk->subgroup_size != 8) return 0;
+    if ((d->needs & TXLM_NEED_SG8) && vk->subgroup_size != 8) return "subgroups are not 8 lanes";
     /* the spec promises 128 invocations and 16 KiB */
     if ((d->needs & TXLM_NEED_SMEM) &&
         (lim->maxComputeWorkGroupInvocations < 256 || lim->maxComputeWorkGroupSize[0] < 16 ||
          lim->maxComputeWorkGroupSize[1] < 16 || lim->maxComputeSharedMemorySize < 16384))
-        return 0;
+        return "no 16x16 workgroups with 16 KiB";
     /* the spec promises 4 storage buffers and 16 texel buffers a stage:
      * the kernels of several streams have 7 more */
     uint32_t at[TXLM_MAX_BINDINGS], all = txlm_kernel_bindings(d, at), texel = 0;
@@ -109,12 +111,14 @@ int txlm_kernel_usable(const txlm_vk *vk, uint32_t id)
     uint32_t storage = all - texel;
     if (storage > lim->maxPerStageDescriptorStorageBuffers || texel > lim->maxPerStageDescriptorSampledImages ||
         storage + texel > lim->maxPerStageResources)
-        return 0;
+        return "too many bindings a stage";
     if ((d->needs & TXLM_NEED_WG256) && (lim->maxComputeWorkGroupInvocations < 256 ||
                                          lim->maxComputeWorkGroupSize[0] < 256 || lim->maxComputeSharedMemorySize < 26096))
-        return 0;
-    return 1;
+        return "no 256-lane workgroups with 26096 bytes";
+    return NULL;
 }
+
+int txlm_kernel_usable(const txlm_vk *vk, uint32_t id) { return txlm_kernel_unusable(vk, id) == NULL; }
 
 int txlm_kernels_init(txlm_vk *vk, txlm_kernels *ks, txlm_err *err)
 {

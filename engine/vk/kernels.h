@@ -92,6 +92,8 @@ int txlm_kernel_texel(const txlm_kernel_desc *d, uint32_t binding);
  * hook that forces a variant, each op then choosing its next candidate);
  * false for TXLM_K_COUNT. */
 int txlm_kernel_usable(const txlm_vk *vk, uint32_t id);
+/* Why not, in a few words (NULL: usable); for explaining a choice. */
+const char *txlm_kernel_unusable(const txlm_vk *vk, uint32_t id);
 
 /* Names and bindings of every kernel, and the pipeline cache; no pipeline yet. */
 int txlm_kernels_init(txlm_vk *vk, txlm_kernels *ks, txlm_err *err);

@@ -50,7 +50,7 @@ typedef struct txlm_vk {
      * buffers. On by default on CPU devices: llvmpipe turns a storage-buffer
      * load into a per-lane loop with a branch for each lane, a texel fetch
      * into one gather, 2.5-3.6x faster for the same kernel
-     * (docs/performance.md). Tests switch it off to cover the other kernels. */
+     * (docs/performance-history.md, "Texel-buffer kernels"). Tests switch it off to cover the other kernels. */
     int texel;
     int gpu_kernels;                 /* kernels shaped for GPUs: big workgroups, workgroup-memory tiles (TXLM_GPU_KERNELS=0/1) */
     int flush_subnormals;            /* a CPU device's shader threads flush subnormals (fp_flush.h) */

@@ -153,8 +153,70 @@ static void test_stored_dtype(void)
     }
 }
 
+/* Every tensor is found by its name as the same slot; a name that is not
+ * one of h's tensors, spelt as the table spells it, is not found. */
+static int found_again(void *user, const txlm_tt_slot *s)
+{
+    const txlm_hparams *h = user;
+    txlm_tt_slot f;
+    CHECK(!txlm_tt_find(h, s->name, &f) && f.id == s->id && f.index == s->index && f.dims[0] == s->dims[0] &&
+              f.dims[1] == s->dims[1] && f.terms[0] == s->terms[0] && f.terms[1] == s->terms[1],
+          "%s not found as itself", s->name);
+    return 0;
+}
+
+static void test_find(void)
+{
+    txlm_hparams h = base();
+    h.d_embed = 64, h.div_val = 2, h.n_cutoffs = 1, h.cutoffs[0] = 30, h.n_layer = 12;
+    txlm_tt_each(&h, found_again, &h);
+    txlm_tt_slot s;
+    CHECK(!txlm_tt_find(&h, "pos_emb.inv_freq", &s) && s.id == TXLM_TT_INV_FREQ, "the optional inv_freq");
+    CHECK(!txlm_tt_find(&h, "layers.11.pos_ff.CoreNet.3.weight", &s) && s.id == TXLM_TT_FF_W2 && s.index == 11,
+          "layer 11's ff2: %d.%u", (int)s.id, s.index);
+    static const char *none[] = {
+        "layers.12.dec_attn.qkv_net.weight",          /* past n_layer */
+        "layers.01.dec_attn.qkv_net.weight",          /* not the table's spelling of 1 */
+        "layers..dec_attn.qkv_net.weight",            /* no index */
+        "layers.4294967296.dec_attn.qkv_net.weight",  /* past 32 bits */
+        "layers.0.dec_attn.qkv_net.weight.x",         /* longer */
+        "layers.0.dec_attn.qkv_net",                  /* shorter */
+        "word_emb.emb_projs.2",                       /* two clusters */
+        "transformer.layers.0.dec_attn.r_w_bias",     /* HF's prefix is the importers' to strip */
+        "",
+    };
+    for (size_t i = 0; i < sizeof none / sizeof *none; i++)
+        CHECK(txlm_tt_find(&h, none[i], &s) == -1, "'%s' found", none[i]);
+    h.n_cutoffs = 0, h.div_val = 1, h.d_embed = h.d_model;
+    CHECK(txlm_tt_find(&h, "crit.cluster_weight", &s) == -1, "cluster weights without clusters");
+}
+
+/* What each dimension is in hyper-parameter terms (model_pad.c widens by them). */
+static void test_terms(void)
+{
+    txlm_hparams h = base();
+    static const struct {
+        txlm_tt_id id;
+        txlm_tt_dim rows, cols;
+    } want[] = {
+        {TXLM_TT_EMB_TABLE, TXLM_TD_ROWS, TXLM_TD_WIDTH},   {TXLM_TT_QKV, TXLM_TD_3HD, TXLM_TD_MODEL},
+        {TXLM_TT_R_NET, TXLM_TD_HD, TXLM_TD_MODEL},         {TXLM_TT_O_NET, TXLM_TD_MODEL, TXLM_TD_HD},
+        {TXLM_TT_R_W_BIAS, TXLM_TD_HEADS, TXLM_TD_HEAD},    {TXLM_TT_ATTN_LN_B, TXLM_TD_MODEL, TXLM_TD_NONE},
+        {TXLM_TT_FF_W1, TXLM_TD_INNER, TXLM_TD_MODEL},      {TXLM_TT_FF_B1, TXLM_TD_INNER, TXLM_TD_NONE},
+        {TXLM_TT_FF_W2, TXLM_TD_MODEL, TXLM_TD_INNER},      {TXLM_TT_OUT_BIAS, TXLM_TD_ROWS, TXLM_TD_NONE},
+        {TXLM_TT_INV_FREQ, TXLM_TD_HALF, TXLM_TD_NONE},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        txlm_tt_slot s;
+        CHECK(!txlm_tt_slot_of(&h, want[i].id, 0, &s) && s.terms[0] == want[i].rows && s.terms[1] == want[i].cols,
+              "%s: terms %d, %d", s.name, (int)s.terms[0], (int)s.terms[1]);
+    }
+}
+
 int main(void)
 {
+    test_find();
+    test_terms();
     test_plain();
     test_div1_projected();
     test_adaptive();

@@ -154,6 +154,30 @@ static int check_matrix_units(const test_case *c, const txlm_context *ctx, const
     return 0;
 }
 
+/* Every matrix the model binds has the device's widths (model_pad.c
+ * widens by the tensor table's terms): d_model's columns, heads of dh,
+ * d_inner; without projections the embedding and output tables and the
+ * cluster weights are rows of the device's d_model. Rows a kernel reads
+ * in whole texels: a width left narrow still computes the same numbers,
+ * on the slower kernels, so only this sees it. 1 on a mismatch. */
+static int check_device_widths(const test_case *c, const txlm_model *m)
+{
+    const txlm_dims *dv = &m->dev;
+    const txlm_hparams *h = &m->h;
+    int direct = h->div_val == 1 && h->d_embed == h->d_model, bad = 0;
+    for (uint32_t n = 0; n < h->n_layer; n++) {
+        const txlm_layer *L = &m->layers[n];
+        bad |= L->qkv->rows != 3 * h->n_head * dv->dh || L->qkv->cols != dv->d || L->r_net->rows != h->n_head * dv->dh ||
+               L->o_net->rows != dv->d || L->o_net->cols != h->n_head * dv->dh || L->r_w_bias->cols != dv->dh ||
+               L->attn_ln_g->cols != dv->d || L->ff_w1->rows != dv->di || L->ff_b1->cols != dv->di ||
+               L->ff_w2->rows != dv->d || L->ff_w2->cols != dv->di || L->ff_ln_b->cols != dv->d;
+    }
+    if (direct)
+        bad |= m->emb[0].table->cols != dv->d || m->out[0].weight->cols != dv->d || (m->cluster_w && m->cluster_w->cols != dv->d);
+    if (bad) fprintf(stderr, "FAIL %s: a tensor's device shape is not the device widths %u/%u/%u\n", c->name, dv->d, dv->dh, dv->di);
+    return bad;
+}
+
 static int run_case(const test_case *c, const char *work)
 {
     char path[1024];
@@ -204,6 +228,7 @@ static int run_case(const test_case *c, const char *work)
                     m->dev.di, want[0], want[1], want[2]);
             failed = 1;
         }
+        if (!st && (check_device_widths(c, m) || check_device_widths(c, m2))) failed = 1;
         if (!st && padded && (m2->dev.d != m->h.d_model || m2->dev.dh != m->h.d_head || m2->dev.di != m->h.d_inner)) {
             fprintf(stderr, "FAIL %s: no_pad did not change the layout\n", c->name);
             failed = 1;

@@ -24,6 +24,10 @@
  * several streams an attention dispatch, TXLM_STREAM_SLOTS=1 (meson.build
  * runs both).
  *
+ * The products' kernel choices are explained on the log meanwhile
+ * (txlm_debug.explain_kernels, TXLM_EXPLAIN_KERNELS): the kernels the
+ * lines say were dispatched must be exactly the product kernels counted.
+ *
  * usage: test_token_dispatches WORK_DIR */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +44,44 @@
 /* a memory long enough for the attention's keys to be split into runs
  * (merged by the last run where the kernels can) */
 enum { MEM = 160, WARM = 3, STEPS = 4, STREAMS_MOST = 16 };
+
+/* The product kernels the log's explanations named as dispatched (the
+ * kernel after "=> ", or after "run as " where a twin normalises too),
+ * since the last clear; other messages go to stderr. */
+static unsigned char explained[TXLM_K_COUNT];
+static uint32_t explain_lines;
+
+static void on_log(void *user, txlm_log_level level, const char *msg)
+{
+    (void)user;
+    if (level != TXLM_LOG_INFO || strncmp(msg, "kernel choice: ", 15)) {
+        fprintf(stderr, "txlm: %s\n", msg);
+        return;
+    }
+    explain_lines++;
+    const char *at = strstr(msg, ", run as ");
+    at = at ? at + 9 : strstr(msg, " => ") ? strstr(msg, " => ") + 4 : NULL;
+    if (!at || strstr(msg, "its two parts follow")) return;
+    size_t n = strcspn(at, ",: ");
+    for (uint32_t k = 0; k < TXLM_K_COUNT; k++)
+        if (strlen(txlm_kernel_descs[k].name) == n && !strncmp(at, txlm_kernel_descs[k].name, n)) explained[k] = 1;
+}
+
+/* Whether the kernels explained are the product kernels counted in ctx. */
+static int check_explained(const char *path, const txlm_context *ctx)
+{
+    int failed = explain_lines == 0;
+    if (failed) fprintf(stderr, "FAIL %s: no kernel choice explained\n", path);
+    for (uint32_t k = 0; k < TXLM_K_COUNT; k++) {
+        int counted = txlm_kernel_descs[k].tile_n && ctx->vk.debug->kernel_uses[k];
+        if (counted != explained[k]) {
+            fprintf(stderr, "FAIL %s: product kernel %s %s\n", path, txlm_kernel_descs[k].name,
+                    counted ? "ran, but no explanation named it" : "was named, but did not run");
+            failed = 1;
+        }
+    }
+    return failed;
+}
 
 typedef struct counts {
     uint32_t dispatches, barriers, copies, fills;
@@ -112,7 +154,8 @@ static int token_counts(const char *path, uint32_t n, counts *step, counts *draw
     *ctx_out = ctx;
     int32_t *prompt = malloc((size_t)n * MEM * sizeof *prompt), tok[STREAMS_MOST];
     for (uint32_t i = 0; i < n * MEM; i++) prompt[i] = (int32_t)(i * 37 % 400);
-    if (!failed) ctx->vk.debug->count = 1;
+    if (!failed) ctx->vk.debug->count = ctx->vk.debug->explain_kernels = 1;
+    memset(explained, 0, sizeof explained), explain_lines = 0;
     failed = failed || feed(&st, prompt, MEM) != TXLM_OK;
     for (uint32_t i = 0; i < n && !failed; i++) txlm_session_set_seed(st.s[i], 5 + i);
     counts draw_sum = {0};
@@ -139,6 +182,7 @@ static int token_counts(const char *path, uint32_t n, counts *step, counts *draw
         draw_sum.dispatches += d.dispatches, draw_sum.barriers += d.barriers;
     }
     if (failed) fprintf(stderr, "FAIL %s (%u streams): %s\n", path, n, txlm_last_error());
+    failed = failed || check_explained(path, ctx);
     *drawn = (counts){draw_sum.dispatches / STEPS, draw_sum.barriers / STEPS, 0, 0, {0}};
     for (uint32_t i = 0; i < n; i++) txlm_session_free(st.s[i]);
     txlm_batch_free(st.b);
@@ -261,6 +305,7 @@ int main(int argc, char **argv)
         return 2;
     }
     mkdir(argv[1], 0755);
+    txlm_set_log_callback(on_log, NULL);
     int failures = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) failures += shape_counts(&shapes[i], argv[1]);
     return failures ? 1 : 0;
