@@ -223,6 +223,44 @@ static void test_generate_cancel(void)
     g_object_unref(s);
 }
 
+/* The order holds by construction, not by the order the main context
+ * runs its sources in: the first ::token handler waits until the worker
+ * has made every token, then runs the main context itself (as a handler
+ * that opens a dialog would), where the worker's completion is pending;
+ * the other tokens still come before the callback. */
+typedef struct {
+    gen_rec *r;
+    guint want_memory;
+} nested;
+
+static void on_first_token_nest(TxlmSession *s, const char *text, gpointer user)
+{
+    (void)text;
+    nested *n = user;
+    if (n->r->n_signals != 1) return; /* (on_token, connected first, has counted this one) */
+    for (int i = 0; i < 10000 && txlm_session_get_memory_length(s) < n->want_memory; i++) g_usleep(1000);
+    g_usleep(50000); /* the worker's completion queued behind its last token */
+    while (g_main_context_iteration(NULL, FALSE)) {
+    }
+}
+
+static void test_generate_order(void)
+{
+    TxlmSession *s = new_session(demo);
+    const char *prompt = "The secret of life is";
+    gen_rec r;
+    nested n = {&r, (guint)n_tokens_of(demo, prompt) + 10};
+    rec_start(&r, s, prompt, 10, 1, 0);
+    gulong h = g_signal_connect(s, "token", G_CALLBACK(on_first_token_nest), &n);
+    rec_wait(&r, s); /* (no signal after the callback) */
+    g_signal_handler_disconnect(s, h);
+    g_assert_no_error(r.error);
+    g_assert_cmpuint(r.n_signals, ==, 10);
+    g_assert_cmpstr(r.signalled->str, ==, r.text);
+    rec_clear(&r);
+    g_object_unref(s);
+}
+
 /* Refused before anything is fed: an empty stop string, n_tokens below -1. */
 static void test_generate_refused(void)
 {
@@ -377,6 +415,8 @@ static void test_score_like_cli(void)
     GPtrArray *words = txlm_session_score_sync(t, "too seriously", NULL, &error);
     g_assert_no_error(error);
     g_assert_cmpuint(words->len, ==, 2);
+    /* the text is in the memory, its last token too */
+    g_assert_cmpuint(txlm_session_get_memory_length(t), ==, n_tokens_of(demo, "Do not take life too seriously"));
     g_assert_false(isnan(txlm_word_score_get_surprisal(g_ptr_array_index(words, 0))));
     g_assert_cmpfloat(txlm_word_score_get_surprisal(g_ptr_array_index(words, 0)), >, 0);
     g_ptr_array_unref(words);
@@ -548,6 +588,7 @@ void add_session_tests(void)
     g_test_add_func("/generate/like-cli", test_generate_like_cli);
     g_test_add_func("/generate/other-tokenizers", test_generate_other_tokenizers);
     g_test_add_func("/generate/sync", test_generate_sync);
+    g_test_add_func("/generate/order", test_generate_order);
     g_test_add_func("/generate/cancel", test_generate_cancel);
     g_test_add_func("/generate/refused", test_generate_refused);
     g_test_add_func("/session/busy", test_busy);
