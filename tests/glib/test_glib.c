@@ -11,6 +11,7 @@
 #include "txlm-utf8-out.h"
 
 void add_session_tests(void);
+void end_session_tests(void);
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -291,6 +292,7 @@ int main(int argc, char **argv)
     g_test_add_func("/utf8/pieces", test_utf8_out);
     add_session_tests();
     int rc = g_test_run();
+    end_session_tests();
     char *rm[] = {"rm", "-rf", tp.tmp, NULL};
     g_spawn_sync(NULL, rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
     g_free(tp.tmp);
