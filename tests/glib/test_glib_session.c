@@ -10,7 +10,7 @@
 
 #include "glib_test_util.h"
 
-void add_session_tests(void);
+void add_session_tests(gboolean generate, gboolean rest);
 void end_session_tests(void);
 
 static TxlmModel *demo;
@@ -584,20 +584,24 @@ static void test_state(void)
 
 static void test_validation_clean(void) { g_assert_cmpuint(txlm_model_get_validation_messages(demo), ==, 0); }
 
-void add_session_tests(void)
+void add_session_tests(gboolean generate, gboolean rest)
 {
     demo = load(tp.demo);
-    g_test_add_func("/generate/like-cli", test_generate_like_cli);
-    g_test_add_func("/generate/other-tokenizers", test_generate_other_tokenizers);
-    g_test_add_func("/generate/sync", test_generate_sync);
-    g_test_add_func("/generate/order", test_generate_order);
-    g_test_add_func("/generate/cancel", test_generate_cancel);
-    g_test_add_func("/generate/refused", test_generate_refused);
-    g_test_add_func("/session/busy", test_busy);
-    g_test_add_func("/session/two-at-once", test_two_sessions);
-    g_test_add_func("/session/score-like-cli", test_score_like_cli);
-    g_test_add_func("/session/feed-cancel", test_feed_cancel);
-    g_test_add_func("/session/state", test_state);
+    if (generate) {
+        g_test_add_func("/generate/like-cli", test_generate_like_cli);
+        g_test_add_func("/generate/other-tokenizers", test_generate_other_tokenizers);
+        g_test_add_func("/generate/sync", test_generate_sync);
+        g_test_add_func("/generate/order", test_generate_order);
+        g_test_add_func("/generate/cancel", test_generate_cancel);
+        g_test_add_func("/generate/refused", test_generate_refused);
+    }
+    if (rest) {
+        g_test_add_func("/session/busy", test_busy);
+        g_test_add_func("/session/two-at-once", test_two_sessions);
+        g_test_add_func("/session/score-like-cli", test_score_like_cli);
+        g_test_add_func("/session/feed-cancel", test_feed_cancel);
+        g_test_add_func("/session/state", test_state);
+    }
     g_test_add_func("/session/validation-clean", test_validation_clean);
 }
 
