@@ -14,9 +14,10 @@
  * once); a session or a detokenizer is used by one thread at a time (a
  * feed, score, draw, next-token or batch call on a session already inside
  * another call is refused with TXLM_ERR_INVALID_ARGUMENT, not raced). Calls
- * that submit GPU work serialise on the context's queue. txlm_list_devices,
- * txlm_context_create and txlm_context_destroy must not overlap any other
- * call (docs/api.md, "Thread safety", lists every call).
+ * that submit GPU work serialise on the context's queue. txlm_list_devices
+ * and txlm_context_create may run at any time, beside other contexts' calls;
+ * a context is destroyed by one thread once its other calls have returned
+ * (docs/api.md, "Thread safety", lists every call).
  */
 #ifndef TXLM_H
 #define TXLM_H
