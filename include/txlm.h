@@ -2,7 +2,8 @@
  * txlm: Transformer-XL inference on Vulkan compute.
  *
  * Three opaque handles:
- *   txlm_context  a Vulkan device (instance, queue, pipelines);
+ *   txlm_context  a Vulkan device (instance, queue, pipelines): txlm's own,
+ *                 or the program's (txlm_vulkan.h);
  *   txlm_model    weights on that device, read-only once loaded;
  *   txlm_session  the per-layer memory of one text stream.
  *

@@ -277,8 +277,11 @@ static int next_piece_if_full(txlm_rec *r)
     txlm_rec_cmd *c = r->cur;
     uint32_t budget = r->vk->submit_dispatches;
     if (!budget || c->piece_dispatches[c->n_pieces - 1] < budget) return 0;
-    VkResult res = vkEndCommandBuffer(c->cmd);
-    if (res == VK_SUCCESS) res = begin_piece(r, c, c->n_pieces);
+    /* the next begun first: where that fails, c->cmd is still the one
+     * recording, which submit ends before reporting the error */
+    VkCommandBuffer full = c->cmd;
+    VkResult res = begin_piece(r, c, c->n_pieces);
+    if (res == VK_SUCCESS) res = vkEndCommandBuffer(full);
     if (res != VK_SUCCESS) latch(r, TXLM_ERR_VULKAN, "a command buffer for the next piece of a recording failed");
     return res != VK_SUCCESS;
 }
@@ -311,6 +314,7 @@ void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, c
 
 void txlm_rec_barrier(txlm_rec *r)
 {
+    if (r->failed) return;
     VkMemoryBarrier mb = {
         .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
         .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,

@@ -9,7 +9,9 @@
  *   the barrier txlm names, on the shared queue, under its lock) equals
  *   txlm_session_next_logprobs, after each of two feeds;
  *   no validation message (the program's layer, thread-safety and
- *   synchronization checks on), and the queue lock taken by txlm.
+ *   synchronization checks on), and the queue lock taken by txlm; and
+ *   once the context is destroyed, another on the same device works
+ *   (nothing given was destroyed).
  * With a DTYPE (f16, q8_0, q4_0) the case's weight matrices are stored in
  * it; with TXLM_TEST_WANT_COOPMAT set (CI on a lavapipe with cooperative
  * matrices, the GPU kernels forced), an f16 model's attention must have
@@ -231,6 +233,14 @@ int main(int argc, char **argv)
                host->vk.coopmat.on ? "on" : "off", cm, (unsigned long long)h.locks);
         txlm_model_free(p.m[0]), txlm_model_free(p.m[1]);
         txlm_context_destroy(own), txlm_context_destroy(host);
+        /* nothing given was destroyed: another context on the same device, instance and queue works */
+        txlm_context *again = NULL;
+        txlm_model *m = NULL;
+        txlm_session *s = NULL;
+        TCHECK(host_device_context(&h, NULL, &again) == TXLM_OK && txlm_model_load(again, path, NULL, &m) == TXLM_OK &&
+               txlm_session_create(m, NULL, &s) == TXLM_OK && txlm_session_feed(s, segs[0], seg_len(segs[0]), NULL) == TXLM_OK);
+        txlm_session_free(s), txlm_model_free(m), txlm_context_destroy(again);
+        TCHECK(h.messages == 0);
         host_device_close(&h);
     }
     free_segments(segs, n_seg);
