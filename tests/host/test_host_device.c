@@ -245,6 +245,7 @@ int main(int argc, char **argv)
     }
     free_segments(segs, n_seg);
     rm_tree(dir);
+    free(dir);
     if (text_failures) fprintf(stderr, "FAIL: %d checks\n", text_failures);
     return text_failures != 0;
 }

@@ -96,6 +96,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 3; i++) txlm_model_free(m[i]), txlm_context_destroy(c[i]);
     free_segments(segs, n_seg);
     rm_tree(dir);
+    free(dir);
     if (text_failures) fprintf(stderr, "FAIL: %d checks\n", text_failures);
     return text_failures != 0;
 }
