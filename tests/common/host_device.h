@@ -103,9 +103,4 @@ int host_device_buffer(host_device *h, VkDeviceSize size, VkBuffer *buf, VkDevic
 /* Every context on h destroyed first. */
 void host_device_close(host_device *h);
 
-/* tests/common/host_env.c: the context the golden and batch tests make when
- * TXLM_TEST_HOST_DEVICE is set (a host device of the process's own, closed
- * at exit), else txlm_context_create's. */
-txlm_status test_context_create(const txlm_context_options *opts, txlm_context **out);
-
 #endif

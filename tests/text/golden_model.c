@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/host_device.h"
+#include "../common/test_context.h"
 #include "golden_model.h"
 #include "text_util.h"
 
