@@ -13,6 +13,7 @@
 #include "session_claim.h"
 #include "txlm.h"
 #include "txlm_api_error.h"
+#include "txlm_vulkan.h"
 
 static _Thread_local char last_error[512];
 
@@ -61,14 +62,15 @@ txlm_status txlm_list_devices(txlm_device_info *out, uint32_t cap, uint32_t *cou
     return txlm_vk_list(out, cap, count, &e) ? fail(&e) : TXLM_OK;
 }
 
-txlm_status txlm_context_create(const txlm_context_options *opts, txlm_context **out)
+/* A context on a device opened by txlm_vk_open or txlm_vk_open_host
+ * (dev: the program's, or NULL). */
+static txlm_status context_create(const txlm_host_device *dev, const txlm_context_options *opts, txlm_context **out)
 {
-    if (!out) return bad_arg("txlm_context_create: out is NULL");
     *out = NULL;
     txlm_err e = {0};
     txlm_context *c = calloc(1, sizeof *c);
-    if (!c) return txlm_fail(&e, TXLM_ERR_OUT_OF_MEMORY, "txlm_context_create: out of host memory"), fail(&e);
-    int rc = txlm_vk_open(&c->vk, opts, &e);
+    if (!c) return txlm_fail(&e, TXLM_ERR_OUT_OF_MEMORY, "out of host memory"), fail(&e);
+    int rc = dev ? txlm_vk_open_host(&c->vk, dev, opts, &e) : txlm_vk_open(&c->vk, opts, &e);
     if (!rc) rc = txlm_kernels_init(&c->vk, &c->kernels, &e);
     if (!rc) rc = txlm_buf_create(&c->vk, 256, TXLM_BUF_DEVICE, &c->dummy, &e);
     if (rc) {
@@ -81,10 +83,24 @@ txlm_status txlm_context_create(const txlm_context_options *opts, txlm_context *
     return TXLM_OK;
 }
 
+txlm_status txlm_context_create(const txlm_context_options *opts, txlm_context **out)
+{
+    if (!out) return bad_arg("txlm_context_create: out is NULL");
+    return context_create(NULL, opts, out);
+}
+
+txlm_status txlm_context_create_on_device(const txlm_host_device *dev, const txlm_context_options *opts,
+                                          txlm_context **out)
+{
+    if (!out || !dev) return bad_arg("txlm_context_create_on_device: NULL argument");
+    return context_create(dev, opts, out);
+}
+
 void txlm_context_destroy(txlm_context *c)
 {
     if (!c) return;
-    if (c->vk.device) vkDeviceWaitIdle(c->vk.device);
+    /* a program's device: every submission of txlm's has been waited for (vk_context.h) */
+    if (c->vk.device && !c->vk.host) vkDeviceWaitIdle(c->vk.device);
     txlm_buf_destroy(&c->vk, &c->dummy);
     txlm_kernels_destroy(&c->kernels);
     txlm_vk_close(&c->vk);

@@ -4,10 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context.h"
 #include "sample.h"
 #include "session.h"
 #include "session_claim.h"
 #include "txlm_api_error.h"
+#include "txlm_vulkan.h"
 
 /* The next row's log-probabilities of a claimed session (*lp: valid
  * until its next call). */
@@ -67,5 +69,31 @@ txlm_status txlm_session_next_top_k(txlm_session *s, uint32_t k, int32_t *ids, f
         sift_down(ids, m - 1, 0, lp);
     }
     for (uint32_t i = 0; i < k; i++) logprobs[i] = lp[ids[i]];
+    return TXLM_OK;
+}
+
+txlm_status txlm_session_next_logprobs_vk(txlm_session *s, txlm_vk_buffer *out)
+{
+    if (!s || !out) return txlm_api_bad_arg("txlm_session_next_logprobs_vk: NULL argument");
+    memset(out, 0, sizeof *out);
+    txlm_vk *vk = &s->m->ctx->vk;
+    if (!vk->host)
+        return txlm_api_bad_arg("txlm_session_next_logprobs_vk: the context is txlm's own device, which the program "
+                                "cannot reach (make it with txlm_context_create_on_device)");
+    txlm_err e = {0};
+    int rc = txlm_session_claim(s, "txlm_session_next_logprobs_vk", &e);
+    if (rc) return txlm_api_fail(&e);
+    rc = txlm_session_next_vk(s, &e);
+    txlm_session_release(s);
+    if (rc) return txlm_api_fail(&e);
+    *out = (txlm_vk_buffer){
+        .buffer = s->next_vk.buf,
+        .offset = 0,
+        .range = (VkDeviceSize)s->m->h.n_token * sizeof(float),
+        .queue_family = vk->queue_family,
+        /* the log-softmax kernels write it (adaptive_softmax.c) */
+        .src_stage_mask = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+        .src_access_mask = VK_ACCESS_SHADER_WRITE_BIT,
+    };
     return TXLM_OK;
 }

@@ -114,8 +114,12 @@ static int picked_tails(txlm_workspace *w, uint32_t r0, uint32_t rows, const txl
 
 int txlm_out_rows(txlm_workspace *w, uint32_t r0, uint32_t rows, const txlm_out_pick *pick, txlm_err *err)
 {
+    return txlm_out_rows_to(w, r0, rows, pick, txlm_rows_of(&w->out, 0, w->m->h.n_token), err);
+}
+
+int txlm_out_rows_to(txlm_workspace *w, uint32_t r0, uint32_t rows, const txlm_out_pick *pick, txlm_arg out, txlm_err *err)
+{
     const txlm_hparams *h = &w->m->h;
-    txlm_arg out = txlm_rows_of(&w->out, 0, h->n_token);
     const txlm_arg *targets = pick ? &pick->targets : NULL;
     if (h->n_cutoffs == 0) {
         out_tail(w, 0, r0, rows, out, 0, targets);

@@ -18,6 +18,8 @@ typedef struct txlm_out_pick {
  * a tail cluster is computed only for the rows whose targets fall in it
  * (it uploads their row numbers to w->rowmap). rows <= w->out_rows. */
 int txlm_out_rows(txlm_workspace *w, uint32_t r0, uint32_t rows, const txlm_out_pick *pick, txlm_err *err);
+/* The same into out (n_token floats a row) instead of w->out. */
+int txlm_out_rows_to(txlm_workspace *w, uint32_t r0, uint32_t rows, const txlm_out_pick *pick, txlm_arg out, txlm_err *err);
 /* Row stride of n logits in w->head, w->head_lp and w->tail. */
 uint32_t txlm_logit_ld(uint32_t n);
 /* The head's log-probabilities (shortlist, then one per tail cluster) of

@@ -175,6 +175,17 @@ int txlm_sample_streams(txlm_workspace *w, txlm_session *const *s, uint32_t n, c
     return rc;
 }
 
+int txlm_next_row_to(txlm_workspace *w, txlm_session *s, txlm_buf *dst, txlm_err *err)
+{
+    if (s->z_rows == 0) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "no next token yet: feed at least one token first");
+    int rc = txlm_rec_begin(&w->rec, err);
+    /* the program's commands submitted before may still read dst (txlm_vulkan.h) */
+    if (!rc) txlm_rec_wait_queue(&w->rec);
+    if (!rc) gather_last_rows(w, &s, 1);
+    if (!rc) rc = txlm_out_rows_to(w, 0, 1, NULL, txlm_rows_of(dst, 0, s->m->h.n_token), err);
+    return rc ? rc : txlm_workspace_submit(w, err);
+}
+
 int txlm_next_row(txlm_workspace *w, txlm_session *s, txlm_err *err)
 {
     uint32_t n = s->m->h.n_token;

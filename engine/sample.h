@@ -26,6 +26,10 @@ int txlm_sample_streams(struct txlm_workspace *w, txlm_session *const *s, uint32
 /* The whole distribution after s's last token, checked finite, into
  * w->host_lp (n_token floats): what the next-token calls read. */
 int txlm_next_row(struct txlm_workspace *w, txlm_session *s, txlm_err *err);
+/* The same into dst (n_token floats), on the device only, nothing
+ * checked; its commands wait first for all earlier work on the queue. */
+struct txlm_buf;
+int txlm_next_row_to(struct txlm_workspace *w, txlm_session *s, struct txlm_buf *dst, txlm_err *err);
 
 uint64_t txlm_rng_next(uint64_t *state);
 /* The draw at temperature 1 with no filter or penalty is hierarchical:

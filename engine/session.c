@@ -34,6 +34,14 @@ int txlm_session_draw(txlm_session *s, const txlm_sampling *o, const txlm_repeat
     return rc ? rc : txlm_sample_streams(s->own, &s, 1, o, &pen, 0, token, err);
 }
 
+int txlm_session_next_vk(txlm_session *s, txlm_err *err)
+{
+    int rc = own(s, err);
+    if (!rc && !s->next_vk.buf)
+        rc = txlm_buf_create(&s->m->ctx->vk, (VkDeviceSize)s->m->h.n_token * sizeof(float), TXLM_BUF_DEVICE, &s->next_vk, err);
+    return rc ? rc : txlm_next_row_to(s->own, s, &s->next_vk, err);
+}
+
 int txlm_session_next(txlm_session *s, const float **lp, txlm_err *err)
 {
     int rc = own(s, err);
@@ -52,7 +60,8 @@ static uint64_t bufs_bytes(const txlm_buf *b, size_t n)
 void txlm_session_memory_use(const txlm_session *s, uint64_t *device, uint64_t *host)
 {
     uint32_t L = s->m->h.n_layer;
-    uint64_t dev = bufs_bytes(s->kv, s->kv ? L : 0) + bufs_bytes(&s->pos.buf, 1) + bufs_bytes(&s->last, 1);
+    uint64_t dev = bufs_bytes(s->kv, s->kv ? L : 0) + bufs_bytes(&s->pos.buf, 1) + bufs_bytes(&s->last, 1) +
+                   bufs_bytes(&s->next_vk, 1);
     for (uint32_t n = 0; s->rk && n < L; n++) dev += bufs_bytes(&s->rk[n].buf, 1);
     dev += bufs_bytes(s->cap_probs, s->cap_probs ? L : 0) + bufs_bytes(s->cap_terms, s->cap_terms ? L : 0);
     uint64_t hst = sizeof *s + (uint64_t)L * (sizeof *s->kv + sizeof *s->rk);

@@ -16,6 +16,9 @@ int txlm_session_run(txlm_session *s, const txlm_stream_feed *f, txlm_err *err);
 /* The next token drawn alone. */
 int txlm_session_draw(txlm_session *s, const txlm_sampling *o, const txlm_repeat_penalty *pen, int32_t *token,
                       txlm_err *err);
+/* The next token's log-probabilities into s->next_vk (made at the first
+ * call), left on the device (txlm_vulkan.h). */
+int txlm_session_next_vk(txlm_session *s, txlm_err *err);
 /* The next token's log-probabilities (n_token), valid until s's next call. */
 int txlm_session_next(txlm_session *s, const float **lp, txlm_err *err);
 /* Device and host bytes s holds: its memory, its last row, its capture

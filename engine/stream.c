@@ -118,6 +118,7 @@ void txlm_stream_close(txlm_session *s)
         if (s->kv[n].buf) txlm_buf_destroy(vk, &s->kv[n]);
     for (uint32_t n = 0; s->rk && n < s->m->h.n_layer; n++) txlm_tensor_free(vk, &s->rk[n]);
     if (s->last.buf) txlm_buf_destroy(vk, &s->last);
+    if (s->next_vk.buf) txlm_buf_destroy(vk, &s->next_vk);
     txlm_tensor_free(vk, &s->pos);
     txlm_session_set_capture(s, 0, NULL);
     free(s->kv);

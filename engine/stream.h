@@ -41,6 +41,8 @@ struct txlm_session {
     txlm_gpu_tensor pos;     /* [max_dist + 1, d] sinusoids by distance */
     txlm_gpu_tensor *rk;     /* per layer [max_dist + 1, H*dh]: pos · Wr^T */
     txlm_buf last;           /* [d] the last output row of the last segment: sampling, next token, saved states */
+    txlm_buf next_vk;        /* [n_token] the next token's log-probabilities left on the device for the program
+                                (txlm_session_next_logprobs_vk), made at the first such call */
 
     /* attention capture, off unless asked for (txlm_session_capture_attention) */
     int capture;             /* 0 off, 1 probabilities, 2 probabilities and the four score terms */

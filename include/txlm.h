@@ -2,7 +2,8 @@
  * txlm: Transformer-XL inference on Vulkan compute.
  *
  * Three opaque handles:
- *   txlm_context  a Vulkan device (instance, queue, pipelines);
+ *   txlm_context  a Vulkan device (instance, queue, pipelines): txlm's own,
+ *                 or the program's (txlm_vulkan.h);
  *   txlm_model    weights on that device, read-only once loaded;
  *   txlm_session  the per-layer memory of one text stream.
  *
@@ -103,6 +104,17 @@ typedef struct txlm_context_options {
     int validation;
     /* Cap on device memory the context may allocate, 0 = no cap. */
     uint64_t memory_budget;
+    /* At most this many kernel dispatches in one submission to the queue
+     * (0 = no bound; $TXLM_SUBMIT_DISPATCHES where 0): a segment's work is
+     * then submitted in pieces, each waited for before the next, so that
+     * other work on the GPU (the display, a renderer on the same queue)
+     * runs between them. The numbers do not change. */
+    uint32_t max_submit_dispatches;
+    /* 1: ask for a queue of low global priority (VK_KHR_global_priority or
+     * VK_EXT_global_priority) where the device offers it; a refusal falls
+     * back to the default priority silently. txlm_context_create only: on
+     * a program's device (txlm_vulkan.h) the queue's priority is the program's. */
+    int low_priority;
 } txlm_context_options;
 
 /* Opens a device (opts may be NULL: all defaults). On failure *out is NULL. */

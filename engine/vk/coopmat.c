@@ -3,10 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_features.h"
+
 /* From the Vulkan registry (VK_KHR_cooperative_matrix, spec version 2). */
-#define CM_EXT "VK_KHR_cooperative_matrix"
-#define SSC_EXT "VK_EXT_subgroup_size_control"
-#define ST_CM_FEATURES ((VkStructureType)1000506000)
+#define CM_EXT TXLM_EXT_COOPMAT
+#define SSC_EXT TXLM_EXT_SUBGROUP_SIZE_CONTROL
+#define ST_CM_FEATURES TXLM_ST_CM_FEATURES
 #define ST_CM_PROPERTIES ((VkStructureType)1000506001)
 #define ST_CM_DEVICE_PROPERTIES ((VkStructureType)1000506002)
 enum { COMPONENT_FLOAT16 = 0, COMPONENT_FLOAT32 = 1, SCOPE_SUBGROUP = 3 };
@@ -97,23 +99,16 @@ static int choose_shape(txlm_vk *vk, const cm_properties *p, uint32_t n)
  * Vulkan memory model (GL_KHR_cooperative_matrix compiles to it) with
  * device scope, which the atomics of other kernels then use, and full
  * subgroups (VK_EXT_subgroup_size_control): a SPIR-V 1.5 module (Vulkan
- * 1.2) with cooperative matrices must be run with them. */
+ * 1.2) with cooperative matrices must be run with them. Read from what
+ * the device has enabled (vk->enabled: txlm's own device enables what it
+ * offers; a program's device what the program asked for). */
 static const char *features_missing(const txlm_vk *vk)
 {
-    struct {
-        VkStructureType sType;
-        void *pNext;
-        VkBool32 cooperativeMatrix, robust;
-    } cm = {.sType = ST_CM_FEATURES};
-    VkPhysicalDeviceSubgroupSizeControlFeatures sc = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES,
-                                                      .pNext = &cm};
-    VkPhysicalDeviceVulkan12Features v12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, .pNext = &sc};
-    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &v12};
-    vkGetPhysicalDeviceFeatures2(vk->phys, &f2);
-    if (!cm.cooperativeMatrix) return "the cooperativeMatrix feature is off";
-    if (!sc.computeFullSubgroups) return "no full subgroups (computeFullSubgroups)";
+    const txlm_vk_enabled *e = &vk->enabled;
+    if (!e->cooperative_matrix) return "the cooperativeMatrix feature is off";
+    if (!e->full_subgroups) return "no full subgroups (computeFullSubgroups)";
     /* the memory model enabled, the other kernels' device-scope atomics need its device scope */
-    if (!v12.shaderFloat16 || !v12.vulkanMemoryModel || !v12.vulkanMemoryModelDeviceScope)
+    if (!e->float16 || !e->memory_model || !e->memory_model_device)
         return "no shaderFloat16 or Vulkan memory model with device scope";
     cm_device_properties dp = {.sType = ST_CM_DEVICE_PROPERTIES};
     VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &dp};
@@ -137,8 +132,8 @@ static int lavapipe_other_width(const txlm_vk *vk)
 static const char *probe(txlm_vk *vk)
 {
     if (vk->env.coopmat == 0) return "TXLM_COOPMAT=0";
-    if (vk->props.apiVersion < VK_API_VERSION_1_2 || !txlm_vk_has_device_ext(vk->phys, CM_EXT)) return "no " CM_EXT;
-    if (!txlm_vk_has_device_ext(vk->phys, SSC_EXT)) return "no " SSC_EXT;
+    if (vk->props.apiVersion < VK_API_VERSION_1_2 || !vk->enabled.ext_cooperative_matrix) return "no " CM_EXT;
+    if (!vk->enabled.ext_subgroup_size_control) return "no " SSC_EXT;
     if (vk->validation && validation_layer_version() < LAYER_KNOWS_CM)
         return "the validation layer predates " CM_EXT;
     const char *missing = features_missing(vk);

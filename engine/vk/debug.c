@@ -33,6 +33,7 @@ void txlm_debug_destroy(txlm_debug *d)
     for (ptrdiff_t i = 0; i < arrlen(d->recs); i++) free(d->recs[i].uses);
     arrfree(d->recs);
     arrfree(d->trace_words);
+    arrfree(d->submit_dispatches);
     pthread_mutex_destroy(&d->lock);
     free(d);
 }
@@ -114,6 +115,13 @@ void txlm_debug_replay(txlm_debug *d, VkCommandBuffer cmd, uint32_t slot)
         for (uint32_t k = 0; c && k < 3; k++) d->commands[k] += c[TXLM_K_COUNT + k];
     }
     if (d->trace) trace(d, (uint32_t[2]){TXLM_TRACE_REPLAY, slot}, 2);
+    pthread_mutex_unlock(&d->lock);
+}
+
+void txlm_debug_submitted(txlm_debug *d, uint32_t n)
+{
+    pthread_mutex_lock(&d->lock);
+    if (d->count) arrput(d->submit_dispatches, n);
     pthread_mutex_unlock(&d->lock);
 }
 

@@ -35,6 +35,7 @@ typedef struct txlm_debug {
     uint32_t kernel_uses[TXLM_K_COUNT]; /* dispatches by kernel, a kept recording's again at each replay */
     uint32_t commands[3];               /* copies, fills and barriers (TXLM_COUNT_*), likewise */
     uint32_t replays;                   /* kept recordings submitted again */
+    uint32_t *submit_dispatches;        /* stb_ds array: per submission of a recording's piece, its dispatches (recorder.h) */
     uint32_t *trace_words;              /* stb_ds array: the commands recorded while trace was on */
     /* the fault points' counts (buffers made, atomically; submissions, under the queue lock) */
     uint64_t allocs, submits;
@@ -64,6 +65,8 @@ void txlm_debug_command(txlm_debug *d, VkCommandBuffer cmd, uint32_t tag, uint64
 /* Where a command of a tag is counted in txlm_debug.commands. */
 enum { TXLM_COUNT_COPIES, TXLM_COUNT_FILLS, TXLM_COUNT_BARRIERS };
 void txlm_debug_replay(txlm_debug *d, VkCommandBuffer cmd, uint32_t slot);
+/* A piece of a recording submitted, holding n dispatches (while counting). */
+void txlm_debug_submitted(txlm_debug *d, uint32_t n);
 
 /* Tests: the trace so far (*n words) and clearing it. */
 const uint32_t *txlm_debug_trace(const txlm_debug *d, size_t *n);

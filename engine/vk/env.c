@@ -44,6 +44,7 @@ void txlm_env_read(txlm_env *e)
         .coopmat = tristate("TXLM_COOPMAT"),
         .stream_slots = tristate("TXLM_STREAM_SLOTS"),
         .max_binding_bytes = number("TXLM_MAX_BINDING_BYTES"),
+        .submit_dispatches = number("TXLM_SUBMIT_DISPATCHES") > UINT32_MAX ? UINT32_MAX : (uint32_t)number("TXLM_SUBMIT_DISPATCHES"),
         .no_replay = on("TXLM_NO_REPLAY"),
         .no_pad = on("TXLM_NO_PAD"),
         .explain_kernels = on("TXLM_EXPLAIN_KERNELS"),

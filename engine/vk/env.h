@@ -21,6 +21,7 @@ typedef struct txlm_env {
     int coopmat;                /* TXLM_COOPMAT=0: the cooperative-matrix kernels off (-1: on where the device has them) */
     int stream_slots;           /* TXLM_STREAM_SLOTS=0/1: several streams per attention dispatch off or on (-1: default) */
     uint64_t max_binding_bytes; /* TXLM_MAX_BINDING_BYTES: split bindings below the device's range (0: unset) */
+    uint32_t submit_dispatches; /* TXLM_SUBMIT_DISPATCHES: at most N dispatches a submission, where the context's option gives none (0: unset) */
     /* for the debug options (debug.h) */
     int no_replay;              /* TXLM_NO_REPLAY=1: every segment recorded afresh */
     int no_pad;                 /* TXLM_NO_PAD=1: the model's own widths on the device, unpadded */

@@ -35,13 +35,32 @@ static VkDescriptorPool next_pool(txlm_rec *r, txlm_rec_cmd *c)
     return c->pools[c->pool];
 }
 
-/* The command buffer of cmds[i], made on first use. */
-static VkResult make_cmd(txlm_rec *r, txlm_rec_cmd *c)
+/* Piece i of c's command buffers, made on first use. */
+static VkResult make_piece(txlm_rec *r, txlm_rec_cmd *c, uint32_t i)
 {
-    if (c->cmd) return VK_SUCCESS;
+    if (i < (uint32_t)arrlen(c->pieces)) return VK_SUCCESS;
     VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = r->pool,
                                        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
-    return vkAllocateCommandBuffers(r->vk->device, &cai, &c->cmd);
+    VkCommandBuffer cmd;
+    VkResult res = vkAllocateCommandBuffers(r->vk->device, &cai, &cmd);
+    if (res == VK_SUCCESS) arrput(c->pieces, cmd), arrput(c->piece_dispatches, 0);
+    return res;
+}
+
+/* The recording's identity for the debug counters: its first piece. */
+static VkCommandBuffer rec_key(const txlm_rec_cmd *c) { return c->pieces[0]; }
+
+/* Piece i of c reset and begun; kept recordings are submitted again, so
+ * only the one-time one (cmds[0]) is ONE_TIME_SUBMIT. */
+static VkResult begin_piece(txlm_rec *r, txlm_rec_cmd *c, uint32_t i)
+{
+    VkResult res = make_piece(r, c, i);
+    if (res == VK_SUCCESS) res = vkResetCommandBuffer(c->pieces[i], 0);
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = c == &r->cmds[0] ? VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT : 0};
+    if (res == VK_SUCCESS) res = vkBeginCommandBuffer(c->pieces[i], &bi);
+    if (res == VK_SUCCESS) c->cmd = c->pieces[i], c->n_pieces = i + 1, c->piece_dispatches[i] = 0;
+    return res;
 }
 
 int txlm_rec_init(txlm_rec *r, txlm_vk *vk, txlm_kernels *ks, txlm_view step, txlm_err *err)
@@ -55,7 +74,7 @@ int txlm_rec_init(txlm_rec *r, txlm_vk *vk, txlm_kernels *ks, txlm_view step, tx
                                    .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                    .queueFamilyIndex = vk->queue_family};
     VkResult res = vkCreateCommandPool(vk->device, &pci, NULL, &r->pool);
-    if (res == VK_SUCCESS) res = make_cmd(r, &r->cmds[0]);
+    if (res == VK_SUCCESS) res = make_piece(r, &r->cmds[0], 0);
     if (res == VK_SUCCESS) {
         VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
         res = vkCreateFence(vk->device, &fci, NULL, &r->fence);
@@ -83,6 +102,8 @@ void txlm_rec_destroy(txlm_rec *r)
         arrfree(r->cmds[i].texel_views);
         for (ptrdiff_t p = 0; p < arrlen(r->cmds[i].pools); p++) vkDestroyDescriptorPool(d, r->cmds[i].pools[p], NULL);
         arrfree(r->cmds[i].pools);
+        arrfree(r->cmds[i].pieces);
+        arrfree(r->cmds[i].piece_dispatches);
     }
     txlm_rec_profile_destroy(r->prof, r->ks);
     if (r->fence) vkDestroyFence(d, r->fence, NULL);
@@ -95,19 +116,15 @@ static int begin_cmd(txlm_rec *r, uint32_t i, txlm_err *err)
     txlm_rec_cmd *c = &r->cmds[i];
     c->ready = 0;
     drop_texel_views(r, c);
-    VkResult res = make_cmd(r, c);
+    VkResult res = VK_SUCCESS;
     for (ptrdiff_t p = 0; res == VK_SUCCESS && p < arrlen(c->pools); p++)
         res = vkResetDescriptorPool(r->vk->device, c->pools[p], 0);
     c->pool = c->sets_in_pool = 0;
-    if (res == VK_SUCCESS) res = vkResetCommandBuffer(c->cmd, 0);
-    /* kept ones are submitted again, so not ONE_TIME_SUBMIT */
-    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                   .flags = i ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-    if (res == VK_SUCCESS) res = vkBeginCommandBuffer(c->cmd, &bi);
+    if (res == VK_SUCCESS) res = begin_piece(r, c, 0);
     if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "beginning a command buffer");
     r->cur = c;
     txlm_rec_profile_begin(r->prof, c->cmd);
-    if (txlm_debug_watching(r->vk->debug)) txlm_debug_begin(r->vk->debug, c->cmd);
+    if (txlm_debug_watching(r->vk->debug)) txlm_debug_begin(r->vk->debug, rec_key(c));
     r->recording = 1;
     r->failed = 0;
     return 0;
@@ -250,7 +267,23 @@ static void note_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views
         const txlm_view *v = at[i] == TXLM_STEP_BINDING ? &r->step : &views[i];
         ranges[2 * i] = v->off, ranges[2 * i + 1] = v->size;
     }
-    txlm_debug_dispatch(r->vk->debug, r->cur->cmd, id, grid, push, TXLM_PUSH_BYTES, ranges, 2 * n);
+    txlm_debug_dispatch(r->vk->debug, rec_key(r->cur), id, grid, push, TXLM_PUSH_BYTES, ranges, 2 * n);
+}
+
+/* The next piece begun where the current one holds the context's
+ * budget of dispatches (recorder.h). */
+static int next_piece_if_full(txlm_rec *r)
+{
+    txlm_rec_cmd *c = r->cur;
+    uint32_t budget = r->vk->submit_dispatches;
+    if (!budget || c->piece_dispatches[c->n_pieces - 1] < budget) return 0;
+    /* the next begun first: where that fails, c->cmd is still the one
+     * recording, which submit ends before reporting the error */
+    VkCommandBuffer full = c->cmd;
+    VkResult res = begin_piece(r, c, c->n_pieces);
+    if (res == VK_SUCCESS) res = vkEndCommandBuffer(full);
+    if (res != VK_SUCCESS) latch(r, TXLM_ERR_VULKAN, "a command buffer for the next piece of a recording failed");
+    return res != VK_SUCCESS;
 }
 
 void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, const void *push, uint32_t push_size,
@@ -263,7 +296,7 @@ void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, c
         latch(r, kerr.code, kerr.msg);
         return;
     }
-    if (!dispatch_fits(r, k, gx, gy, gz)) return;
+    if (!dispatch_fits(r, k, gx, gy, gz) || next_piece_if_full(r)) return;
     VkDescriptorSet set = bind_views(r, k, id, views);
     if (!set) return;
     /* Every kernel's layout declares the full push-constant block: a
@@ -274,12 +307,14 @@ void txlm_rec_dispatch(txlm_rec *r, txlm_kernel_id id, const txlm_view *views, c
     vkCmdBindDescriptorSets(r->cur->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0, NULL);
     vkCmdPushConstants(r->cur->cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, TXLM_PUSH_BYTES, pc);
     vkCmdDispatch(r->cur->cmd, gx, gy, gz);
+    r->cur->piece_dispatches[r->cur->n_pieces - 1]++;
     txlm_rec_profile_mark(r->prof, r->cur->cmd, id);
     if (txlm_debug_watching(r->vk->debug)) note_dispatch(r, id, views, pc, (uint32_t[3]){gx, gy, gz});
 }
 
 void txlm_rec_barrier(txlm_rec *r)
 {
+    if (r->failed) return;
     VkMemoryBarrier mb = {
         .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
         .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
@@ -288,7 +323,7 @@ void txlm_rec_barrier(txlm_rec *r)
     };
     VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
     vkCmdPipelineBarrier(r->cur->cmd, stages, stages | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
-    if (txlm_debug_watching(r->vk->debug)) txlm_debug_command(r->vk->debug, r->cur->cmd, TXLM_TRACE_BARRIER, 0, 0, 0);
+    if (txlm_debug_watching(r->vk->debug)) txlm_debug_command(r->vk->debug, rec_key(r->cur), TXLM_TRACE_BARRIER, 0, 0, 0);
 }
 
 void txlm_rec_copy(txlm_rec *r, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size)
@@ -297,7 +332,7 @@ void txlm_rec_copy(txlm_rec *r, VkBuffer src, VkDeviceSize src_off, VkBuffer dst
     VkBufferCopy c = {.srcOffset = src_off, .dstOffset = dst_off, .size = size};
     vkCmdCopyBuffer(r->cur->cmd, src, dst, 1, &c);
     txlm_rec_profile_mark(r->prof, r->cur->cmd, TXLM_K_COUNT);
-    if (txlm_debug_watching(r->vk->debug)) txlm_debug_command(r->vk->debug, r->cur->cmd, TXLM_TRACE_COPY, src_off, dst_off, size);
+    if (txlm_debug_watching(r->vk->debug)) txlm_debug_command(r->vk->debug, rec_key(r->cur), TXLM_TRACE_COPY, src_off, dst_off, size);
 }
 
 void txlm_rec_copy_regions(txlm_rec *r, VkBuffer src, VkBuffer dst, const VkBufferCopy *regions, uint32_t n)
@@ -306,7 +341,7 @@ void txlm_rec_copy_regions(txlm_rec *r, VkBuffer src, VkBuffer dst, const VkBuff
     vkCmdCopyBuffer(r->cur->cmd, src, dst, n, regions);
     txlm_rec_profile_mark(r->prof, r->cur->cmd, TXLM_K_COUNT);
     for (uint32_t i = 0; i < n && txlm_debug_watching(r->vk->debug); i++)
-        txlm_debug_command(r->vk->debug, r->cur->cmd, TXLM_TRACE_COPY, regions[i].srcOffset, regions[i].dstOffset, regions[i].size);
+        txlm_debug_command(r->vk->debug, rec_key(r->cur), TXLM_TRACE_COPY, regions[i].srcOffset, regions[i].dstOffset, regions[i].size);
 }
 
 void txlm_rec_fill_zero(txlm_rec *r, VkBuffer buf, VkDeviceSize off, VkDeviceSize size)
@@ -314,7 +349,25 @@ void txlm_rec_fill_zero(txlm_rec *r, VkBuffer buf, VkDeviceSize off, VkDeviceSiz
     if (r->failed || size == 0) return;
     vkCmdFillBuffer(r->cur->cmd, buf, off, size, 0);
     txlm_rec_profile_mark(r->prof, r->cur->cmd, TXLM_K_COUNT);
-    if (txlm_debug_watching(r->vk->debug)) txlm_debug_command(r->vk->debug, r->cur->cmd, TXLM_TRACE_FILL, off, size, 0);
+    if (txlm_debug_watching(r->vk->debug)) txlm_debug_command(r->vk->debug, rec_key(r->cur), TXLM_TRACE_FILL, off, size, 0);
+}
+
+void txlm_rec_wait_queue(txlm_rec *r)
+{
+    if (r->failed) return;
+    vkCmdPipelineBarrier(r->cur->cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 0, NULL, 0, NULL);
+}
+
+/* The recording's pieces submitted in turn, each waited for. */
+static VkResult submit_pieces(txlm_rec *r, txlm_rec_cmd *c)
+{
+    VkResult res = VK_SUCCESS;
+    for (uint32_t i = 0; i < c->n_pieces && res == VK_SUCCESS; i++) {
+        res = txlm_vk_submit_wait(r->vk, c->pieces[i], r->fence);
+        if (res == VK_SUCCESS && txlm_debug_watching(r->vk->debug)) txlm_debug_submitted(r->vk->debug, c->piece_dispatches[i]);
+    }
+    return res;
 }
 
 int txlm_rec_submit(txlm_rec *r, txlm_err *err)
@@ -327,7 +380,7 @@ int txlm_rec_submit(txlm_rec *r, txlm_err *err)
         return r->first_err.code;
     }
     if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "vkEndCommandBuffer");
-    res = txlm_vk_submit_wait(r->vk, r->cur->cmd, r->fence);
+    res = submit_pieces(r, r->cur);
     if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "running a segment on the device");
     r->cur->ready = 1;
     txlm_rec_profile_collect(r->prof);
@@ -346,8 +399,8 @@ int txlm_rec_replay(txlm_rec *r, uint32_t slot, txlm_err *err)
     }
     txlm_rec_cmd *c = &r->cmds[slot];
     r->cur = c;
-    VkResult res = txlm_vk_submit_wait(r->vk, c->cmd, r->fence);
+    VkResult res = submit_pieces(r, c);
     if (res != VK_SUCCESS) return txlm_vk_fail(err, res, "running a segment on the device");
-    if (txlm_debug_watching(r->vk->debug)) txlm_debug_replay(r->vk->debug, c->cmd, slot);
+    if (txlm_debug_watching(r->vk->debug)) txlm_debug_replay(r->vk->debug, rec_key(c), slot);
     return 0;
 }

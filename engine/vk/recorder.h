@@ -1,5 +1,13 @@
 /* Records dispatches into one command buffer and submits it: the unit of
- * GPU work for a segment. Descriptor sets come from the command buffer's
+ * GPU work for a segment. Where the context bounds the work in one
+ * submission (txlm_vk.submit_dispatches), a recording is cut into pieces
+ * of at most that many dispatches, each its own command buffer, and
+ * submitted piece by piece, each waited for before the next: the same
+ * commands in the same order, so the same numbers, with the queue free
+ * between pieces for other work (a renderer's frames, the display). Every
+ * dispatch binds its own pipeline, set and push constants and is followed
+ * by a barrier, whose second scope reaches into the next piece (later in
+ * submission order on the queue), so nothing carries state across a cut. Descriptor sets come from the command buffer's
  * pools, as many as its dispatches need, reset when it is recorded again. Besides the one-time command buffer, a recorder keeps
  * TXLM_REC_KEPT recordings that can be submitted again as they are
  * (txlm_rec_begin_kept, txlm_rec_replay): a generated token's step is the
@@ -26,10 +34,13 @@ typedef struct txlm_texel_view {
     VkBufferView view;
 } txlm_texel_view;
 
-/* A command buffer and what its commands refer to, alive until it is
- * recorded again. */
+/* A recording, its command buffers and what its commands refer to,
+ * alive until it is recorded again. */
 typedef struct txlm_rec_cmd {
-    VkCommandBuffer cmd;
+    VkCommandBuffer *pieces;      /* stb_ds array: the recording's command buffers, submitted in turn (made as needed, kept) */
+    uint32_t *piece_dispatches;   /* stb_ds array: the dispatches each holds */
+    uint32_t n_pieces;            /* pieces the recording uses */
+    VkCommandBuffer cmd;          /* the piece being recorded: pieces[n_pieces - 1] */
     VkDescriptorPool *pools;      /* stb_ds array, grown as the recording needs sets */
     uint32_t pool, sets_in_pool;  /* the pool sets come from now, and how many it has given */
     txlm_texel_view *texel_views; /* stb_ds array */
@@ -84,7 +95,11 @@ void txlm_rec_barrier(txlm_rec *r);
 void txlm_rec_copy(txlm_rec *r, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size);
 void txlm_rec_copy_regions(txlm_rec *r, VkBuffer src, VkBuffer dst, const VkBufferCopy *regions, uint32_t n);
 void txlm_rec_fill_zero(txlm_rec *r, VkBuffer buf, VkDeviceSize off, VkDeviceSize size);
-/* Ends, submits, waits. */
+/* Ends, submits, waits (piece by piece). */
 int txlm_rec_submit(txlm_rec *r, txlm_err *err);
+/* An execution dependency on every command submitted to the queue
+ * before this recording: its later commands wait for them (a buffer the
+ * program's commands may still be reading, txlm_vulkan.h). */
+void txlm_rec_wait_queue(txlm_rec *r);
 
 #endif

@@ -2,6 +2,7 @@
 #include "log.h"
 
 #include "coopmat.h"
+#include "device_features.h"
 #include "fp_flush.h"
 #include "san_pin.h"
 
@@ -95,11 +96,22 @@ int txlm_vk_has_device_ext(VkPhysicalDevice pd, const char *name)
 static pthread_mutex_t volk_lock = PTHREAD_MUTEX_INITIALIZER;
 static int volk_loaded, volk_instance_loaded;
 
-static int load_vulkan(txlm_err *err)
+/* A program that hands over its own device may give its loader's
+ * vkGetInstanceProcAddr (gipa): volk then loads through it, when it is
+ * the first to load. Once loaded, the entry points stay: a gipa of
+ * another loader than the one loaded would need another set of them,
+ * which the process-wide ones cannot be, so it is refused. */
+int txlm_vk_load(PFN_vkGetInstanceProcAddr gipa, txlm_err *err)
 {
     pthread_mutex_lock(&volk_lock);
+    if (!volk_loaded && gipa) volkInitializeCustom(gipa), volk_loaded = 1;
     if (!volk_loaded) volk_loaded = volkInitialize() == VK_SUCCESS;
+    int other = volk_loaded && gipa && gipa != vkGetInstanceProcAddr;
     pthread_mutex_unlock(&volk_lock);
+    if (other)
+        return txlm_fail(err, TXLM_ERR_UNSUPPORTED,
+                         "the vkGetInstanceProcAddr given is not that of the Vulkan loader txlm already uses in this "
+                         "process (give the loader's own, or NULL)");
     if (!volk_loaded)
         return txlm_fail(err, TXLM_ERR_NO_VULKAN,
                          "no Vulkan loader found (libvulkan.so.1); install a Vulkan driver "
@@ -110,7 +122,7 @@ static int load_vulkan(txlm_err *err)
     return 0;
 }
 
-static void load_entry_points(VkInstance instance)
+void txlm_vk_load_instance(VkInstance instance)
 {
     pthread_mutex_lock(&volk_lock);
     if (!volk_instance_loaded) volkLoadInstance(instance);
@@ -194,20 +206,22 @@ static int create_instance(txlm_vk *vk, int validation, txlm_err *err)
     };
     VkResult r = vkCreateInstance(&ci, NULL, &vk->instance);
     if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateInstance");
-    load_entry_points(vk->instance);
-    if (validation) {
-        dbg = messenger_info(vk);
-        vk->destroy_messenger =
-            (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(vk->instance, "vkDestroyDebugUtilsMessengerEXT");
-        PFN_vkCreateDebugUtilsMessengerEXT create_messenger =
-            (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(vk->instance, "vkCreateDebugUtilsMessengerEXT");
-        if (!create_messenger || !vk->destroy_messenger)
-            return txlm_fail(err, TXLM_ERR_VULKAN, "VK_EXT_debug_utils enabled but its functions are missing");
-        r = create_messenger(vk->instance, &dbg, NULL, &vk->messenger);
-        if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateDebugUtilsMessengerEXT");
-    }
+    txlm_vk_load_instance(vk->instance);
     vk->validation = validation;
-    return 0;
+    return validation ? txlm_vk_add_messenger(vk, err) : 0;
+}
+
+int txlm_vk_add_messenger(txlm_vk *vk, txlm_err *err)
+{
+    VkDebugUtilsMessengerCreateInfoEXT dbg = messenger_info(vk);
+    vk->destroy_messenger =
+        (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(vk->instance, "vkDestroyDebugUtilsMessengerEXT");
+    PFN_vkCreateDebugUtilsMessengerEXT create_messenger =
+        (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(vk->instance, "vkCreateDebugUtilsMessengerEXT");
+    if (!create_messenger || !vk->destroy_messenger)
+        return txlm_fail(err, TXLM_ERR_VULKAN, "VK_EXT_debug_utils enabled but its functions are missing");
+    VkResult r = create_messenger(vk->instance, &dbg, NULL, &vk->messenger);
+    return r == VK_SUCCESS ? 0 : txlm_vk_fail(err, r, "vkCreateDebugUtilsMessengerEXT");
 }
 
 /* The compute queue family to use, and (timestamp_bits, may be NULL) how
@@ -335,7 +349,7 @@ int txlm_vk_list(txlm_device_info *out, uint32_t cap, uint32_t *count, txlm_err 
     txlm_vk vk;
     memset(&vk, 0, sizeof vk);
     *count = 0;
-    int rc = load_vulkan(err);
+    int rc = txlm_vk_load(NULL, err);
     if (!rc) rc = create_instance(&vk, 0, err);
     VkPhysicalDevice *pds = NULL;
     uint32_t n = 0;
@@ -356,23 +370,37 @@ int txlm_vk_list(txlm_device_info *out, uint32_t cap, uint32_t *count, txlm_err 
     return rc;
 }
 
-static int create_device(txlm_vk *vk, txlm_err *err)
+/* The global-priority extension the device offers, KHR's first (the
+ * same structure and values under either name), or NULL. */
+static const char *priority_ext(VkPhysicalDevice pd)
+{
+    if (txlm_vk_has_device_ext(pd, VK_KHR_GLOBAL_PRIORITY_EXTENSION_NAME)) return VK_KHR_GLOBAL_PRIORITY_EXTENSION_NAME;
+    if (txlm_vk_has_device_ext(pd, VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME)) return VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME;
+    return NULL;
+}
+
+/* The device with txlm's queue; at low global priority when asked for
+ * (low_priority) and the device has the extension. A driver may refuse a
+ * priority (VK_ERROR_NOT_PERMITTED_KHR; some report other errors): the
+ * device is then made again at the default one, silently. */
+static int create_device(txlm_vk *vk, int low_priority, txlm_err *err)
 {
     float prio = 1.0f;
+    VkDeviceQueueGlobalPriorityCreateInfoKHR gp = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_GLOBAL_PRIORITY_CREATE_INFO_KHR,
+                                                   .globalPriority = VK_QUEUE_GLOBAL_PRIORITY_LOW_KHR};
+    const char *gp_ext = low_priority ? priority_ext(vk->phys) : NULL;
     VkDeviceQueueCreateInfo qci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+        .pNext = gp_ext ? &gp : NULL,
         .queueFamilyIndex = vk->queue_family,
         .queueCount = 1,
         .pQueuePriorities = &prio,
     };
-    const char *exts[3];
+    const char *exts[4];
     uint32_t n_ext = 0;
     /* Required whenever a portability (MoltenVK) implementation advertises it. */
-    if (txlm_vk_has_device_ext(vk->phys, "VK_KHR_portability_subset")) exts[n_ext++] = "VK_KHR_portability_subset";
-    VkPhysicalDeviceFeatures have, want = {0};
-    vkGetPhysicalDeviceFeatures(vk->phys, &have);
-    want.shaderInt64 = have.shaderInt64;
-    vk->int64 = have.shaderInt64 && !vk->env.no_int64;
+    if (vk->enabled.portability) exts[n_ext++] = TXLM_EXT_PORTABILITY;
+    VkPhysicalDeviceFeatures want = {.shaderInt64 = (VkBool32)vk->enabled.int64};
     VkDeviceCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .pEnabledFeatures = &want,
@@ -383,10 +411,16 @@ static int create_device(txlm_vk *vk, txlm_err *err)
     };
     txlm_coopmat_enables cm;
     txlm_coopmat_enable(vk, &cm, &ci, exts, &ci.enabledExtensionCount);
+    if (gp_ext) exts[ci.enabledExtensionCount++] = gp_ext;
     VkResult r = vkCreateDevice(vk->phys, &ci, NULL, &vk->device);
+    vk->low_priority = gp_ext && r == VK_SUCCESS;
+    if (r != VK_SUCCESS && gp_ext && r != VK_ERROR_OUT_OF_HOST_MEMORY && r != VK_ERROR_OUT_OF_DEVICE_MEMORY) {
+        qci.pNext = NULL;
+        ci.enabledExtensionCount--;
+        r = vkCreateDevice(vk->phys, &ci, NULL, &vk->device);
+    }
     if (r != VK_SUCCESS) return txlm_vk_fail(err, r, "vkCreateDevice");
     vkGetDeviceQueue(vk->device, vk->queue_family, 0, &vk->queue);
-    pthread_mutex_init(&vk->queue_lock, NULL);
     return 0;
 }
 
@@ -411,7 +445,8 @@ static int pick_device(txlm_vk *vk, const txlm_context_options *opts, txlm_err *
 }
 
 /* What the kernels may use: subgroup operations, binding ranges and
- * alignments, texel buffers; m3 receives the largest allocation. */
+ * alignments, texel buffers; m3 receives the largest allocation. The
+ * optional features are vk->enabled's. */
 static void read_capabilities(txlm_vk *vk, VkPhysicalDeviceMaintenance3Properties *m3)
 {
     VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
@@ -456,17 +491,28 @@ static void choose_paths(txlm_vk *vk, const txlm_context_options *opts, const Vk
     if (vk->env.stream_slots >= 0) vk->stream_slots = vk->env.stream_slots;
     vk->max_alloc = m3->maxMemoryAllocationSize ? m3->maxMemoryAllocationSize : (VkDeviceSize)1 << 30;
     vk->memory_budget = opts ? opts->memory_budget : 0;
+    vk->int64 = vk->enabled.int64 && !vk->env.no_int64;
+    /* a bound on the work in one submission (recorder.h): the option, else TXLM_SUBMIT_DISPATCHES */
+    vk->submit_dispatches = opts && opts->max_submit_dispatches ? opts->max_submit_dispatches : vk->env.submit_dispatches;
+}
+
+void txlm_vk_read_device(txlm_vk *vk, const txlm_context_options *opts)
+{
+    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+    read_capabilities(vk, &m3);
+    choose_paths(vk, opts, &m3);
+    txlm_coopmat_probe(vk);
 }
 
 /* fp_flush.h: the worker threads of a CPU device start in vkCreateDevice,
  * with the floating-point environment of the thread that creates it. */
-static int create_device_flushing(txlm_vk *vk, txlm_err *err)
+static int create_device_flushing(txlm_vk *vk, int low_priority, txlm_err *err)
 {
     txlm_fp_env fpenv = {0};
     /* TXLM_KEEP_SUBNORMALS=1 leaves them (comparisons, tests) */
     if (vk->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU && !vk->env.keep_subnormals)
         vk->flush_subnormals = txlm_fp_flush_begin(&fpenv);
-    int rc = create_device(vk, err);
+    int rc = create_device(vk, low_priority, err);
     txlm_fp_flush_end(&fpenv);
     return rc;
 }
@@ -477,16 +523,18 @@ int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err)
     txlm_env_read(&vk->env);
     if (!(vk->debug = txlm_debug_create(&vk->env))) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     int validation = (opts && opts->validation) || vk->env.validation;
-    int rc = load_vulkan(err);
+    pthread_mutex_init(&vk->queue_lock, NULL);
+    int rc = txlm_vk_load(NULL, err);
     if (rc) return txlm_vk_close(vk), rc;
     rc = create_instance(vk, validation, err);
     if (!rc) rc = pick_device(vk, opts, err);
     if (!rc) {
-        VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
-        read_capabilities(vk, &m3);
-        choose_paths(vk, opts, &m3);
-        txlm_coopmat_probe(vk);
-        rc = create_device_flushing(vk, err);
+        /* txlm's own device enables every optional feature it uses that the device offers */
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(vk->phys, &p);
+        txlm_vk_features_offered(vk->phys, p.apiVersion < VK_API_VERSION_1_2 ? p.apiVersion : VK_API_VERSION_1_2, &vk->enabled);
+        txlm_vk_read_device(vk, opts);
+        rc = create_device_flushing(vk, opts && opts->low_priority, err);
     }
     if (rc) txlm_vk_close(vk);
     return rc;
@@ -497,7 +545,13 @@ VkResult txlm_vk_submit_wait(txlm_vk *vk, VkCommandBuffer cmd, VkFence fence)
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
     pthread_mutex_lock(&vk->queue_lock);
     if (txlm_debug_submit_fails(vk->debug)) vk->lost = 1;
-    VkResult r = vk->lost ? VK_ERROR_DEVICE_LOST : vkQueueSubmit(vk->queue, 1, &si, fence);
+    VkResult r = VK_ERROR_DEVICE_LOST;
+    if (!vk->lost) {
+        /* the program's lock, inside txlm's: the program's thread never waits on txlm's */
+        if (vk->shared.lock) vk->shared.lock(vk->shared.user);
+        r = vkQueueSubmit(vk->queue, 1, &si, fence);
+        if (vk->shared.lock) vk->shared.unlock(vk->shared.user);
+    }
     pthread_mutex_unlock(&vk->queue_lock);
     if (r == VK_SUCCESS) r = vkWaitForFences(vk->device, 1, &fence, VK_TRUE, UINT64_MAX);
     if (r == VK_SUCCESS) r = vkResetFences(vk->device, 1, &fence);
@@ -512,13 +566,16 @@ VkResult txlm_vk_submit_wait(txlm_vk *vk, VkCommandBuffer cmd, VkFence fence)
 void txlm_vk_close(txlm_vk *vk)
 {
     txlm_san_pin_libraries();
-    if (vk->device) {
+    /* a program's device and instance stay its own; every submission of
+     * txlm's was waited for, so nothing of txlm's is left running there
+     * (vkDeviceWaitIdle would also need every queue of the program's locked) */
+    if (vk->device && !vk->host) {
         vkDeviceWaitIdle(vk->device);
         vkDestroyDevice(vk->device, NULL);
-        pthread_mutex_destroy(&vk->queue_lock);
     }
+    if (vk->debug) pthread_mutex_destroy(&vk->queue_lock); /* made with the debug options (txlm_vk_open, _open_host) */
     if (vk->messenger) vk->destroy_messenger(vk->instance, vk->messenger, NULL);
-    if (vk->instance) vkDestroyInstance(vk->instance, NULL);
+    if (vk->instance && !vk->host) vkDestroyInstance(vk->instance, NULL);
     vk->device = VK_NULL_HANDLE;
     vk->messenger = VK_NULL_HANDLE;
     vk->instance = VK_NULL_HANDLE;

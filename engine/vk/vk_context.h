@@ -22,6 +22,30 @@ typedef struct txlm_vk_coopmat {
     const char *off_why; /* where off: why (the kernel and engine tests report it) */
 } txlm_vk_coopmat;
 
+/* The program's lock around its queue (a host device's, txlm_vulkan.h):
+ * txlm holds it around every vkQueueSubmit on a shared queue. */
+typedef struct txlm_vk_queue_lock {
+    void (*lock)(void *user);
+    void (*unlock)(void *user);
+    void *user;
+} txlm_vk_queue_lock;
+
+/* The optional features the kernels use, as enabled on the device: what
+ * txlm enabled on its own, or what the program's VkDeviceCreateInfo
+ * enabled on a host device (host_device.c); detection reads these, not
+ * what the device merely supports. */
+typedef struct txlm_vk_enabled {
+    int portability;           /* VK_KHR_portability_subset (required wherever offered) */
+    int int64;                 /* shaderInt64 */
+    int float16;               /* shaderFloat16 */
+    int memory_model;          /* vulkanMemoryModel */
+    int memory_model_device;   /* vulkanMemoryModelDeviceScope */
+    int full_subgroups;        /* computeFullSubgroups */
+    int cooperative_matrix;    /* the cooperativeMatrix feature */
+    int ext_cooperative_matrix;   /* VK_KHR_cooperative_matrix */
+    int ext_subgroup_size_control; /* VK_EXT_subgroup_size_control (or Vulkan 1.3, where it is core) */
+} txlm_vk_enabled;
+
 typedef struct txlm_vk {
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger;
@@ -30,6 +54,14 @@ typedef struct txlm_vk {
     VkDevice device;
     VkQueue queue;
     pthread_mutex_t queue_lock; /* vkQueueSubmit needs external synchronisation */
+    txlm_vk_queue_lock shared;  /* a host device's queue: the program's lock too (lock NULL: none) */
+    /* the instance and device are the program's (txlm_context_create_on_device):
+     * never destroyed, never waited idle (every submission of txlm's is
+     * waited for by its fence) */
+    int host;
+    txlm_vk_enabled enabled;         /* what detection reads (above) */
+    uint32_t submit_dispatches;      /* at most this many dispatches in one submission (0: no bound; recorder.h) */
+    int low_priority;                /* the own device's queue was made at VK_QUEUE_GLOBAL_PRIORITY_LOW */
     uint32_t queue_family;
     uint32_t timestamp_bits;         /* valid bits of the queue's timestamps (0: none) */
     VkPhysicalDeviceProperties props;
@@ -75,12 +107,31 @@ typedef struct txlm_vk {
 int txlm_vk_open(txlm_vk *vk, const txlm_context_options *opts, txlm_err *err);
 void txlm_vk_close(txlm_vk *vk);
 
+/* A context on the program's device (host_device.c, txlm_vulkan.h):
+ * creates nothing of Vulkan's but the messenger that counts validation
+ * messages where asked; never destroys what it was given. dev is a
+ * const txlm_host_device *. */
+struct txlm_host_device;
+int txlm_vk_open_host(txlm_vk *vk, const struct txlm_host_device *dev, const txlm_context_options *opts, txlm_err *err);
+
+/* Shared by txlm_vk_open and txlm_vk_open_host (vk_context.c): volk
+ * loaded (through gipa where given), its instance entry points from
+ * instance; what the kernels may use read from the device; the choices
+ * made from it with their TXLM_* overrides; the messenger that counts
+ * validation messages on instance. */
+int txlm_vk_load(PFN_vkGetInstanceProcAddr gipa, txlm_err *err);
+void txlm_vk_load_instance(VkInstance instance);
+void txlm_vk_read_device(txlm_vk *vk, const txlm_context_options *opts);
+int txlm_vk_add_messenger(txlm_vk *vk, txlm_err *err);
+
 /* Enumerates devices without creating one (for `txlm devices`). */
 int txlm_vk_list(txlm_device_info *out, uint32_t cap, uint32_t *count, txlm_err *err);
 
 /* Submits one command buffer on the context's queue, waits for it and
  * resets the fence. Serialised on queue_lock (where the device-lost
- * fault point counts submissions, debug.h). */
+ * fault point counts submissions, debug.h), and on a shared queue
+ * inside the program's lock too, held for the vkQueueSubmit only: the
+ * fence is waited for outside both. */
 VkResult txlm_vk_submit_wait(txlm_vk *vk, VkCommandBuffer cmd, VkFence fence);
 
 /* Whether physical device pd offers device extension name. */

@@ -29,7 +29,8 @@ class DeviceInfo(Structure):
 
 
 class ContextOptions(Structure):
-    _fields_ = [("device", c_char_p), ("validation", c_int), ("memory_budget", c_uint64)]
+    _fields_ = [("device", c_char_p), ("validation", c_int), ("memory_budget", c_uint64),
+                ("max_submit_dispatches", c_uint32), ("low_priority", c_int)]
 
 
 class ModelOptions(Structure):

@@ -25,6 +25,7 @@
 
 #include "../common/kernel_switches.h"
 #include "golden_model.h"
+#include "../common/test_context.h"
 #include "text_util.h"
 
 enum { K = 3, SEG = 8, STEPS = 9 };
@@ -274,7 +275,7 @@ int main(int argc, char **argv)
     txlm_batch_free(b);
     for (uint32_t i = 0; i < K; i++) txlm_session_free(bs[i]), txlm_session_free(ref[i]);
     txlm_model_free(m), txlm_model_free(other);
-    txlm_context_destroy(ctx), txlm_context_destroy(ctx2);
+    test_context_destroy(ctx), test_context_destroy(ctx2);
     rm_tree(dir), rm_tree(dir2);
     free(dir), free(dir2);
     printf("%d failures\n", text_failures);

@@ -19,6 +19,7 @@
 
 #include "../common/kernel_switches.h"
 #include "golden_model.h"
+#include "../common/test_context.h"
 #include "text_util.h"
 
 enum { SEG = 8, STEPS = 30 };
@@ -141,7 +142,7 @@ int main(int argc, char **argv)
     free(ta), free(tb);
     arrfree(oa), arrfree(ob);
     txlm_model_free(m);
-    txlm_context_destroy(ctx);
+    test_context_destroy(ctx);
     rm_tree(dir);
     free(dir);
     printf("%d failures\n", text_failures);

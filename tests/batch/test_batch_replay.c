@@ -16,6 +16,7 @@
 
 #include "batch.h"
 #include "golden_model.h"
+#include "../common/test_context.h"
 #include "text_util.h"
 
 #define K 4
@@ -125,7 +126,7 @@ int main(int argc, char **argv)
     txlm_batch_free(ba), txlm_batch_free(bb);
     for (uint32_t i = 0; i < K; i++) txlm_session_free(a[i]), txlm_session_free(b[i]);
     txlm_model_free(m);
-    txlm_context_destroy(ctx);
+    test_context_destroy(ctx);
     rm_tree(dir);
     free(dir);
     printf("%d failures\n", text_failures);

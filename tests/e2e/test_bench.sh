@@ -2,7 +2,8 @@
 # txlm bench on a small packed golden model: every workload runs, the JSON
 # carries every figure (positive numbers), the vanilla table has one row
 # per attention length, generation is set against the device's copy rate
-# with the weight bytes a token reads, and bad options fail with a message.
+# with the weight bytes a token reads, --submit-dispatches times a bounded
+# context beside a whole one, and bad options fail with a message.
 # usage: test_bench.sh TXLM TXLM_PACK GOLDEN_CASE_DIR
 set -euo pipefail
 txlm=$1 pack=$2 case_dir=$3
@@ -133,4 +134,13 @@ grep -Eq '^eval \(tgt 4, mem 6\) +[0-9.]+ +[0-9.]+ +tokens/s \(1\)$' "$tmp/r1.tx
 # one model a run: a second -m is refused, not silently taken instead of the first
 if "$txlm" bench -m "$tmp/model.txlm" -m "$tmp/other.txlm" > /dev/null 2> "$tmp/err"; then echo "FAIL: two -m accepted"; exit 1; fi
 grep -q "once per model" "$tmp/err" || { echo "FAIL: two -m: $(cat "$tmp/err")"; exit 1; }
+# --submit-dispatches: the bounded context against the whole one, both rows, positive rates
+"$txlm" bench -m "$tmp/model.txlm" --submit-dispatches 5 -r 2 --json --tokens 8 --gen-tokens 3 --mem-len 6 --tgt-len 4 |
+    python3 -c 'import json, sys
+r = json.load(sys.stdin)
+assert r["submit_dispatches"] == 5 and r["whole"]["eval_ratio"] == 1, r
+assert all(r[k][f] > 0 for k in ("whole", "bounded") for f in ("eval_tokens_per_s", "gen_tokens_per_s", "gen_ratio")), r' ||
+    { echo "FAIL: --submit-dispatches"; exit 1; }
+fails -m "$tmp/model.txlm" --submit-dispatches 5 --batch 1,2
+fails -m "$tmp/model.txlm" --submit-dispatches 5 --workloads load,eval
 echo "txlm bench: every workload and the error cases behave"

@@ -39,7 +39,7 @@ int flt_pack(const char *name, uint32_t dtype, const char *out_path)
 txlm_context_options flt_options(uint64_t memory_budget)
 {
     const char *v = getenv("TXLM_VALIDATION");
-    txlm_context_options o = {NULL, v && *v && strcmp(v, "0") != 0, memory_budget};
+    txlm_context_options o = {.validation = v && *v && strcmp(v, "0") != 0, .memory_budget = memory_budget};
     return o;
 }
 

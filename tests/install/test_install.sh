@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # meson install into a temporary prefix, build examples/embed.c and
 # examples/chat.c against the installed pkg-config file, and run them on a
-# packed golden model; embed.c again against the installed static library
+# packed golden model; a program with its own Vulkan device (bench/frame_gap.c)
+# on txlm_vulkan.h; embed.c again against the installed static library
 # (no libtxlm.so at run time); where txlm-glib is built, its installed
 # files and examples/glib/generate.c against txlm-glib-1.0.pc; the installed bin/txlm run from the staged
 # prefix with no LD_LIBRARY_PATH (its run path finds lib/); then README.md's
@@ -42,6 +43,15 @@ echo "$out"
 grep -q "^txlm $(pkg-config --modversion txlm), session: " "$tmp/chat.err" || { echo "FAIL: chat example: $(cat "$tmp/chat.err")"; exit 1; }
 again=$(printf 'w5 w9 w12\nw7\n' | "$tmp/chat" "$tmp/model.txlm" 3 2> /dev/null)
 [ "$out" = "$again" ] || { echo "FAIL: the chat example's seeded replies differ between runs"; exit 1; }
+# a program with its own Vulkan device (txlm_vulkan.h, which includes vulkan.h): bench/frame_gap.c and
+# tests/common/host_device.c built against the installed headers and library alone, run briefly
+[ -f "$root/include/txlm_vulkan.h" ] || { echo "FAIL: txlm_vulkan.h not installed"; exit 1; }
+cc "$src/bench/frame_gap.c" "$src/tests/common/host_device.c" -I"$src/tests/common" "${sanflags[@]}" -std=c11 \
+    -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror $(pkg-config --cflags --libs txlm) -lpthread -ldl -lm \
+    -Wl,-rpath,"$libdir" -o "$tmp/frame_gap"
+"$tmp/frame_gap" -m "$tmp/model.txlm" --tgt-len 4 --seconds 0.3 --rounds 1 --configs alone,shared:3 > "$tmp/gap.txt" ||
+    { echo "FAIL: a program on its own device: $(cat "$tmp/gap.txt")"; exit 1; }
+grep -q "^shared:3 " "$tmp/gap.txt" || { echo "FAIL: frame_gap: $(cat "$tmp/gap.txt")"; exit 1; }
 # the static library: the same program, with no libtxlm.so in it
 static=$(find "$root" -name libtxlm.a | head -n 1)
 [ -n "$static" ] || { echo "FAIL: libtxlm.a not installed"; exit 1; }

@@ -1,8 +1,10 @@
 /* A golden case packed into a fresh temporary folder and loaded on a
- * context (with the validation layer when TXLM_VALIDATION asks). */
+ * context (with the validation layer when TXLM_VALIDATION asks; on a
+ * program's own device when TXLM_TEST_HOST_DEVICE is set). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/test_context.h"
 #include "golden_model.h"
 #include "text_util.h"
 
@@ -14,7 +16,7 @@ int open_golden_model(const char *pack, const char *golden, const char *name, ch
     snprintf(path, sizeof path, "%s/%s.txlm", *dir ? *dir : ".", name);
     const char *val = getenv("TXLM_VALIDATION");
     txlm_context_options co = {.validation = val && *val && strcmp(val, "0") != 0};
-    if (!*dir || pack_case(pack, golden, name, path, NULL) || txlm_context_create(&co, ctx) ||
+    if (!*dir || pack_case(pack, golden, name, path, NULL) || test_context_create(&co, ctx) ||
         txlm_model_load(*ctx, path, NULL, m)) {
         fprintf(stderr, "setup: %s\n", txlm_last_error());
         if (*dir) rm_tree(*dir);

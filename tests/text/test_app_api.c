@@ -19,6 +19,7 @@
 #include <txlm.h>
 
 #include "golden_model.h"
+#include "../common/test_context.h"
 #include "text_util.h"
 
 enum { V = 1000, SEG = 8 };
@@ -357,7 +358,7 @@ int main(int argc, char **argv)
     TCHECK(txlm_context_validation_messages(ctx) == 0);
     txlm_session_free(s);
     txlm_model_free(m);
-    txlm_context_destroy(ctx);
+    test_context_destroy(ctx);
     rm_tree(dir);
     free(dir);
     printf("%d failures\n", text_failures);

@@ -23,6 +23,7 @@ typedef struct bench_opts {
     int32_t *batches; /* --batch: batch sizes (tools/bench/bench_batch.c) */
     uint32_t n_batches;
     uint64_t memory_budget; /* --memory-budget, bytes (0: none) */
+    uint32_t submit_dispatches; /* --submit-dispatches: bounded against unbounded (tools/bench/bench_split.c; 0: not asked) */
     txlm_model_options mo;
 } bench_opts;
 
@@ -52,5 +53,13 @@ double bench_sd(const series *s);
 void bench_csv_field(const char *s);
 /* The figures in o->format on stdout. */
 void bench_report(const bench_opts *o, const txlm_device_info *dev, const bench_result *r);
+
+/* cmd_bench.c's workloads, o->reps repetitions each, appended to r's series. */
+int bench_run_eval(txlm_model *m, const bench_opts *o, bench_result *r, int32_t *buf, float *lp);
+int bench_run_gen(txlm_model *m, const bench_opts *o, bench_result *r, int32_t *buf);
+/* --submit-dispatches N: eval and gen of whole (on the command's context,
+ * unbounded) and of the model on a context bounded to N dispatches a
+ * submission, repetitions alternating, and the table of both (bench_split.c). */
+int bench_split(const bench_opts *o, const txlm_device_info *dev, txlm_model *whole, int32_t *buf, float *lp);
 
 #endif

@@ -21,7 +21,8 @@ static void usage(void)
 {
     printf("usage: txlm bench -m MODEL [--mem-len M] [--tgt-len L] [--tokens N] [--gen-tokens G] [-r R]\n"
            "                  [-o text|md|csv|json] [--workloads load,eval,gen,vanilla] [--attn-lens 128,320,640,1600]\n"
-           "                  [--vanilla-tokens V] [--ids FILE] [--seed S] [--no-verify] [--batch 1,2,4,... [--memory-budget MIB]]\n\n"
+           "                  [--vanilla-tokens V] [--ids FILE] [--seed S] [--no-verify] [--batch 1,2,4,... [--memory-budget MIB]]\n"
+           "                  [--submit-dispatches N]\n\n"
            "Times, on the device txlm uses (-r R repetitions, also --reps R, default 3: the median and the mean\n"
            "+/- standard deviation of each, the mean alone for -r 1; -o picks a table (text, default), a Markdown\n"
            "table (md), CSV rows naming the model and the device (csv) or JSON (json, also --json); -m once: a\n"
@@ -42,7 +43,10 @@ static void usage(void)
            "(a segment, or a token, of every stream: mean, p50, p90) and the device memory of the batch's plan\n"
            "(per stream: memory ring and scratch; shared by the batch). A size whose plan does not fit what\n"
            "the device has free is reported as not fitting, and nothing of it is allocated.\n"
-           "--workloads eval or gen picks one. --memory-budget MIB caps the device memory txlm may use.\n");
+           "--workloads eval or gen picks one. --memory-budget MIB caps the device memory txlm may use.\n"
+           "--submit-dispatches N: instead, eval and gen on a context that submits a segment whole and on one that\n"
+           "submits at most N dispatches at a time (txlm_context_options.max_submit_dispatches), repetitions\n"
+           "alternating, and the bounded one's rates over the whole one's.\n");
 }
 
 static int parse_workloads(const char *v, unsigned *out)
@@ -145,7 +149,7 @@ static int run_load(txlm_context *ctx, const bench_opts *o, bench_result *r)
     return 0;
 }
 
-static int run_eval(txlm_model *m, const bench_opts *o, bench_result *r, int32_t *buf, float *lp)
+int bench_run_eval(txlm_model *m, const bench_opts *o, bench_result *r, int32_t *buf, float *lp)
 {
     txlm_session *s = NULL;
     txlm_status st = open_session(m, o->mem_len, o->tgt_len, -1, &s);
@@ -162,7 +166,7 @@ static int run_eval(txlm_model *m, const bench_opts *o, bench_result *r, int32_t
     return st ? cli_lib_error(st, "evaluation") : 0;
 }
 
-static int run_gen(txlm_model *m, const bench_opts *o, bench_result *r, int32_t *buf)
+int bench_run_gen(txlm_model *m, const bench_opts *o, bench_result *r, int32_t *buf)
 {
     txlm_session *s = NULL;
     txlm_status st = open_session(m, o->mem_len, o->tgt_len, -1, &s);
@@ -228,7 +232,7 @@ static int run_vanilla_len(txlm_model *m, const bench_opts *o, uint32_t A, doubl
 
 static const char *const bench_flags[] = {"-m", "--model", "--tgt-len", "--tokens", "--gen-tokens", "--reps", "-r", "-o", "--output",
                                           "--vanilla-tokens", "--workloads", "--attn-lens", "--ids", "--seed", "--batch",
-                                          "--memory-budget", NULL};
+                                          "--memory-budget", "--submit-dispatches", NULL};
 
 static int parse_format(const char *v, int *out)
 {
@@ -289,6 +293,7 @@ static int parse_args(int argc, char **argv, bench_opts *o, const char **ids_pat
         else if (!strcmp(a, "--workloads")) { if (parse_workloads(v, &o->workloads)) return 1; workloads_given = 1; }
         else if (!strcmp(a, "--batch")) batches = v;
         else if (!strcmp(a, "--memory-budget")) { if (parse_budget(v, a, o)) return 1; }
+        else if (!strcmp(a, "--submit-dispatches")) { if (cli_parse_u32(v, a, &o->submit_dispatches)) return 1; }
         else if (!strcmp(a, "--attn-lens")) lens = v;
         else if (!strcmp(a, "--ids")) *ids_path = v;
         else if (!strcmp(a, "--seed")) {
@@ -300,6 +305,9 @@ static int parse_args(int argc, char **argv, bench_opts *o, const char **ids_pat
     }
     if (!o->model) return cli_error("bench: -m MODEL is required");
     if (batches && parse_batches(batches, o, workloads_given)) return 1;
+    if (o->submit_dispatches && !workloads_given) o->workloads = W_EVAL | W_GEN;
+    if (o->submit_dispatches && (batches || (o->workloads & (W_LOAD | W_VANILLA))))
+        return cli_error("--submit-dispatches times eval and gen: leave --batch, load and vanilla out");
     if (o->reps == 0 || o->reps > MAX_REPS) return cli_error("--reps must be 1..%d", MAX_REPS);
     if (!o->gen_tokens) o->gen_tokens = o->tokens;
     if (o->tokens == 0 || o->vanilla_tokens == 0) return cli_error("--tokens and --vanilla-tokens must be positive");
@@ -336,8 +344,8 @@ static int fit_to_model(bench_opts *o, const txlm_model_params *p)
 /* The workloads asked for, each one's figures into r. */
 static int run_workloads(txlm_context *ctx, txlm_model *m, const bench_opts *o, bench_result *r, int32_t *buf, float *lp)
 {
-    if ((o->workloads & W_EVAL) && run_eval(m, o, r, buf, lp)) return 1;
-    if ((o->workloads & W_GEN) && run_gen(m, o, r, buf)) return 1;
+    if ((o->workloads & W_EVAL) && bench_run_eval(m, o, r, buf, lp)) return 1;
+    if ((o->workloads & W_GEN) && bench_run_gen(m, o, r, buf)) return 1;
     r->step_bytes = txlm_model_step_bytes(m);
     txlm_status st;
     if ((o->workloads & W_GEN) && (st = txlm_context_copy_rate(ctx, &r->copy_rate)))
@@ -383,6 +391,8 @@ int cmd_bench(int argc, char **argv)
     if (!buf || !lp) { rc = cli_error("out of memory"); goto done; }
     if (o.n_batches) {
         if (run_batches(m, &o, &dev)) goto done;
+    } else if (o.submit_dispatches) {
+        if (bench_split(&o, &dev, m, buf, lp)) goto done;
     } else {
         if (run_workloads(ctx, m, &o, &r, buf, lp)) goto done;
         bench_report(&o, &dev, &r);
