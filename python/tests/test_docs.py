@@ -107,16 +107,26 @@ def read_tsv(path):
 @contextmanager
 def process_groups():
     """start(command, **popen) runs a command in a process group of its own; every group started
-    is ended on the way out (SIGTERM, up to 60 s to exit, then SIGKILL), so none outlives the test."""
+    is ended on the way out (SIGTERM, up to 60 s to exit, then SIGKILL), so none outlives the test,
+    also when the test itself gets SIGTERM (meson's timeout, which SIGKILLs 0.5 s later: the
+    groups are SIGKILLed at once, before this process ends as SIGTERM ends it)."""
     started = []
 
     def start(cmd, **kw):
         p = subprocess.Popen(cmd, start_new_session=True, **kw)
         started.append(p)
         return p
+
+    def on_sigterm(signum, frame):
+        for p in started:
+            signal_group(p, signal.SIGKILL)
+        signal.signal(signal.SIGTERM, before)
+        os.kill(os.getpid(), signal.SIGTERM)
+    before = signal.signal(signal.SIGTERM, on_sigterm)
     try:
         yield start
     finally:
+        signal.signal(signal.SIGTERM, before)
         for p in reversed(started):
             signal_group(p, signal.SIGTERM)
             try:
