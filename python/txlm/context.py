@@ -15,7 +15,6 @@ from typing import List, Optional, Union
 
 from . import _capi
 from ._handle import Closable, Handle
-from .errors import TxlmError
 
 Device = Union[None, int, str]
 
