@@ -19,7 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("TXLM_BUILD", ROOT / "build"))
-os.environ.setdefault("TXLM_LIBRARY", str(BUILD / "libtxlm.so"))
+# absolute: tests run processes in other folders (by hand, TXLM_LIBRARY=build/libtxlm.so as above)
+os.environ["TXLM_LIBRARY"] = os.path.abspath(os.environ.get("TXLM_LIBRARY", BUILD / "libtxlm.so"))
 CLI = os.environ.get("TXLM_CLI", str(BUILD / "tools" / "txlm"))
 PACK = os.environ.get("TXLM_PACK", str(BUILD / "tools" / "txlm-pack"))
 GOLDEN = Path(os.environ.get("TXLM_GOLDEN", ROOT / "tests" / "golden"))

@@ -11,7 +11,7 @@ import ctypes
 import threading
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_double, c_float, c_int, c_int32, c_size_t,
                     c_uint32, c_uint64, c_void_p)
-from typing import Optional
+from typing import Callable, Optional
 
 from . import _loader
 from .errors import TxlmError, error_for
@@ -192,6 +192,13 @@ def check(status: int, what: str = "") -> None:
         # the library's message may already name the call ("sampling: top_k ...")
         said = bool(what and msg) and not msg.startswith(what + ":")
         raise error_for(status, f"{what}: {msg}" if said else (msg or what))
+
+
+def made(fn: Callable[..., int], what: str, *args: object) -> int:
+    """The pointer a C constructor, ``fn(*args, &out)``, returns in out (its failure raised)."""
+    out = c_void_p()
+    check(fn(*args, ctypes.byref(out)), what)
+    return out.value
 
 
 def bytes_at(ptr: Optional[int], length: int) -> bytes:

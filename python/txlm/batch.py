@@ -52,11 +52,9 @@ class Batch(Closable):
         self.model = model
         self.max_streams = int(max_streams)
         self.options = options.resolved(model.params.tgt_len)
-        lib, ptr, opts = _capi.lib(), ctypes.c_void_p(), self.options.to_c()
-        with model._h.use() as mp:
-            _capi.check(lib.txlm_batch_create(mp, self.max_streams, ctypes.byref(opts), ctypes.byref(ptr)),
-                        "creating a batch")
-        self._h = Handle(ptr.value, lib.txlm_batch_free, "batch", model._h)
+        lib, opts = _capi.lib(), self.options.to_c()
+        self._h = Handle.make(self, "batch", lib.txlm_batch_free, lambda mp: _capi.made(
+            lib.txlm_batch_create, "creating a batch", mp, self.max_streams, ctypes.byref(opts)), model._h)
 
     def _claimed(self, stack: ExitStack, sessions: Sequence["Session"]) -> List[int]:
         """The batch and every session claimed for the call (a session in another call is refused)."""

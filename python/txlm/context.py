@@ -1,9 +1,9 @@
 """Devices and contexts: a context is one Vulkan device that models load onto.
 
-Models share one context per device (``Context.shared``): the library's
-Vulkan function pointers are process-wide, and opening a context must not
-overlap any other call (docs/api.md, "Thread safety"), so a process opens
-as few as it can, before its threads start.
+Models share one context per device (``Context.shared``): each context
+opens the device anew and compiles its own kernels, so a process opens as
+few as it can. Opening and closing contexts may overlap any other call
+(docs/api.md, "Thread safety").
 """
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from typing import List, Optional, Union
 
 from . import _capi
 from ._handle import Closable, Handle
-from .errors import TxlmError
 
 Device = Union[None, int, str]
 
@@ -44,10 +43,6 @@ def _device_info(index: int, d: _capi.DeviceInfo) -> DeviceInfo:
                       d.subgroup_size, bool(d.supported), bool(d.preferred))
 
 
-_open_contexts = 0
-_contexts_lock = threading.Lock()
-
-
 def devices() -> List[DeviceInfo]:
     """The Vulkan devices (``txlm devices``); callable at any time, contexts open or not."""
     return _list_devices()
@@ -60,22 +55,6 @@ def _list_devices() -> List[DeviceInfo]:
     infos = (_capi.DeviceInfo * max(count.value, 1))()
     _capi.check(lib.txlm_list_devices(infos, count.value, ctypes.byref(count)), "listing devices")
     return [_device_info(i, infos[i]) for i in range(min(count.value, len(infos)))]
-
-
-def _create_context(opts: _capi.ContextOptions) -> Handle:
-    global _open_contexts
-    ptr = ctypes.c_void_p()
-    with _contexts_lock:
-        _capi.check(_capi.lib().txlm_context_create(ctypes.byref(opts), ctypes.byref(ptr)), "opening the device")
-        _open_contexts += 1
-    return Handle(ptr.value, _destroy_context, "context")
-
-
-def _destroy_context(ptr: int) -> None:
-    global _open_contexts
-    with _contexts_lock:
-        _capi.lib().txlm_context_destroy(ptr)
-        _open_contexts -= 1
 
 
 class Context(Closable):
@@ -95,7 +74,9 @@ class Context(Closable):
         opts.device = None if device is None else str(device).encode("utf-8")
         opts.validation = int(bool(validation))
         opts.memory_budget = int(memory_budget)
-        self._h = _create_context(opts)
+        lib = _capi.lib()
+        self._h = Handle.make(self, "context", lib.txlm_context_destroy, lambda _: _capi.made(
+            lib.txlm_context_create, "opening the device", ctypes.byref(opts)))
         self.requested = device
 
     @classmethod

@@ -13,11 +13,14 @@ shared models (``Model.shared``), which is also what runs without a
 cluster. A worker lost mid-run has its partitions recomputed by Dask's
 scheduler on another worker, with the same results.
 
-On a cluster, start one worker process per GPU, each with its device::
+On a cluster, start one worker process per GPU, each with its device, all
+with the Python that has txlm (Debian's /usr/bin/dask runs /usr/bin/python3)::
 
-    dask scheduler                                   # on one host
-    TXLM_DEVICE=0 dask worker tcp://HOST:8786 --nworkers 1 --nthreads 1   # per GPU of each host
+    ~/txlm-venv/bin/python -m dask scheduler                       # on one host
+    TXLM_DEVICE=0 ~/txlm-venv/bin/python -m dask worker tcp://HOST:8786 --nworkers 1 --nthreads 1   # per GPU
 
+A script that starts a LocalCluster needs ``if __name__ == "__main__":``
+around it: its worker processes import the script as they start.
 docs/python.md has the whole recipe, and one for Slurm arrays without Dask.
 """
 from __future__ import annotations

@@ -85,21 +85,24 @@ class Model(Closable):
         lib = _capi.lib()
         opts = _capi.ModelOptions()
         opts.no_verify = int(not verify)
-        ptr = ctypes.c_void_p()
+
+        def load(cp: int) -> int:
+            ptr = ctypes.c_void_p()
+            status = lib.txlm_model_load(cp, os.fsencode(self.path), ctypes.byref(opts), ctypes.byref(ptr))
+            call.check(status)
+            return ptr.value
         with LongCall(progress, f"loading {self.path}") as call:
             opts.progress = call.fn
-            with self.context._h.use() as cp:
-                status = lib.txlm_model_load(cp, os.fsencode(self.path), ctypes.byref(opts), ctypes.byref(ptr))
-        call.check(status)
-        self._h = Handle(ptr.value, lib.txlm_model_free, "model", self.context._h)
+            self._h = Handle.make(self, "model", lib.txlm_model_free, load, self.context._h)
         p = _capi.ModelParams()
-        lib.txlm_model_get_params(ptr.value, ctypes.byref(p))
+        with self._h.use() as ptr:   # a close() of the context on another thread may have closed it already
+            lib.txlm_model_get_params(ptr, ctypes.byref(p))
+            self.vocab_size = int(lib.txlm_vocab_size(ptr))
         self.params = ModelParams(
             p.n_token, p.d_model, p.d_embed, p.n_head, p.d_head, p.d_inner, p.n_layer, p.div_val, p.n_clusters,
             p.clamp_len, p.mem_len, p.tgt_len, bool(p.pre_lnorm), bool(p.same_length),
             _TOKENIZERS.get(p.tokenizer, str(p.tokenizer)), None if p.eos_id < 0 else p.eos_id,
             None if p.unk_id < 0 else p.unk_id)
-        self.vocab_size = int(lib.txlm_vocab_size(ptr.value))
         self.vocab = Vocab(self)
         with Model._shared_lock:  # the first model of a file is the one unpickling finds
             key = self._key(self.path, self.requested_device, verify)

@@ -48,11 +48,9 @@ class Session(Closable):
         self.max_segment = self.options.max_segment or max(model.params.tgt_len, 512)
         self.n_token = model.params.n_token
         lib = _capi.lib()
-        ptr = ctypes.c_void_p()
         opts = self.options.to_c()
-        with model._h.use() as mp:
-            _capi.check(lib.txlm_session_create(mp, ctypes.byref(opts), ctypes.byref(ptr)), "creating a session")
-        self._h = Handle(ptr.value, lib.txlm_session_free, "session", model._h)
+        self._h = Handle.make(self, "session", lib.txlm_session_free, lambda mp: _capi.made(
+            lib.txlm_session_create, "creating a session", mp, ctypes.byref(opts)), model._h)
         self._capture = "off"
 
     # ---- feeding -----------------------------------------------------------

@@ -114,10 +114,8 @@ class Detokenizer(Closable):
 
     def __init__(self, model: "Model"):
         lib = _capi.lib()
-        ptr = ctypes.c_void_p()
-        with model._h.use() as mp:
-            _capi.check(lib.txlm_detokenizer_create(mp, ctypes.byref(ptr)), "creating a detokenizer")
-        self._h = Handle(ptr.value, lib.txlm_detokenizer_free, "detokenizer", model._h)
+        self._h = Handle.make(self, "detokenizer", lib.txlm_detokenizer_free, lambda mp: _capi.made(
+            lib.txlm_detokenizer_create, "creating a detokenizer", mp), model._h)
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
 
     def push_bytes(self, token: int) -> bytes:
@@ -161,9 +159,8 @@ class Stopper(Closable):
         lib = _capi.lib()
         raw = [s.encode("utf-8") if isinstance(s, str) else bytes(s) for s in stops]
         arr = (ctypes.c_char_p * max(len(raw), 1))(*raw)
-        ptr = ctypes.c_void_p()
-        _capi.check(lib.txlm_stopper_create(arr, len(raw), ctypes.byref(ptr)), "stop strings")
-        self._h = Handle(ptr.value, lib.txlm_stopper_free, "stopper")
+        self._h = Handle.make(self, "stopper", lib.txlm_stopper_free, lambda _: _capi.made(
+            lib.txlm_stopper_create, "stop strings", arr, len(raw)))
         self.stopped = False
 
     def push(self, data: bytes) -> bytes:

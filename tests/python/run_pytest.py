@@ -1,6 +1,10 @@
 """Runs the Python package's tests (python/tests) with pytest against this build's libtxlm.so
 (TXLM_LIBRARY and the tools' paths come from tests/python/meson.build).
 
+    run_pytest.py [test_FILE.py ...] [PYTEST_OPTION ...]
+
+runs the files named (all of python/tests when none is), with the options given.
+
 Exits 77, which meson counts as skipped, only when a Python module the tests need is
 missing, naming it and its Debian package; pandas and Dask are needed only by the tests
 of scoring frames and of txlm.dask, which pytest then reports as skipped."""
@@ -21,11 +25,13 @@ def main() -> int:
     if absent:
         print("the tests that need " + ", ".join(absent) + " are skipped", file=sys.stderr)
     import pytest
-    tests = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests")
+    tests = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests"))
+    files = [os.path.join(tests, a) for a in sys.argv[1:] if a.startswith("test_")]
+    options = [a for a in sys.argv[1:] if not a.startswith("test_")]
     # no cache or bytecode written into the source tree
     # tornado, under distributed, warns of its own API at every cluster start
     quiet = ["-W", "ignore:make_current is deprecated:DeprecationWarning"]
-    return pytest.main(["-p", "no:cacheprovider", "-q", "-rs"] + quiet + [os.path.normpath(tests)] + sys.argv[1:])
+    return pytest.main(["-p", "no:cacheprovider", "-q", "-rs"] + quiet + (files or [tests]) + options)
 
 
 if __name__ == "__main__":
