@@ -201,10 +201,13 @@ static void test_outputs_first(void)
                 "no-such-folder/x.txlm: cannot create a file in", "No such file or directory");
     expect_fail("output in a folder that does not exist, broken source",
                 (const char *[]){golden_case, "--vocab", bad_vocab, "-o", out, NULL}, out, "no-such-folder", NULL);
-    expect_fail("--export-safetensors in a folder that does not exist",
-                (const char *[]){"--synthetic", golden_file("config.json"), "--export-safetensors", out, "-o",
+    /* the export makes one missing level of folder, not two */
+    char deep[1024];
+    snprintf(deep, sizeof deep, "%s", tmp_path("no-such-folder/deeper/model.safetensors"));
+    expect_fail("--export-safetensors two folders deep that do not exist",
+                (const char *[]){"--synthetic", golden_file("config.json"), "--export-safetensors", deep, "-o",
                                  tmp_path("exp.txlm"), NULL},
-                NULL, "no-such-folder/x.txlm", NULL);
+                NULL, "no-such-folder/deeper: cannot create a file in", NULL);
     CHECK(!file_exists(tmp_path("exp.txlm")));
     CHECK(mkdir(dir_out, 0755) == 0);
     expect_fail("output is a folder", (const char *[]){golden_case, "-o", dir_out, NULL}, NULL, "is a directory", NULL);

@@ -315,10 +315,18 @@ static void report_close(report *r, int ok)
  * files), probed where it will be written: the temporary the writer
  * makes, made and dropped at once, so a folder that does not exist, a
  * folder given as OUT or one not writable is refused before the source
- * is read. Standard output is open already. */
+ * is read. The export makes its folder when that one level is missing
+ * (export_hf.c): then the folder itself is probed, as an entry of its
+ * parent. Standard output is open already. */
 static int probe_outputs(const args *a, txlm_err *err)
 {
-    const char *outs[2] = {strcmp(a->out, "-") ? a->out : NULL, a->export_st};
+    char folder[4096] = "";
+    struct stat st;
+    if (a->export_st && strrchr(a->export_st, '/')) {
+        snprintf(folder, sizeof folder, "%.*s", (int)(strrchr(a->export_st, '/') - a->export_st), a->export_st);
+        if (!*folder || stat(folder, &st) == 0 || errno != ENOENT) folder[0] = 0;
+    }
+    const char *outs[2] = {strcmp(a->out, "-") ? a->out : NULL, *folder ? folder : a->export_st};
     for (int k = 0; k < 2; k++) {
         txlm_atomic t;
         if (!outs[k]) continue;
