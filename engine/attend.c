@@ -9,20 +9,17 @@ int txlm_attend_plan(txlm_pass *p, txlm_err *err)
     const txlm_model *m = w->m;
     txlm_attn_stream *st = malloc(p->n * sizeof *st);
     if (!st) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
-    /* the position keys of the stream with the most rows (after this pass
-     * grows them) serve the shared dispatches: every stream computes the
-     * same rows alike (layers.c, TXLM_LIN_BLOCK) */
-    uint32_t most = 0;
     for (uint32_t i = 0; i < p->n; i++) {
         txlm_session *s = p->st[i].s;
-        uint32_t need = txlm_rk_rows_needed(s, p->st[i].qlen), rows = need > s->rk_rows ? need : s->rk_rows;
-        if (rows > most) most = rows, p->rk_from = s;
+        uint32_t need = txlm_rk_rows_needed(s, p->st[i].qlen);
         st[i] = (txlm_attn_stream){.shape = txlm_stream_shape(s, p->st[i].qlen), .row0 = p->st[i].row0,
-                                   .own_scratch = s->scratch, .kv = txlm_view_of(&s->kv[0]), .probs = s->capture != 0};
+                                   .own_scratch = s->scratch, .kv = txlm_view_of(&s->kv[0]),
+                                   .rk = txlm_view_of(&s->rk[0].buf), .rk_rows = need > s->rk_rows ? need : s->rk_rows,
+                                   .probs = s->capture != 0};
     }
     const txlm_layer *L = &m->layers[0];
-    int made = txlm_attn_plan_make(&w->ops, st, p->n, txlm_view_of(&w->q), txlm_view_of(&p->rk_from->rk[0].buf), 0,
-                                   txlm_tensor_view(L->r_w_bias), txlm_tensor_view(L->r_r_bias), w->scores.size, &p->attn);
+    int made = txlm_attn_plan_make(&w->ops, st, p->n, txlm_view_of(&w->q), 0, txlm_tensor_view(L->r_w_bias),
+                                   txlm_tensor_view(L->r_r_bias), w->scores.size, &p->attn);
     free(st);
     if (!made) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
     /* kv_put moves rows in vec4s */
@@ -96,13 +93,13 @@ void txlm_attend(const txlm_pass *p, uint32_t n, txlm_arg c)
 {
     txlm_workspace *w = p->w;
     const txlm_layer *L = &w->m->layers[n];
-    for (uint32_t i = 0; i < p->n; i++) p->attn.kv[i] = txlm_view_of(&p->st[i].s->kv[n]); /* this layer's rings */
+    for (uint32_t i = 0; i < p->n; i++) /* this layer's rings and position keys */
+        p->attn.kv[i] = txlm_view_of(&p->st[i].s->kv[n]), p->attn.rk[i] = txlm_view_of(&p->st[i].s->rk[n].buf);
     queries_keys_values(p, n, c);
     if (p->attn.n_groups)
         txlm_op_attention_streams(&w->ops, &(txlm_attention_streams_args){
-                                               .plan = &p->attn, .q = txlm_view_of(&w->q),
-                                               .rk = txlm_view_of(&p->rk_from->rk[n].buf), .out = txlm_view_of(&w->attn),
-                                               .scratch = txlm_view_of(&w->scores), .kv = p->attn.kv,
+                                               .plan = &p->attn, .q = txlm_view_of(&w->q), .out = txlm_view_of(&w->attn),
+                                               .scratch = txlm_view_of(&w->scores), .kv = p->attn.kv, .rk = p->attn.rk,
                                                .r_w_bias = L->r_w_bias, .r_r_bias = L->r_r_bias});
     for (uint32_t i = 0; i < p->n; i++)
         if (p->attn.alone[i]) attend_alone(p, n, i);

@@ -10,6 +10,7 @@ static uint32_t max_u(uint32_t a, uint32_t b) { return a > b ? a : b; }
 void txlm_attn_plan_free(txlm_attn_plan *p)
 {
     free(p->order), free(p->entry), free(p->words), free(p->choice), free(p->alone), free(p->groups), free(p->kv);
+    free(p->rk);
     memset(p, 0, sizeof *p);
 }
 
@@ -34,8 +35,10 @@ typedef struct group_room {
     uint32_t sync_words; /* of the counts buffer bound (txlm_ops.sync) */
 } group_room;
 
-/* Places the streams of c[i]'s choice (from i on, not yet placed) in
- * groups of at most `slots`, each within the scratch and the counts. */
+/* Places the streams of c[i]'s choice and st[i]'s position-key table
+ * (from i on, not yet placed) in groups of at most `slots`, each within
+ * the scratch and the counts, each binding the position keys of its
+ * stream with the most rows (txlm_attn_group). */
 static void place(txlm_attn_plan *p, const txlm_attn_stream *st, const txlm_attn_choice *c, uint32_t n, uint32_t i,
                   uint32_t slots, group_room room, unsigned char *placed, uint32_t *e)
 {
@@ -43,12 +46,13 @@ static void place(txlm_attn_plan *p, const txlm_attn_stream *st, const txlm_attn
     uint64_t used = 0;
     uint32_t sync = 0;
     for (uint32_t j = i; j < n; j++) {
-        if (placed[j] || !same_choice(&c[i], &c[j])) continue;
+        if (placed[j] || !same_choice(&c[i], &c[j]) || st[j].shape.clamp_max != st[i].shape.clamp_max) continue;
         if (!g || g->n == slots || used + c[j].scratch > room.scratch_bytes || 1 + sync + c[j].sync > room.sync_words) {
             g = &p->groups[p->n_groups++];
-            *g = (txlm_attn_group){.c = c[j], .k = c[j].k, .first = *e};
+            *g = (txlm_attn_group){.c = c[j], .k = c[j].k, .first = *e, .rk_stream = j};
             used = 0, sync = 0;
         }
+        if (st[j].rk_rows > st[g->rk_stream].rk_rows) g->rk_stream = j;
         write_entry(p, *e, &st[j], used, sync, &c[j]);
         p->entry[j] = *e;
         g->c.gx = max_u(g->c.gx, c[j].gx), g->c.gy = max_u(g->c.gy, c[j].gy), g->c.gz = max_u(g->c.gz, c[j].gz);
@@ -74,8 +78,8 @@ static void place_alone(txlm_attn_plan *p, const txlm_attn_stream *st, uint32_t 
     }
 }
 
-int txlm_attn_plan_make(const txlm_ops *o, const txlm_attn_stream *st, uint32_t n, txlm_view q, txlm_view rk,
-                        uint32_t rk_off, txlm_view rw, txlm_view rr, uint64_t scratch_bytes, txlm_attn_plan *p)
+int txlm_attn_plan_make(const txlm_ops *o, const txlm_attn_stream *st, uint32_t n, txlm_view q, uint32_t rk_off,
+                        txlm_view rw, txlm_view rr, uint64_t scratch_bytes, txlm_attn_plan *p)
 {
     memset(p, 0, sizeof *p);
     const txlm_rec *rec = o->rec;
@@ -85,17 +89,17 @@ int txlm_attn_plan_make(const txlm_ops *o, const txlm_attn_stream *st, uint32_t 
     p->order = malloc(n * sizeof *p->order), p->entry = malloc(n * sizeof *p->entry);
     p->words = calloc(TXLM_ENTRY_TABLE + (size_t)n * TXLM_ENTRY_WORDS, sizeof *p->words);
     p->groups = malloc(n * sizeof *p->groups);
-    p->kv = malloc(n * sizeof *p->kv);
-    if (!c || !placed || !p->alone || !p->order || !p->entry || !p->words || !p->groups || !p->kv) {
+    p->kv = malloc(n * sizeof *p->kv), p->rk = malloc(n * sizeof *p->rk);
+    if (!c || !placed || !p->alone || !p->order || !p->entry || !p->words || !p->groups || !p->kv || !p->rk) {
         free(placed);
         txlm_attn_plan_free(p);
         return 0;
     }
-    /* the inputs every stream shares (queries, position keys, biases) as texels, then its own ring */
-    int shared_tex = rec->vk->texel && txlm_rec_texel_fits(rec, q) && txlm_rec_texel_fits(rec, rk) &&
-                     txlm_rec_texel_fits(rec, rw) && txlm_rec_texel_fits(rec, rr);
+    /* the inputs every stream shares (queries, biases) as texels, then its own ring and position keys */
+    int shared_tex = rec->vk->texel && txlm_rec_texel_fits(rec, q) && txlm_rec_texel_fits(rec, rw) &&
+                     txlm_rec_texel_fits(rec, rr);
     for (uint32_t i = 0; i < n; i++) {
-        int tex = shared_tex && txlm_rec_texel_fits(rec, st[i].kv);
+        int tex = shared_tex && txlm_rec_texel_fits(rec, st[i].kv) && txlm_rec_texel_fits(rec, st[i].rk);
         c[i] = txlm_attn_choose(o, &st[i].shape, st[i].probs, tex, rk_off, st[i].own_scratch);
         /* a vector kernel's partial results and counts fit: the scratch
          * holds every stream's own (txlm_workspace_fit), the counts are
@@ -145,7 +149,7 @@ void txlm_op_attention_streams(txlm_ops *o, const txlm_attention_streams_args *a
         ps.zdim = g->c.gz;
         ps.merge = (uint32_t)g->c.merged;
         ps.run = g->c.run;
-        txlm_view v[8] = {a->q, a->kv[p->order[g->first]], a->rk, rw, rr,
+        txlm_view v[8] = {a->q, a->kv[p->order[g->first]], a->rk[g->rk_stream], rw, rr,
                           g->c.merge_after || g->c.merged || g->c.path == TXLM_ATTN_SPLIT ? a->scratch : a->out,
                           o->dummy, o->dummy};
         if (g->c.merged) v[6] = a->out, v[7] = o->sync;

@@ -42,7 +42,6 @@ typedef struct txlm_pass {
     int named;                 /* errors name the stream ("stream i: "): a batch's call */
     /* attention (attend.c) */
     txlm_attn_plan attn;       /* the streams' entries in the step buffer, their shared dispatches */
-    txlm_session *rk_from;     /* the stream whose position keys the shared dispatches read (the most rows) */
     txlm_kv_route kv;
     /* replay.h */
     int all_clusters;          /* embed through every cluster: a kept pass's commands do not depend on its tokens */

@@ -3,6 +3,8 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "inv_freq.h"
 #include "nonfinite.h"
@@ -30,20 +32,27 @@ int txlm_inv_freq_check(const txlm_src_tensor *t, uint32_t d_model, int *keep, t
     return 0;
 }
 
+/* "tensor 'NAME': N non-finite value(s) of M, the first at element I (nan)" */
+static void nonfinite_text(const txlm_src_tensor *t, const txlm_nonfinite *nf, char *out, size_t cap)
+{
+    snprintf(out, cap, "tensor '%s': %" PRIu64 " non-finite value%s of %" PRIu64 ", the first at element %" PRIu64 " (%s)",
+             t->name, nf->count, nf->count == 1 ? "" : "s", t->n_elems, nf->first, txlm_nonfinite_name(nf->value));
+}
+
 int txlm_check_finite(const txlm_checkpoint *ck, int allow, FILE *report, const char *who, txlm_err *err)
 {
-    uint32_t tensors = 0, first = 0;
+    uint32_t tensors = 0;
+    char first[1200] = "", line[1200];
     for (uint32_t i = 0; i < ck->n_tensors; i++) {
         const txlm_src_tensor *t = &ck->tensors[i];
         txlm_nonfinite nf;
         if (txlm_nonfinite_scan(t->dtype, t->data, t->n_elems, &nf) || !nf.count) continue;
-        if (!tensors++) first = i;
-        if (report)
-            fprintf(report, "%stensor '%s': %" PRIu64 " non-finite value%s of %" PRIu64 ", the first at element %" PRIu64 " (%s)\n",
-                    who, t->name, nf.count, nf.count == 1 ? "" : "s", t->n_elems, nf.first, txlm_nonfinite_name(nf.value));
+        nonfinite_text(t, &nf, line, sizeof line);
+        if (!tensors++) memcpy(first, line, sizeof line);
+        if (report) fprintf(report, "%s%s\n", who, line);
     }
     if (!tensors || allow) return 0;
-    return txlm_fail(err, TXLM_ERR_FORMAT,
-                     "%" PRIu32 " tensor%s NaN or infinite values (the first: '%s'); --allow-nonfinite packs them anyway",
-                     tensors, tensors == 1 ? " holds" : "s hold", ck->tensors[first].name);
+    return txlm_fail(err, TXLM_ERR_FORMAT, "%" PRIu32 " tensor%s NaN or infinite values (the first: %s); --allow-nonfinite "
+                     "packs them anyway%s", tensors, tensors == 1 ? " holds" : "s hold", first,
+                     tensors > 1 ? ", --verbose lists each" : "");
 }

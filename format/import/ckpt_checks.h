@@ -15,7 +15,8 @@
 int txlm_inv_freq_check(const txlm_src_tensor *t, uint32_t d_model, int *keep, txlm_err *err);
 /* For txlm-pack: one line per tensor of ck that holds non-finite values
  * (name, count, first index) to `report`, each line starting with `who`;
- * then an error unless allow. */
+ * then, unless allow, an error of one line naming how many and the first
+ * as its line does. */
 int txlm_check_finite(const txlm_checkpoint *ck, int allow, FILE *report, const char *who, txlm_err *err);
 
 #endif

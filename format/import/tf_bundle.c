@@ -32,23 +32,13 @@ struct txlm_tf_bundle {
     txlm_err *err;
 };
 
-/* A key as text: bytes outside printable ASCII as \xNN, at most 200 bytes of it. */
-static const char *key_text(const uint8_t *key, uint32_t n, char *out, size_t cap)
-{
-    size_t k = 0;
-    for (uint32_t i = 0; i < n && i < 200 && k + 5 < cap; i++)
-        k += (size_t)snprintf(out + k, cap - k, key[i] >= 0x20 && key[i] < 0x7f ? "%c" : "\\x%02x", key[i]);
-    out[k] = 0;
-    return out;
-}
-
 /* Names the file, the entry (its key) and where the entry lies. */
 static int entry_fail(const txlm_tf_bundle *b, const txlm_tf_entry *e, const char *what, uint64_t at)
 {
     char pos[64] = "", key[1024];
     if (at != UINT64_MAX) snprintf(pos, sizeof pos, ", byte %" PRIu64 " of its value", at);
     return txlm_fail(b->err, TXLM_ERR_FORMAT, "%s: entry '%s' (byte %" PRIu64 " of the block at byte %" PRIu64 "%s): %s",
-                     b->index_path, key_text(e->key, e->klen, key, sizeof key), e->in_block, e->at, pos, what);
+                     b->index_path, txlm_tf_key_text(e->key, e->klen, key, sizeof key), e->in_block, e->at, pos, what);
 }
 
 /* A key that begins with a 0 byte is a slice of a partitioned variable
@@ -67,7 +57,7 @@ static int slice_fail(const txlm_tf_bundle *b, const txlm_tf_entry *e)
     }
     char text[1024], what[1200];
     snprintf(what, sizeof what, "a slice of the partitioned variable '%s', which txlm does not read: save the variable whole",
-             key_text(name, n, text, sizeof text));
+             txlm_tf_key_text(name, n, text, sizeof text));
     return entry_fail(b, e, what, UINT64_MAX);
 }
 
@@ -129,6 +119,16 @@ static int shape(txlm_tf_bundle *b, const txlm_tf_entry *e, const txlm_pb_field 
     return 0;
 }
 
+/* A field of the wrong wire type or out of range: the shard id's own message, or the general one. */
+static int bad_field(const txlm_tf_bundle *b, const txlm_tf_entry *e, const txlm_pb_field *f)
+{
+    return entry_fail(b, e, f->num == 3 ? "a shard id outside the header's shards" : "a field of the wrong type or range",
+                      f->at);
+}
+
+/* A BundleEntryProto (tensor_bundle.proto): dtype (1), shape (2),
+ * shard_id (3), offset (4), size (5), crc32c (6); slices (7) are refused,
+ * other fields skipped. */
 static int fields(txlm_tf_bundle *b, const txlm_tf_entry *e, txlm_tf_tensor *t)
 {
     txlm_pb r = {e->val, e->vlen, 0};
@@ -136,19 +136,36 @@ static int fields(txlm_tf_bundle *b, const txlm_tf_entry *e, txlm_tf_tensor *t)
     const char *why = "";
     int rc;
     while ((rc = txlm_pb_next(&r, &f, &why)) > 0) {
-        int ok = 1;
-        if (f.num == 1) ok = f.wire == TXLM_PB_VARINT && f.u < 1000, t->dtype = (uint32_t)f.u;
-        else if (f.num == 2) ok = f.wire == TXLM_PB_LEN && !shape(b, e, &f, t);
-        else if (f.num == 3) ok = f.wire == TXLM_PB_VARINT && f.u < b->n_shards, t->shard = (uint32_t)f.u;
-        else if (f.num == 4) ok = f.wire == TXLM_PB_VARINT && f.u < (1ull << 62), t->offset = f.u;
-        else if (f.num == 5) ok = f.wire == TXLM_PB_VARINT && f.u < (1ull << 62), t->size = f.u;
-        else if (f.num == 6) ok = f.wire == TXLM_PB_I32, t->crc = txlm_crc32c_unmask((uint32_t)f.u);
-        else if (f.num == 7)
+        int varint = f.wire == TXLM_PB_VARINT;
+        switch (f.num) {
+        case 1:
+            if (!varint || f.u >= 1000) return bad_field(b, e, &f);
+            t->dtype = (uint32_t)f.u;
+            break;
+        case 2: {
+            if (f.wire != TXLM_PB_LEN) return bad_field(b, e, &f);
+            int shape_rc = shape(b, e, &f, t);
+            if (shape_rc) return shape_rc;
+            break;
+        }
+        case 3:
+            if (!varint || f.u >= b->n_shards) return bad_field(b, e, &f);
+            t->shard = (uint32_t)f.u;
+            break;
+        case 4:
+            if (!varint || f.u >= (1ull << 62)) return bad_field(b, e, &f);
+            t->offset = f.u;
+            break;
+        case 5:
+            if (!varint || f.u >= (1ull << 62)) return bad_field(b, e, &f);
+            t->size = f.u;
+            break;
+        case 6:
+            if (f.wire != TXLM_PB_I32) return bad_field(b, e, &f);
+            t->crc = txlm_crc32c_unmask((uint32_t)f.u);
+            break;
+        case 7:
             return entry_fail(b, e, "a partitioned tensor (saved in slices), which txlm does not read: save the variable whole",
-                              f.at);
-        if (!ok) {
-            if (b->err->code) return b->err->code; /* shape() said why */
-            return entry_fail(b, e, f.num == 3 ? "a shard id outside the header's shards" : "a field of the wrong type or range",
                               f.at);
         }
     }
@@ -290,10 +307,19 @@ const char *txlm_tf_bundle_shard_path(const txlm_tf_bundle *b, uint32_t i)
     return b->shard_paths && i < b->n_shards ? b->shard_paths[i] : NULL;
 }
 
+/* The entries are in the table's order, which the table reader checked is
+ * strictly increasing bytewise (tf_table.h); names hold no NUL byte (add),
+ * so strcmp orders them alike and a binary search finds any of them. */
 const txlm_tf_tensor *txlm_tf_bundle_find(const txlm_tf_bundle *b, const char *name)
 {
-    for (uint32_t i = 0; i < b->n; i++)
-        if (!strcmp(b->t[i].name, name)) return &b->t[i];
+    uint32_t lo = 0, hi = b->n; /* the name, if there, is at an index in [lo, hi) */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(b->t[mid].name, name);
+        if (c == 0) return &b->t[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
     return NULL;
 }
 

@@ -5,6 +5,7 @@
 #include "tf_table.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,14 +103,26 @@ static int grow(uint8_t **buf, uint64_t *cap, uint64_t need)
     return 0;
 }
 
+const char *txlm_tf_key_text(const uint8_t *key, uint32_t n, char *out, size_t cap)
+{
+    size_t k = 0;
+    for (uint32_t i = 0; i < n && i < 200 && k + 5 < cap; i++)
+        k += (size_t)snprintf(out + k, cap - k, key[i] >= 0x20 && key[i] < 0x7f ? "%c" : "\\x%02x", key[i]);
+    out[k] = 0;
+    return out;
+}
+
 static int key_order(walk *w, const txlm_tf_entry *e)
 {
     if (w->have_last) {
         uint64_t m = w->last_len < e->klen ? w->last_len : e->klen;
         int c = m ? memcmp(w->last, e->key, m) : 0;
+        char key[1024], last[1024];
         if (c > 0 || (c == 0 && w->last_len >= e->klen))
-            return txlm_fail(w->err, TXLM_ERR_FORMAT, "%s: the key of the entry at byte %" PRIu64 " of the block at byte %"
-                             PRIu64 " is not after the one before it", w->where, e->in_block, e->at);
+            return txlm_fail(w->err, TXLM_ERR_FORMAT, "%s: entry '%s' (byte %" PRIu64 " of the block at byte %" PRIu64
+                             ") is not after the entry before it ('%s'): a table's keys are sorted",
+                             w->where, txlm_tf_key_text(e->key, e->klen, key, sizeof key), e->in_block, e->at,
+                             txlm_tf_key_text(w->last, (uint32_t)w->last_len, last, sizeof last));
     }
     if (grow(&w->last, &w->last_cap, e->klen)) return txlm_fail(w->err, TXLM_ERR_OUT_OF_MEMORY, "out of memory");
     if (e->klen) memcpy(w->last, e->key, e->klen);

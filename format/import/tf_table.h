@@ -6,6 +6,7 @@
 #ifndef TXLM_TF_TABLE_H
 #define TXLM_TF_TABLE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "errmsg.h"
@@ -23,9 +24,16 @@ typedef struct txlm_tf_entry {
 } txlm_tf_entry;
 typedef int (*txlm_tf_table_fn)(void *user, const txlm_tf_entry *e, txlm_err *err);
 
-/* Walks every entry of the table data[0 .. len); `where` (the file)
- * begins every message. */
+/* Walks every entry of the table data[0 .. len), each key strictly after
+ * the one before it in LevelDB's bytewise order (memcmp, then the shorter
+ * first; a table out of that order is refused naming the entry), so that
+ * a reader may look keys up by binary search; `where` (the file) begins
+ * every message. */
 int txlm_tf_table_each(const char *where, const uint8_t *data, uint64_t len, txlm_tf_table_fn fn, void *user,
                        txlm_err *err);
+
+/* A key as text for messages: bytes outside printable ASCII as \xNN, at
+ * most its first 200 bytes; returns out (cap bytes). */
+const char *txlm_tf_key_text(const uint8_t *key, uint32_t n, char *out, size_t cap);
 
 #endif

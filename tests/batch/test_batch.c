@@ -12,7 +12,10 @@
  *   streams, a capturing session, a bad token (no memory moved), and a
  *   session inside another thread's call (batched or alone);
  *   the plan against what a batch allocates, and a budget too small
- *   refused before anything is allocated.
+ *   refused before anything is allocated;
+ *   sessions of other mem_len and clamp_len in one batch (position-key
+ *   tables of other lengths: each stream reads its own rows) against each
+ *   alone.
  * With "three-pass", only the three-pass attention kernels: the streams
  * attend one by one, each in dispatches of its own over the batch's rows. */
 #include <math.h>
@@ -209,6 +212,46 @@ static void check_plan(txlm_context *ctx, txlm_model *m, const char *dir, const 
     txlm_context_destroy(small);
 }
 
+/* Sessions whose position-key tables differ in one batch: clamped at 8
+ * with a memory of 30 (9 rows, all computed after two steps), a memory of
+ * 2 (a table of 10 rows, 3 computed), the model's clamp with a memory of
+ * 12; each against a session of its settings fed alone. A stream reading
+ * another's table would read rows that table lacks or that hold another
+ * distance. */
+static void check_mixed(txlm_model *m, uint64_t *rng)
+{
+    enum { MIXED = 3 };
+    const txlm_session_options so[MIXED] = {{.same_length = -1, .mem_len = 30, .clamp_len = 8, .max_segment = SEG},
+                                            {.same_length = -1, .mem_len = 2, .max_segment = SEG},
+                                            {.same_length = -1, .mem_len = 12, .max_segment = SEG}};
+    txlm_session *bs[MIXED], *ref[MIXED];
+    txlm_batch *b = NULL;
+    for (uint32_t i = 0; i < MIXED; i++)
+        TCHECK(txlm_session_create(m, &so[i], &bs[i]) == TXLM_OK && txlm_session_create(m, &so[i], &ref[i]) == TXLM_OK);
+    TCHECK(txlm_batch_create(m, MIXED, &so[1], &b) == TXLM_OK);
+    worst = 0;
+    float *lp = malloc((size_t)MIXED * SEG * V * sizeof *lp), *want = malloc((size_t)SEG * V * sizeof *want);
+    for (uint32_t t = 0; t < 6; t++) {
+        int32_t tok[MIXED][SEG];
+        txlm_stream_feed f[MIXED];
+        for (uint32_t i = 0; i < MIXED; i++) {
+            uint32_t len = i == 0 ? SEG : i == 1 ? 1 : 1 + t % 5;
+            for (uint32_t j = 0; j < len; j++) tok[i][j] = (int32_t)(lcg(rng) % V);
+            f[i] = (txlm_stream_feed){.session = bs[i], .tokens = tok[i], .n = len, .logprobs = lp + (size_t)i * SEG * V};
+        }
+        TCHECK(txlm_batch_feed(b, f, MIXED) == TXLM_OK);
+        for (uint32_t i = 0; i < MIXED; i++) {
+            TCHECK(txlm_session_feed(ref[i], tok[i], f[i].n, want) == TXLM_OK);
+            compare(f[i].logprobs, want, (size_t)f[i].n * V);
+        }
+    }
+    printf("mixed settings, batched vs alone: max |diff| %.3g\n", worst);
+    TCHECK(worst <= 1e-5);
+    free(lp), free(want);
+    txlm_batch_free(b);
+    for (uint32_t i = 0; i < MIXED; i++) txlm_session_free(bs[i]), txlm_session_free(ref[i]);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -268,6 +311,7 @@ int main(int argc, char **argv)
     }
     TCHECK(txlm_session_memory(bs[0], &after) == TXLM_OK && after.device_bytes == before.device_bytes);
     free(a), free(r);
+    check_mixed(m, &rng);
     check_refusals(b, bs, other);
     check_busy(b, bs);
     check_plan(ctx, m, dir, argv[3]);

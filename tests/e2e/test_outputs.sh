@@ -14,7 +14,8 @@
 #  - "-": standard output for every output flag, the same bytes as the
 #    file, no file named "-"; the figures or the text then go to standard
 #    error; binary data never to a terminal;
-#  - generate -f reads every byte (a NUL byte too), as logprobs -f does;
+#  - generate -f reads every byte (a NUL byte too, with --binary-ok: without
+#    it such a file is refused as not text), as logprobs -f does;
 #  - txlm-pack --synthetic --export-safetensors never overwrites its config;
 #  - txlm-pack -o -: standard output (the bytes of -o FILE, never a
 #    terminal, no temporary left), --export-safetensors - refused, and
@@ -279,9 +280,9 @@ refused_pack_stdout "txlm-pack --list DIR >> DIR/FILE" ck/listing.txt '"$0" --li
 
 # ---- generate -f reads every byte ------------------------------------------
 printf 'w5 \000w9 w12\n' > nul.txt
-"$txlm" logprobs -m m.txlm -f nul.txt -o nul.f32 || bad "logprobs -f nul.txt"
+"$txlm" logprobs -m m.txlm -f nul.txt -o nul.f32 --binary-ok || bad "logprobs -f nul.txt"
 rows=$(( $(stat -c %s nul.f32) / 4 / $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["n_token"])' "$case_dir/config.json") ))
-"$txlm" generate -m m.txlm -f nul.txt -n 1 --seed 1 > gen.bin 2> err.txt || bad "generate -f nul.txt: $(cat err.txt)"
+"$txlm" generate -m m.txlm -f nul.txt -n 1 --seed 1 --binary-ok > gen.bin 2> err.txt || bad "generate -f nul.txt: $(cat err.txt)"
 grep -q "prompt $rows tokens" err.txt || bad "generate -f: the prompt is not every byte ($rows tokens, as logprobs -f): $(cat err.txt)"
 cmp -s <(head -c "$(stat -c %s nul.txt)" gen.bin) nul.txt || bad "generate -f: the prompt shown is not the file's bytes"
 

@@ -171,14 +171,25 @@ static void packing(const char *golden)
     const char *refuse[] = {pack_exe, folder, "-o", out, NULL};
     int st = run(refuse, &o, &e);
     CHECK(st == 1 && !fmt_exists(out), "pack with NaN: exit %d", st);
-    CHECK(strstr(e, "tensor 'transformer.word_emb.emb_layers.0.weight': 1 non-finite value of 12800, the first at element 451 (nan)") &&
-              strstr(e, "tensor 'crit.out_layers.1.bias': 1 non-finite value of 300, the first at element 0 (-inf)") &&
-              strstr(e, "2 tensors hold NaN or infinite values") && strstr(e, "--allow-nonfinite"),
+    /* one line: how many, the first as its report line says it */
+    CHECK(strstr(e, "2 tensors hold NaN or infinite values (the first: tensor 'transformer.word_emb.emb_layers.0.weight': "
+                    "1 non-finite value of 12800, the first at element 451 (nan)); --allow-nonfinite") &&
+              strchr(e, '\n') && !strchr(e, '\n')[1],
           "pack report: %s", e);
+    free(o), free(e);
+    /* --verbose: every such tensor, then the error */
+    const char *verbose[] = {pack_exe, folder, "-o", out, "--verbose", NULL};
+    st = run(verbose, &o, &e);
+    CHECK(st == 1 && !fmt_exists(out) &&
+              strstr(e, "tensor 'transformer.word_emb.emb_layers.0.weight': 1 non-finite value of 12800, the first at element 451 (nan)") &&
+              strstr(e, "tensor 'crit.out_layers.1.bias': 1 non-finite value of 300, the first at element 0 (-inf)") &&
+              strstr(e, "2 tensors hold NaN or infinite values"),
+          "pack --verbose report: exit %d: %s", st, e);
     free(o), free(e);
     const char *allow[] = {pack_exe, folder, "-o", out, "--allow-nonfinite", NULL};
     st = run(allow, &o, &e);
-    CHECK(st == 0 && fmt_exists(out) && strstr(e, "element 451 (nan)"), "pack --allow-nonfinite: exit %d: %s", st, e);
+    CHECK(st == 0 && fmt_exists(out) && strstr(e, "element 451 (nan)") && strstr(e, "element 0 (-inf)"),
+          "pack --allow-nonfinite: exit %d: %s", st, e);
     free(o), free(e);
 
     const char *check[] = {txlm_exe, "info", "-m", out, "--check", NULL};

@@ -30,14 +30,15 @@ static int tool_lines(const char *s, const char **last)
     return s[0] != 0;
 }
 
-/* Expects failure (exit 1, nothing on stdout, the error naming `m1` and
- * `m2` on the last line of stderr after any notices, no output file). */
+/* Expects failure (exit 1, nothing on stdout, one line on stderr: the
+ * error naming `m1` and `m2`, no description of the source before it; no
+ * output file). */
 static void expect_fail(const char *what, const char *const *args, const char *out_path, const char *m1, const char *m2)
 {
     char *o, *e;
     const char *last;
     int st = run(args, &o, &e);
-    int ok = st == 1 && !o[0] && tool_lines(e, &last) && (!m1 || strstr(last, m1)) && (!m2 || strstr(last, m2));
+    int ok = st == 1 && !o[0] && tool_lines(e, &last) && last == e && (!m1 || strstr(last, m1)) && (!m2 || strstr(last, m2));
     if (!ok) fprintf(stderr, "%s: exit %d, stderr \"%s\" (wanted \"%s\", \"%s\")\n", what, st, e, m1 ? m1 : "", m2 ? m2 : "");
     CHECK(ok);
     if (out_path) {
@@ -183,6 +184,54 @@ static void test_usage_errors(void)
     CHECK(after && len2 == len && !memcmp(after, cfg, len));
     free(after);
     free(cfg);
+}
+
+/* An output that cannot be created is refused before the source is read:
+ * with a source that is itself broken, the output's error is the one
+ * line. The description of a pack comes after its success, or with
+ * --verbose before the work (and so before a failure's error). */
+static void test_outputs_first(void)
+{
+    char out[1024], dir_out[1024], bad_vocab[1024];
+    snprintf(out, sizeof out, "%s", tmp_path("no-such-folder/x.txlm"));
+    snprintf(dir_out, sizeof dir_out, "%s", tmp_path("a-folder"));
+    snprintf(bad_vocab, sizeof bad_vocab, "%s", tmp_path("dup_vocab.txt"));
+    write_file(bad_vocab, "a\nb\na\n", 6);
+    expect_fail("output in a folder that does not exist", (const char *[]){golden_case, "-o", out, NULL}, out,
+                "no-such-folder/x.txlm: cannot create a file in", "No such file or directory");
+    expect_fail("output in a folder that does not exist, broken source",
+                (const char *[]){golden_case, "--vocab", bad_vocab, "-o", out, NULL}, out, "no-such-folder", NULL);
+    /* the export makes one missing level of folder, not two */
+    char deep[1024];
+    snprintf(deep, sizeof deep, "%s", tmp_path("no-such-folder/deeper/model.safetensors"));
+    expect_fail("--export-safetensors two folders deep that do not exist",
+                (const char *[]){"--synthetic", golden_file("config.json"), "--export-safetensors", deep, "-o",
+                                 tmp_path("exp.txlm"), NULL},
+                NULL, "no-such-folder/deeper: cannot create a file in", NULL);
+    CHECK(!file_exists(tmp_path("exp.txlm")));
+    CHECK(mkdir(dir_out, 0755) == 0);
+    expect_fail("output is a folder", (const char *[]){golden_case, "-o", dir_out, NULL}, NULL, "is a directory", NULL);
+
+    /* the description after a success; a write that fails (TXLM_FAULT_OUTPUT)
+     * prints its error alone, and with --verbose after the description */
+    char ok_out[1024];
+    snprintf(ok_out, sizeof ok_out, "%s", tmp_path("described.txlm"));
+    char *o, *e;
+    const char *last;
+    int st = run((const char *[]){golden_case, "-o", ok_out, NULL}, &o, &e);
+    int ok = st == 0 && !o[0] && tool_lines(e, &last) && strstr(e, "tail-cluster order") && strstr(last, "dtype: f32");
+    if (!ok) fprintf(stderr, "a pack's description: exit %d, \"%s\"\n", st, e);
+    CHECK(ok);
+    free(o), free(e);
+    setenv("TXLM_FAULT_OUTPUT", "fail", 1);
+    expect_fail("a failed write", (const char *[]){golden_case, "-o", ok_out, NULL}, NULL, ok_out, NULL);
+    st = run((const char *[]){golden_case, "--verbose", "-o", ok_out, NULL}, &o, &e);
+    ok = st == 1 && tool_lines(e, &last) && strstr(e, "tail-cluster order") && strstr(e, "dtype: f32") && last != e &&
+         strstr(last, ok_out);
+    if (!ok) fprintf(stderr, "--verbose, a failed write: exit %d, \"%s\"\n", st, e);
+    CHECK(ok);
+    free(o), free(e);
+    unsetenv("TXLM_FAULT_OUTPUT");
 }
 
 static void test_bad_weights(void)
@@ -484,6 +533,7 @@ int main(int argc, char **argv)
     torch_case = argv[3];
     test_success();
     test_usage_errors();
+    test_outputs_first();
     test_bad_weights();
     test_bad_config();
     test_bad_vocab();

@@ -202,6 +202,7 @@ static void bad_bundles(void)
         {"shard", {"'transformer/layer_1/ff/LayerNorm/beta' (byte", "shard id outside", NULL}},
         {"dtype", {"'transformer/layer_1/ff/LayerNorm/beta' (byte", "dtype int32", NULL}},
         {"restarts", {"restart points, impossible in", "the block at byte", NULL}},
+        {"unsorted", {".index: entry '", "is not after the entry before it ('", NULL}},
     };
     char prefix[1024], vocab[1024];
     snprintf(vocab, sizeof vocab, "%s/text8/data/cache.pkl", dir);

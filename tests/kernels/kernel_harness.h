@@ -66,7 +66,10 @@ int attention_case_failures(void);
 void test_linear_ln(uint32_t M, uint32_t N, uint32_t K, uint32_t d, uint32_t dtype, int with_bias, int residual);
 void test_linear_split(uint32_t M, uint32_t N, uint32_t K, uint32_t split, uint32_t dtype, VkDeviceSize max_range);
 int fused_case_failures(void);
-/* kernel_cases_streams.c: several streams' attention in shared dispatches */
+/* kernel_cases_streams.c: several streams' attention in shared dispatches;
+ * the failures its checks counted (test_streams_cases runs every case,
+ * test_streams_mixed those of streams whose position-key tables differ) */
 int test_streams_cases(void);
+int test_streams_mixed(void);
 
 #endif

@@ -1,13 +1,16 @@
 /* The pieces txlm eval, score and compare share (tools/txlm/cli_scoring.c):
  * JSON values that stay JSON (null for what is not finite, escapes,
  * malformed UTF-8), TSV fields, the standard error against a direct
- * computation, and the queue of tokens cut into segments. */
+ * computation, the queue of tokens cut into segments, and what a text
+ * input's first block says (cli_text_check.c): text in UTF-8 or an 8-bit
+ * encoding passes, a NUL byte or mostly bytes of no text do not. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "cli_scoring.h"
 
 static int failures;
@@ -95,8 +98,44 @@ static void segments(void)
     cli_segments_free(&q);
 }
 
+/* cli_binary_why on s[0..n) (cut: more follows): 1 when it says binary. */
+static int binary(const char *s, size_t n, int cut)
+{
+    char why[160];
+    return cli_binary_why(s, n, cut, why, sizeof why) != NULL;
+}
+
+static void text_or_binary(void)
+{
+    const char *utf8 = "Ça va? Größe, naïve, Ελληνικά, русский, 日本語, emoji \xf0\x9f\x99\x82\r\n\tend\f\v";
+    CHECK(!binary(utf8, strlen(utf8), 0));
+    /* Latin-1: a few lone high bytes */
+    const char *latin1 = "caf\xe9 au lait, na\xefve, \xa9 2024, na\xefvet\xe9 of the r\xf4le\n";
+    CHECK(!binary(latin1, strlen(latin1), 0));
+    /* a terminal's colours in a saved log */
+    const char *esc = "\x1b[1;31merror\x1b[0m: x\n";
+    CHECK(!binary(esc, strlen(esc), 0));
+    /* one NUL byte anywhere in the block; UTF-16 ("ab" little-endian) */
+    CHECK(binary("word word\0word\n", 15, 0) && binary("a\0b\0", 4, 0));
+    char why[160];
+    CHECK(cli_binary_why("abc\0", 4, 0, why, sizeof why) && strstr(why, "NUL byte at byte 3"));
+    /* no NUL, no text: stray continuation bytes, lead bytes without theirs, control bytes */
+    const char *noise = "\x81\x92\xa3\xb4\xc5\xd6\xe7\xf8\x01\x02\x03\x04\x11\x12\x13\x14";
+    CHECK(binary(noise, strlen(noise), 0));
+    CHECK(cli_binary_why(noise, 16, 0, why, sizeof why) && strstr(why, "16 of its first 16 bytes"));
+    /* overlong forms, surrogates and code points past U+10FFFF are no UTF-8 */
+    CHECK(binary("\xc0\xaf\xe0\x80\xaf\xed\xa0\x80\xf4\x90\x80\x80", 12, 0));
+    /* half or less of it not text passes; more than half does not */
+    CHECK(!binary("ab\x81\x82", 4, 0) && binary("a\x81\x82", 3, 0));
+    /* a character cut by the block's end is text when more follows, not at the end of the input */
+    CHECK(!binary("a\xe6\x97", 3, 1) && binary("a\xe6\x97", 3, 0));
+    /* an empty input is text */
+    CHECK(!binary("", 0, 0));
+}
+
 int main(void)
 {
+    text_or_binary();
     json_values();
     tsv_fields();
     standard_error();

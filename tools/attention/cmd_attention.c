@@ -14,7 +14,8 @@ static void usage(void)
         "usage: txlm attention -m MODEL (-p TEXT | -f FILE | --tokens 3,17,...) [-o OUT.png]\n"
         "                      [--layer L|last|all] [--head H|all|mean] [--terms] [--by-distance]\n"
         "                      [--segment-len N] [--cell PX] [--tick N] [--grid-cols C]\n"
-        "                      [--csv F] [--f32 F] [--mem-len M] [--clamp-len C] [--same-length 0|1] [--no-verify]\n\n"
+        "                      [--csv F] [--f32 F] [--mem-len M] [--clamp-len C] [--same-length 0|1] [--no-verify]\n"
+        "                      [--binary-ok]\n\n"
         "Feeds the text through ONE session in segments of N tokens (--segment-len N, also spelt --tgt-len N\n"
         "as in eval; default: the model's tgt_len), carrying the memory, and shows the attention of the LAST\n"
         "segment: rows are its queries, columns the keys (the memory first, then the segment; a black line\n"
@@ -39,12 +40,14 @@ static void usage(void)
         "           per entry (head is a number or 'mean', matrix one of a b c d probs, query/key matrix\n"
         "           indices, *_pos text positions, distance = mlen + query - key)\n\n"
         "Any output may be \"-\", standard output (one of them; a PNG or float32 never to a terminal). No\n"
-        "output may be the model, the -f FILE or another output; all are checked before the model loads.\n");
+        "output may be the model, the -f FILE or another output; all are checked before the model loads.\n"
+        "A FILE that is plainly not text (a NUL byte, or mostly not UTF-8, in its first 4 KiB) is refused\n"
+        "before the model loads; --binary-ok reads it.\n");
 }
 
 typedef struct opts {
     const char *model, *text, *file, *tokens, *out, *csv, *f32;
-    int layer, head, terms, by_distance, no_verify;
+    int layer, head, terms, by_distance, no_verify, binary_ok;
     uint32_t seg_len;
     attn_figure_opts fig;
     txlm_session_options so;
@@ -72,6 +75,7 @@ static int parse(int argc, char **argv, opts *o)
         if (!strcmp(a, "--terms")) { o->terms = 1; continue; }
         if (!strcmp(a, "--by-distance")) { o->by_distance = 1; continue; }
         if (!strcmp(a, "--no-verify")) { o->no_verify = 1; continue; }
+        if (!strcmp(a, "--binary-ok")) { o->binary_ok = 1; continue; }
         if (!(v = cli_option_value(argc, argv, &i, "attention", attention_flags))) return 1;
         uint32_t u;
         int r;
@@ -176,7 +180,7 @@ int cmd_attention(int argc, char **argv)
     o.slot[1] = cli_files_output(&io, "--f32", o.f32, 1);
     o.slot[2] = cli_files_output(&io, "--csv", o.csv, 0);
     if (cli_files_open(&io)) return 1;
-    if (o.file && !(text = cli_read_file(o.file, &len))) goto done;
+    if (o.file && (!(text = cli_read_file(o.file, &len)) || cli_refuse_binary(o.file, text, len, o.binary_ok))) goto done;
     if (cli_open_model(o.model, &mo, &ctx, &m)) goto done;
     if (read_tokens(m, &o, text, len, &ids, &n)) goto done;
     rc = produce(m, &o, ids, n, &io);

@@ -1,7 +1,9 @@
 /* txlm-pack: a Transformer-XL checkpoint (any source format/import/source.h
- * knows) -> one .txlm file. It parses its arguments, opens the source,
- * prints what the source says (on stderr: stdout carries only --help,
- * --version and --list's lines) and packs. */
+ * knows) -> one .txlm file. It parses its arguments, checks that the
+ * outputs can be created, opens the source, packs, and then prints what
+ * the source said and what was chosen (on stderr: stdout carries only
+ * --help, --version and --list's lines). A failure prints one line, the
+ * error; --verbose prints the description as it goes, before the work. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -13,6 +15,7 @@
 
 #include <txlm.h>
 
+#include "atomic_write.h"
 #include "ckpt_checks.h"
 #include "export_hf.h"
 #include "pack.h"
@@ -69,16 +72,21 @@ static const char usage[] =
     "                       safetensors F, with config.json and vocab.txt beside it\n"
     "  --version            print txlm-pack's version\n"
     "  --allow-nonfinite    pack weights holding NaN or infinity (each such tensor is\n"
-    "                       reported, with its count and first element, either way)\n"
+    "                       reported, with its count and first element; without it the\n"
+    "                       refusal names how many and the first, --verbose lists each)\n"
+    "  -v, --verbose        describe the source and the choices as they are made, before\n"
+    "                       the work (a failure then follows the description)\n"
     "  -h, --help           this text\n"
     "\n"
     "Each file's form is told by its content, never by its name. What was read,\n"
-    "the defaults taken and warnings go to stderr, and so does progress\n"
-    "(bytes written / total) when stderr is a terminal.\n";
+    "the defaults taken and warnings go to stderr once the model is written, and\n"
+    "so does progress (bytes written / total) when stderr is a terminal. A failure\n"
+    "prints one line, the error, and writes nothing; an output that cannot be\n"
+    "created (a folder that does not exist) is refused before the source is read.\n";
 
 typedef struct args {
     const char *input, *out, *config, *weights, *vocab, *tokenizer, *dtype, *synthetic, *seed, *export_st, *order, *list;
-    int lower_case, allow_nonfinite;
+    int lower_case, allow_nonfinite, verbose;
 } args;
 
 static int fail(const char *fmt, const char *a)
@@ -123,6 +131,7 @@ static int parse_args(int argc, char **argv, args *a)
             return 2;
         }
         if (!strcmp(s, "--lower-case")) a->lower_case = 1;
+        else if (!strcmp(s, "-v") || !strcmp(s, "--verbose")) a->verbose = 1;
         else if (!strcmp(s, "--allow-nonfinite")) a->allow_nonfinite = 1;
         else if (slot && i + 1 >= argc) return fail("%s needs a value (see --help)", s);
         else if (slot) *slot = argv[++i];
@@ -227,49 +236,106 @@ static int list_into_input(const char *path)
     return 0;
 }
 
+/* A progress line left open on stderr (a write that failed midway): the
+ * error then starts a line of its own. */
+static int progress_open;
+
 static void progress(void *user, uint64_t done, uint64_t total)
 {
     (void)user;
     fprintf(stderr, "\rtxlm-pack: writing %.1f / %.1f MiB", (double)done / (1 << 20), (double)total / (1 << 20));
     if (done >= total) fputc('\n', stderr);
+    progress_open = done < total;
 }
 
-/* What the source is and the choices made, each line on stderr. */
-static void say_source(const args *a, const txlm_source *s, uint32_t order)
+/* What the source is and the choices made, each line on `to`. */
+static void say_source(FILE *to, const args *a, const txlm_source *s, uint32_t order)
 {
     const txlm_hparams *h = &s->h;
-    fprintf(stderr, "txlm-pack: %s: %s\n", a->synthetic ? a->synthetic : a->input ? a->input : a->weights, s->what);
+    fprintf(to, "txlm-pack: %s: %s\n", a->synthetic ? a->synthetic : a->input ? a->input : a->weights, s->what);
     for (const char *p = s->notes; *p;) {
         size_t len = strcspn(p, "\n");
-        fprintf(stderr, "txlm-pack: %.*s\n", (int)len, p);
+        fprintf(to, "txlm-pack: %.*s\n", (int)len, p);
         p += len + (p[len] == '\n');
     }
     if (h->n_cutoffs >= 2)
-        fprintf(stderr, "txlm-pack: tail-cluster order: %s (%s%s)\n", txlm_cluster_order_name(order),
+        fprintf(to, "txlm-pack: tail-cluster order: %s (%s%s)\n", txlm_cluster_order_name(order),
                 a->order ? "--cluster-order; told from the checkpoint: " : "", s->why);
     else
-        fprintf(stderr, "txlm-pack: tail-cluster order: %s (%s; no effect with %u tail cluster%s)\n",
+        fprintf(to, "txlm-pack: tail-cluster order: %s (%s; no effect with %u tail cluster%s)\n",
                 txlm_cluster_order_name(order), s->why, h->n_cutoffs, h->n_cutoffs == 1 ? "" : "s");
-    fprintf(stderr, "txlm-pack: mem_len %u, tgt_len %u, clamp_len %d, same_length %s%s\n", h->mem_len, h->tgt_len, h->clamp_len,
+    fprintf(to, "txlm-pack: mem_len %u, tgt_len %u, clamp_len %d, same_length %s%s\n", h->mem_len, h->tgt_len, h->clamp_len,
             h->same_length ? "true" : "false",
             h->same_length_rule == TXLM_SAME_LENGTH_NVIDIA ? " with NVIDIA's rule (mask_len = klen - mem_len - 1)" : "");
     if (s->h.zero_memory)
-        fprintf(stderr, "txlm-pack: a session of this model starts from mem_len rows of zeros, as its code's evaluation "
-                        "does (stored in the file; txlm's --zero-memory 0 starts from an empty memory)\n");
+        fprintf(to, "txlm-pack: a session of this model starts from mem_len rows of zeros, as its code's evaluation "
+                    "does (stored in the file; txlm's --zero-memory 0 starts from an empty memory)\n");
 }
 
 /* The type the weights are stored in, given or not. */
-static void say_dtype(uint32_t dtype, int given)
+static void say_dtype(FILE *to, uint32_t dtype, int given)
 {
     if (dtype == TXLM_PACK_DTYPE_KEEP)
-        fprintf(stderr, "txlm-pack: dtype: each tensor in the type the source stores it (no --dtype; --dtype f32, f16, "
-                        "q8_0 or q4_0 converts)\n");
+        fprintf(to, "txlm-pack: dtype: each tensor in the type the source stores it (no --dtype; --dtype f32, f16, "
+                    "q8_0 or q4_0 converts)\n");
     else if (dtype == TXLM_DT_F32)
-        fprintf(stderr, "txlm-pack: dtype: f32 (%s)\n",
+        fprintf(to, "txlm-pack: dtype: f32 (%s)\n",
                 given ? "--dtype" : "the default; --dtype f16, q8_0 or q4_0 stores the weight matrices in less room");
     else
-        fprintf(stderr, "txlm-pack: dtype: %s for the weight matrices (--dtype), f32 for vectors, biases and the "
-                        "matrices the type cannot hold\n", txlm_dtype_get(dtype)->name);
+        fprintf(to, "txlm-pack: dtype: %s for the weight matrices (--dtype), f32 for vectors, biases and the "
+                    "matrices the type cannot hold\n", txlm_dtype_get(dtype)->name);
+}
+
+/* The description of a pack, held until it succeeds (or, with --verbose,
+ * stderr itself): a failure prints one line, its error. */
+typedef struct report {
+    FILE *f;      /* where the description goes */
+    char *held;   /* open_memstream's buffer, unless verbose */
+    size_t len;
+} report;
+
+static int report_open(report *r, int verbose, txlm_err *err)
+{
+    memset(r, 0, sizeof *r);
+    r->f = verbose ? stderr : open_memstream(&r->held, &r->len);
+    return r->f ? 0 : txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+/* The description on stderr once the pack succeeded (ok), else dropped. */
+static void report_close(report *r, int ok)
+{
+    if (r->f && r->f != stderr) {
+        fclose(r->f);
+        if (ok && r->held) fputs(r->held, stderr);
+    }
+    free(r->held);
+    memset(r, 0, sizeof *r);
+}
+
+/* Each output the pack creates (OUT, and with --export-safetensors its
+ * files), probed where it will be written: the temporary the writer
+ * makes, made and dropped at once, so a folder that does not exist, a
+ * folder given as OUT or one not writable is refused before the source
+ * is read. The export makes its folder when that one level is missing
+ * (export_hf.c): then the folder itself is probed, as an entry of its
+ * parent. Standard output is open already. */
+static int probe_outputs(const args *a, txlm_err *err)
+{
+    char folder[4096] = "";
+    struct stat st;
+    if (a->export_st && strrchr(a->export_st, '/')) {
+        snprintf(folder, sizeof folder, "%.*s", (int)(strrchr(a->export_st, '/') - a->export_st), a->export_st);
+        if (!*folder || stat(folder, &st) == 0 || errno != ENOENT) folder[0] = 0;
+    }
+    const char *outs[2] = {strcmp(a->out, "-") ? a->out : NULL, *folder ? folder : a->export_st};
+    for (int k = 0; k < 2; k++) {
+        txlm_atomic t;
+        if (!outs[k]) continue;
+        int rc = txlm_atomic_open(&t, outs[k], err);
+        if (rc) return rc;
+        txlm_atomic_abort(&t);
+    }
+    return 0;
 }
 
 /* The model and its HF export, all or nothing: the model is packed under
@@ -337,6 +403,9 @@ static int run(const args *a, txlm_err *err)
     if (!rc && out && txlm_paths_same(out, path))
         rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%s: the output would overwrite the input %s",
                        out == a->out ? out : "-o - (standard output)", path);
+    if (!rc) rc = probe_outputs(a, err);
+    report said;
+    if (!rc) rc = report_open(&said, a->verbose, err);
     if (rc) return rc;
     txlm_source s;
     rc = txlm_source_open(path, &so, &s, err);
@@ -344,9 +413,9 @@ static int run(const args *a, txlm_err *err)
     if (!rc) {
         opt.cluster_order = a->order ? (uint32_t)txlm_cluster_order_parse(a->order) : s.order;
         if (!a->dtype && !strcmp(s.kind, "txlm")) opt.dtype = TXLM_PACK_DTYPE_KEEP; /* packed again as it is */
-        say_source(a, &s, opt.cluster_order);
-        say_dtype(opt.dtype, a->dtype != NULL);
-        rc = txlm_check_finite(s.ck, a->allow_nonfinite, stderr, "txlm-pack: ", err);
+        say_source(said.f, a, &s, opt.cluster_order);
+        say_dtype(said.f, opt.dtype, a->dtype != NULL);
+        rc = txlm_check_finite(s.ck, a->allow_nonfinite, said.f, "txlm-pack: ", err);
     }
     char dir[4096], staged[4160];
     int to_stdout = !strcmp(a->out, "-");
@@ -355,6 +424,7 @@ static int run(const args *a, txlm_err *err)
     if (!rc) rc = a->export_st ? write_with_export(&s, &opt, a, target, err) : txlm_pack_write(&s.h, &s.vocab.v, s.ck, &opt, target, err);
     if (to_stdout && target == staged) rc = copy_to_stdout(dir, staged, rc, err);
     txlm_source_free(&s);
+    report_close(&said, rc == 0);
     return rc;
 }
 
@@ -366,6 +436,9 @@ int main(int argc, char **argv)
     if (rc) return rc == 2 ? 0 : 1;
     txlm_err err = {0, ""};
     if (a.list && list_into_input(a.list)) return 1;
-    if (a.list ? txlm_source_list(a.list, stdout, &err) : run(&a, &err)) return fail("%s", err.msg[0] ? err.msg : "failed");
+    if (a.list ? txlm_source_list(a.list, stdout, &err) : run(&a, &err)) {
+        if (progress_open) fputc('\n', stderr);
+        return fail("%s", err.msg[0] ? err.msg : "failed");
+    }
     return 0;
 }

@@ -75,6 +75,22 @@ char *cli_read_file(const char *path, size_t *len);
  * --clamp-len, --same-length 0|1): 0 when `flag` is one and `v` parses,
  * 1 after printing an error, -1 when `flag` is none of them. */
 int cli_session_option(const char *flag, const char *v, txlm_session_options *so);
+/* ---- text inputs (cli_text_check.c) ---- */
+/* What is judged of an input meant as text: its first block. */
+#define CLI_TEXT_BLOCK 4096
+/* Why text[0..n) (an input's first block; cut: more follows it, so a
+ * character may be cut at its end) is plainly not text, written into why
+ * (cap bytes) and returned, or NULL: a NUL byte, or more than half of its
+ * bytes in no text (not UTF-8, or control bytes other than whitespace and
+ * escape). */
+const char *cli_binary_why(const char *text, size_t n, int cut, char *why, size_t cap);
+/* 0 when binary_ok or the start of the input at path (text[0..n), n may
+ * run past the block) may be text; else 1 after printing "PATH: not text
+ * (why); --binary-ok reads it anyway". */
+int cli_refuse_binary(const char *path, const char *text, size_t n, int binary_ok);
+/* The same for a file that is read later (after the model loads): its
+ * first block read now. "-" is left to its reader. */
+int cli_check_text_file(const char *path, int binary_ok);
 /* The ids of `len` bytes of text in a malloc'd array (free()), or 1 after
  * printing an error naming `what` (failure, or no tokens at all). */
 int cli_tokenize(txlm_model *m, const char *text, size_t len, const char *what, int32_t **ids, uint32_t *n);

@@ -27,6 +27,7 @@ static int shared_option(cli_text_run *r, int argc, char **argv, int *i, const c
     const char *a = argv[*i], *v;
     if (!strcmp(a, "--progress")) return r->progress = 1, 0;
     if (!strcmp(a, "--no-verify")) return r->mo.no_verify = 1, 0;
+    if (!strcmp(a, "--binary-ok")) return r->binary_ok = 1, 0;
     if (a[0] != '-' || !strcmp(a, "-")) return set_file(r, a, cmd); /* "-": standard input */
     size_t k = 0;
     while (with_value[k] && strcmp(a, with_value[k])) k++;
@@ -77,9 +78,44 @@ int cli_report_option(int argc, char **argv, int *i, int *json, const char **per
     return !(*per_token = cli_value(argc, argv, i));
 }
 
+/* The text's first block and the rest of the line it ends in, read into
+ * r->head (nothing can be put back into a pipe) and judged; lines are
+ * then read from it first (cli_read_line). 0, or 1 after printing why. */
+static int read_head(cli_text_run *r)
+{
+    size_t cap = CLI_TEXT_BLOCK + 1, n = 0;
+    if (!(r->head = malloc(cap))) return cli_error("out of memory");
+    n = fread(r->head, 1, CLI_TEXT_BLOCK, r->in);
+    if (n == CLI_TEXT_BLOCK && r->head[n - 1] != '\n') {
+        char *rest = NULL;
+        size_t rest_cap = 0;
+        errno = 0;
+        ssize_t more = getline(&rest, &rest_cap, r->in);
+        char *h = more > 0 ? realloc(r->head, n + (size_t)more + 1) : r->head;
+        if (h) r->head = h;
+        if (h && more > 0) memcpy(r->head + n, rest, (size_t)more), n += (size_t)more;
+        free(rest);
+        if (!h || (more < 0 && errno == ENOMEM)) return cli_error("out of memory");
+    }
+    if (ferror(r->in)) return cli_error("%s: read error", r->file);
+    if (cli_refuse_binary(r->file, r->head, n, r->binary_ok)) return 1;
+    /* fmemopen refuses an empty buffer: an empty text is read from in (at its end) */
+    if (n && !(r->head_f = fmemopen(r->head, n, "r"))) return cli_error("out of memory");
+    return 0;
+}
+
+static void close_text(cli_text_run *r)
+{
+    if (r->head_f) fclose(r->head_f);
+    free(r->head);
+    cli_close_input(r->in);
+    r->in = NULL, r->head = NULL, r->head_f = NULL;
+}
+
 int cli_text_run_start(cli_text_run *r)
 {
     if (!(r->in = cli_open_input(r->file))) return 1;
+    if (read_head(r)) return close_text(r), 1;
     struct stat sb;
     r->in_bytes = fstat(fileno(r->in), &sb) == 0 && S_ISREG(sb.st_mode) ? (double)sb.st_size : 0;
     cli_sigint_catch();
@@ -95,8 +131,7 @@ int cli_text_run_finish(cli_text_run *r, int rc)
     if (fflush(stdout) && !rc) rc = cli_error("writing the output failed");
     if (cli_interrupted) rc = (cli_error("interrupted"), 130);
     cli_sigint_restore();
-    cli_close_input(r->in);
-    r->in = NULL;
+    close_text(r);
     return rc;
 }
 
@@ -112,7 +147,12 @@ long cli_read_line(cli_text_run *r, char **line, size_t *cap, int *error)
     *error = 0;
     if (cli_interrupted) return -1;
     errno = 0;
-    ssize_t len = getline(line, cap, r->in);
+    /* the head holds whole lines (read_head): its last ends where in goes on */
+    ssize_t len = r->head_f ? getline(line, cap, r->head_f) : -1;
+    if (len > 0) return r->done_bytes += (double)len, (long)len;
+    if (r->head_f) fclose(r->head_f), r->head_f = NULL;
+    errno = 0;
+    len = getline(line, cap, r->in);
     if (len > 0) return r->done_bytes += (double)len, (long)len;
     /* Ctrl-C interrupts a read from a terminal or a pipe (EINTR): not an error */
     if (!cli_interrupted && (ferror(r->in) || errno == ENOMEM)) *error = cli_error("%s: read error", r->file);

@@ -21,16 +21,20 @@ typedef struct cli_text_run {
     const char *file;            /* the text ("-": standard input) */
     uint32_t tgt_len;            /* 0: the model's tgt_len (128 if it has none) */
     int progress;                /* 1: the progress bar even when stderr is not a terminal */
+    int binary_ok;               /* --binary-ok: a text that looks binary is read anyway */
     txlm_session_options so;     /* --mem-len, --clamp-len, --same-length, --zero-memory */
     txlm_model_options mo;       /* --no-verify */
     FILE *in;
+    char *head;                  /* the text's first block to the end of its line, read ahead for the binary check */
+    FILE *head_f;                /* lines are read from it first, then from in */
     double in_bytes;             /* the text's size when known (else 0), for the progress bar */
     double done_bytes;           /* read so far */
     cli_files io;                /* the models and the text as inputs; the command adds its outputs */
 } cli_text_run;
 
 /* The arguments every scoring command takes: -m MODEL (up to two), FILE,
- * -f FILE, --tgt-len, the session options, --no-verify, --progress. */
+ * -f FILE, --tgt-len, the session options, --no-verify, --progress,
+ * --binary-ok. */
 /* A command's own argument at argv[*i] (cli_value takes a value): 0 when
  * taken, 1 after printing an error, -1 when it is not one. */
 typedef int (*cli_arg_fn)(void *user, int argc, char **argv, int *i);
@@ -43,9 +47,10 @@ int cli_text_run_parse(cli_text_run *r, int argc, char **argv, const char *cmd, 
 /* --json (1 in *json) and --per-token FILE (*per_token), which eval and
  * compare both take, at argv[*i]: answers as a cli_arg_fn does. */
 int cli_report_option(int argc, char **argv, int *i, int *json, const char **per_token);
-/* After parsing: opens the text (before the device: a bad file fails
- * fast) and catches Ctrl-C, which also cancels loading a model. 0 or 1
- * after printing why. */
+/* After parsing: opens the text and reads its first block (before the
+ * device: a bad file, or one that is plainly not text, fails fast:
+ * cli_refuse_binary) and catches Ctrl-C, which also cancels loading a
+ * model. 0 or 1 after printing why. */
 int cli_text_run_start(cli_text_run *r);
 /* The outputs added to r->io checked and their temporaries created
  * (cli_files_open): 0, or 1 after printing why. */

@@ -52,7 +52,7 @@ static void usage(void)
     printf("usage: txlm chat -m MODEL [-p PROMPT | -f PROMPT_FILE] [-n TOKENS] [--temperature T] [--top-k K]\n"
            "                 [--top-p P] [--repeat-penalty R] [--repeat-last-n N] [--stop STR]... [--seed S]\n"
            "                 [--state-in FILE] [--mem-len M] [--clamp-len C] [--same-length 0|1]\n"
-           "                 [--zero-memory 0|1] [--no-verify]\n\n"
+           "                 [--zero-memory 0|1] [--no-verify] [--binary-ok]\n\n"
            "Reads lines from standard input; each is fed to the model with the memory of the whole\n"
            "conversation, and the reply streams until the model ends its line, a --stop string appears\n"
            "(then it replaces the line-break stop), or -n tokens (default -1: no limit). Ctrl-C stops the\n"
@@ -60,13 +60,16 @@ static void usage(void)
            "arrow brings one back), and the prompt \"> \" goes to standard error; from a pipe or a file there\n"
            "is no prompt, and standard output holds the replies alone, one line each.\n"
            "-p PROMPT or -f FILE (\"-\" is not standard input here: it holds the conversation) is fed\n"
-           "first, unanswered: the start the conversation goes on from.\n\n%s\nCommands (a line starting with /):\n",
+           "first, unanswered: the start the conversation goes on from. A FILE that is plainly not text (a NUL\n"
+           "byte, or mostly not UTF-8, in its first 4 KiB) is refused before the model loads; --binary-ok reads it.\n"
+           "\n%s\nCommands (a line starting with /):\n",
            gen_help);
     print_commands(stdout);
 }
 
 typedef struct chat_args {
     const char *model, *state_in, *prompt, *prompt_file;
+    int binary_ok;
     gen_opts g;
     txlm_session_options so;
     txlm_model_options mo;
@@ -87,6 +90,7 @@ static int parse(int argc, char **argv, chat_args *a)
         const char *f = argv[i], *v;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) return usage(), 2;
         if (!strcmp(f, "--no-verify")) { a->mo.no_verify = 1; continue; }
+        if (!strcmp(f, "--binary-ok")) { a->binary_ok = 1; continue; }
         if (!(v = cli_option_value(argc, argv, &i, "chat", own_flag(f) ? own_flags : gen_flags))) return 1;
         int r;
         if (!strcmp(f, "-m") || !strcmp(f, "--model")) { if (cli_set_once(&a->model, v, f)) return 1; }
@@ -104,7 +108,8 @@ static int parse(int argc, char **argv, chat_args *a)
     if (a->state_in && !strcmp(a->state_in, "-"))
         return cli_error("chat: --state-in -: standard input holds the conversation; give the state as a file");
     if (a->state_in && cli_check_input(a->state_in, "--state-in")) return 1;
-    if (a->prompt_file && cli_check_input(a->prompt_file, "-f")) return 1;
+    if (a->prompt_file && (cli_check_input(a->prompt_file, "-f") || cli_check_text_file(a->prompt_file, a->binary_ok)))
+        return 1;
     if (cli_stdout_not_input("the model", a->model, "--state-in", a->state_in, "the starting prompt", a->prompt_file,
                              "the conversation", "-", NULL))
         return 1;

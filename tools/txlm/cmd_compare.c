@@ -14,7 +14,7 @@ static void usage(void)
 {
     printf("usage: txlm compare -m A.txlm -m B.txlm (FILE | -f FILE | -) [--per-token OUT.tsv] [--json]\n"
            "                    [--tgt-len L] [--mem-len M] [--clamp-len C] [--same-length 0|1] [--zero-memory 0|1]\n"
-           "                    [--progress] [--no-verify]\n\n"
+           "                    [--progress] [--no-verify] [--binary-ok]\n\n"
            "Scores every token of FILE with both models, as txlm eval does (A's tokenizer; the two\n"
            "vocabularies must be the same), and reports the KL divergence KL(A || B) of B's next-token\n"
            "distribution from A's (mean with its standard error, and max), how often their most likely\n"
@@ -22,7 +22,8 @@ static void usage(void)
            "minus A's. --per-token writes one TSV row a position (\"-\": standard output, the figures then go\n"
            "to standard error; a file is checked before the text is read and must not be a model or the text):\n"
            "  position  token  nll_a  nll_b  kl  top_a  top_b\n"
-           "Ctrl-C prints the figures so far and exits 130.\n");
+           "Ctrl-C prints the figures so far and exits 130. A FILE that is plainly not text (a NUL byte, or\n"
+           "mostly not UTF-8, in its first 4 KiB) is refused at once; --binary-ok reads it.\n");
 }
 
 typedef struct compare_state {

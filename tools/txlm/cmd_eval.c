@@ -15,7 +15,8 @@
 static void usage(void)
 {
     printf("usage: txlm eval -m MODEL (FILE | -f FILE | -) [--tgt-len L] [--mem-len M] [--clamp-len C] [--same-length 0|1]\n"
-           "                 [--zero-memory 0|1] [--json] [--per-token OUT.f32] [--progress] [--no-verify] [--batch N]\n\n"
+           "                 [--zero-memory 0|1] [--json] [--per-token OUT.f32] [--progress] [--no-verify] [--batch N]\n"
+           "                 [--binary-ok]\n\n"
            "Scores every token of FILE given the ones before it: segments of L tokens (default: the model's\n"
            "tgt_len), memory of M (default: the model's mem_len). Prints perplexity (word models) or bits per\n"
            "character (character models) with its standard error (\"perplexity x +/- y\": the mean NLL's\n"
@@ -24,7 +25,8 @@ static void usage(void)
            "little-endian float32 (\"-\": standard output, never a terminal; the figures then go to standard\n"
            "error); it must not be the model or the text, and is checked before the text is. A progress bar with the running figure goes to stderr on a terminal\n"
            "(--progress: always). Ctrl-C prints the figures over the text scored so far and exits 130.\n"
-           "FILE - reads standard input; any other FILE must be a regular file.\n\n"
+           "FILE - reads standard input; any other FILE must be a regular file. A FILE that is plainly not\n"
+           "text (a NUL byte, or mostly not UTF-8, in its first 4 KiB) is refused at once; --binary-ok reads it.\n\n"
            "--batch N: the authors' eval.py with bsz N: the tokens cut into N contiguous parts of\n"
            "floor(tokens / N) (the last tokens %% N dropped), each part scored with its own memory, all parts'\n"
            "segments fed together as one batch; the figures are over every part's targets (--per-token: part\n"

@@ -21,11 +21,13 @@ static void usage(void)
            "                     [--top-k K] [--top-p P] [--repeat-penalty R] [--repeat-last-n N] [--stop STR]...\n"
            "                     [--seed S] [--state-in FILE] [--state-out FILE] [--no-display-prompt] [--streams N]\n"
            "                     [--progress] [--mem-len M] [--clamp-len C] [--same-length 0|1] [--zero-memory 0|1]\n"
-           "                     [--no-verify]\n\n"
+           "                     [--no-verify] [--binary-ok]\n\n"
            "Prints the prompt, then streams the continuation (-f - reads the prompt from standard input; every\n"
-           "byte of the file is the prompt, as eval reads a text). Defaults: 200 tokens, temperature 1 (the\n"
-           "model's own distribution, drawn exactly and cheaply through the adaptive softmax's clusters), no\n"
-           "top-k/top-p, a random seed (told on stderr). A prompt over 5%% <unk> is warned about.\n\n%s"
+           "byte of the file is the prompt, as eval reads a text; a file that is plainly not text, with a NUL\n"
+           "byte or mostly not UTF-8 in its first 4 KiB, is refused: --binary-ok reads it). Defaults: 200 tokens,\n"
+           "temperature 1 (the model's own distribution, drawn exactly and cheaply through the adaptive\n"
+           "softmax's clusters), no top-k/top-p, a random seed (told on stderr). A prompt over 5%% <unk> is\n"
+           "warned about.\n\n%s"
            "  --state-in FILE     start from a saved session state (memory and sampler; --seed still reseeds);\n"
            "                      \"-\": standard input (then not -f -)\n"
            "  --state-out FILE    save the session state at the end (after Ctrl-C too): --state-in goes on.\n"
@@ -53,7 +55,7 @@ static void usage(void)
 typedef struct gen_args {
     const char *model, *prompt, *prompt_file, *state_in, *state_out;
     size_t prompt_len;
-    int no_display, progress;
+    int no_display, progress, binary_ok;
     uint32_t streams;
     gen_opts g;
     txlm_session_options so;
@@ -91,6 +93,7 @@ static int parse(int argc, char **argv, gen_args *a)
         if (!strcmp(f, "--no-verify")) { a->mo.no_verify = 1; continue; }
         if (!strcmp(f, "--no-display-prompt")) { a->no_display = 1; continue; }
         if (!strcmp(f, "--progress")) { a->progress = 1; continue; }
+        if (!strcmp(f, "--binary-ok")) { a->binary_ok = 1; continue; }
         int known = 0;
         for (int k = 0; own_flags[k] && !known; k++) known = !strcmp(f, own_flags[k]);
         if (!(v = cli_option_value(argc, argv, &i, "generate", known ? own_flags : gen_flags))) return 1;
@@ -254,7 +257,7 @@ static int open_files(gen_args *a, gen_run *r, char **owned)
     if (cli_files_open(&r->io)) return 1;
     r->text = r->io.report;
     if (a->prompt_file && !(a->prompt = *owned = cli_read_file(a->prompt_file, &a->prompt_len))) return 1;
-    return 0;
+    return a->prompt_file && cli_refuse_binary(a->prompt_file, a->prompt, a->prompt_len, a->binary_ok);
 }
 
 int cmd_generate(int argc, char **argv)

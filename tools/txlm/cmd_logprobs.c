@@ -11,8 +11,11 @@
 static void usage(void)
 {
     printf("usage: txlm logprobs -m MODEL (--tokens 3,17,5,...[;4,9,...] | -f FILE) [--segments 8,8,...[;...]] -o OUT.f32\n"
-           "                     [--mem-len M] [--clamp-len C] [--same-length 0|1] [--zero-memory 0|1] [--no-verify]\n\n"
-           "-f FILE (also --file, --text) tokenizes FILE with the model's tokenizer (its ids are then the tokens).\n"
+           "                     [--mem-len M] [--clamp-len C] [--same-length 0|1] [--zero-memory 0|1] [--no-verify]\n"
+           "                     [--binary-ok]\n\n"
+           "-f FILE (also --file, --text) tokenizes FILE with the model's tokenizer (its ids are then the tokens);\n"
+           "a FILE that is plainly not text (a NUL byte, or mostly not UTF-8, in its first 4 KiB) is refused before\n"
+           "the model loads (--binary-ok reads it).\n"
            "Feeds the tokens through ONE session in segments of the given lengths (default: the model's\n"
            "tgt_len), carrying the memory, and writes little-endian float32 [tokens, n_token]\n"
            "log-probabilities, rows in input order.\n\n"
@@ -56,6 +59,7 @@ static int feed_all(txlm_session *s, const int32_t *tokens, uint32_t n_tokens, c
 
 typedef struct logprobs_args {
     const char *model, *tokens, *segments, *out, *text_file;
+    int binary_ok;        /* --binary-ok: a FILE that looks binary is read anyway */
     txlm_session_options so;
     txlm_model_options mo;
 } logprobs_args;
@@ -71,6 +75,9 @@ static int parse_args(int argc, char **argv, logprobs_args *o)
             return 2;
         } else if (!strcmp(a, "--no-verify")) {
             o->mo.no_verify = 1;
+            continue;
+        } else if (!strcmp(a, "--binary-ok")) {
+            o->binary_ok = 1;
             continue;
         }
         if (!(v = cli_option_value(argc, argv, &i, "logprobs", logprobs_flags))) return 1;
@@ -179,7 +186,9 @@ int cmd_logprobs(int argc, char **argv)
     if (o.segments && cli_parse_groups(o.segments, "--segments", &r.sg, &r.sg_n, &r.n_sg)) goto done;
     /* the text first: a bad file fails before the device starts */
     size_t text_len = 0;
-    if (o.text_file && !(r.text = cli_read_file(o.text_file, &text_len))) goto done;
+    if (o.text_file && (!(r.text = cli_read_file(o.text_file, &text_len)) ||
+                        cli_refuse_binary(o.text_file, r.text, text_len, o.binary_ok)))
+        goto done;
     if (cli_open_model(o.model, &o.mo, &r.ctx, &r.m)) goto done;
     txlm_model_get_params(r.m, &r.p);
     if (o.text_file && (rc = text_stream(r.m, r.text, text_len, o.text_file, &r.x))) goto done;

@@ -13,7 +13,7 @@ static void usage(void)
 {
     printf("usage: txlm score -m MODEL (FILE | -f FILE | -) [--words] [--format tsv|jsonl] [--nats] [--eos-per-line]\n"
            "                  [--tgt-len L] [--mem-len M] [--clamp-len C] [--same-length 0|1] [--zero-memory 0|1]\n"
-           "                  [--progress] [--no-verify]\n\n"
+           "                  [--progress] [--no-verify] [--binary-ok]\n\n"
            "Prints the surprisal -log2 p(token | everything before it) of every token of FILE, scored as\n"
            "txlm eval scores it (segments of L tokens, memory of M), one row a token:\n"
            "  sentence_id  token_id  token  surprisal        (TSV with a header; ids count from 1)\n"
@@ -25,7 +25,9 @@ static void usage(void)
            "token or word in FILE. --nats: natural log instead of bits. The first token of the text has\n"
            "no context: its surprisal is NA (null). --eos-per-line follows the corpus convention of\n"
            "WikiText-103: the text starts after an <eos> (so its first token is scored too) and every\n"
-           "line, the last included, ends with one. docs/research.md has the alignment rules.\n");
+           "line, the last included, ends with one. docs/research.md has the alignment rules.\n"
+           "A text over 5%% <unk> is warned about. A FILE that is plainly not text (a NUL byte, or mostly\n"
+           "not UTF-8, in its first 4 KiB: a model given as the text) is refused at once; --binary-ok reads it.\n");
 }
 
 typedef struct score_opts {
@@ -51,6 +53,7 @@ typedef struct score_state {
     score_line *lines; /* lines[head..n) wait for their scores */
     size_t head, n, cap;
     uint64_t sentences, scored;
+    uint64_t tokens, unk; /* the text's tokens, and how many are <unk> */
     size_t offset;
     cli_progress *pb;
 } score_state;
@@ -201,6 +204,8 @@ static int add_line(score_state *e, const char *text, size_t len)
     memset(l, 0, sizeof *l);
     txlm_status st = txlm_tokenize_spans(e->sc.m, text, len, &l->t);
     if (st) return cli_lib_error(st, "tokenizing");
+    for (size_t k = 0; k < l->t.n; k++) e->unk += l->t.ids[k] == e->sc.p.unk_id;
+    e->tokens += l->t.n;
     int add_eos = e->o->eos_per_line && (len == 0 || text[len - 1] != '\n');
     l->n = l->t.n + (size_t)add_eos;
     l->sentence = ++e->sentences;
@@ -253,6 +258,7 @@ int cmd_score(int argc, char **argv)
     rc = score_text(&e);
     cli_progress_show(&pb, cli_text_run_fraction(&o.run), e.scored, "", 1);
     cli_progress_end(&pb);
+    if (!rc) cli_warn_unk(e.unk, e.tokens, "the text's tokens", "their surprisals say little about its words");
     if (!rc) rc = cli_validation_status(e.sc.ctx);
 done:
     rc = cli_text_run_finish(&o.run, rc);

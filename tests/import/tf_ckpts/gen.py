@@ -392,10 +392,16 @@ def write_bad(out, rng):
         "dtype": (dict(base, **{ln: np.zeros(s["d_model"], np.int32)}), None, None),
         "restarts": (base, None, lambda raw: raw[:-4] + b"\xff\xff\xff\x7f" if len(raw) > 40 else raw),
     }
+    # keys out of order (a table builder refuses to write them; a reader that
+    # looks names up by binary search must refuse to read them): the second
+    # and third entries swapped, in the first block
+    orders = {"unsorted": lambda names: names[:1] + [names[2], names[1]] + names[3:]}
+    cases["unsorted"] = (base, None, None)
     for name, (tensors, entry_hook, mutate) in cases.items():
         d = os.path.join(out, "bad", name)
         os.makedirs(d, exist_ok=True)
-        tfw.write_bundle(os.path.join(d, "model.ckpt-0"), tensors, 1, 200, entry_hook=entry_hook, mutate=mutate)
+        tfw.write_bundle(os.path.join(d, "model.ckpt-0"), tensors, 1, 200, entry_hook=entry_hook, mutate=mutate,
+                         order=orders.get(name))
 
 
 def main(out):

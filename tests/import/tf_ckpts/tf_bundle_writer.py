@@ -196,16 +196,17 @@ def header_proto(num_shards):
 
 
 def write_bundle(prefix, tensors, num_shards=1, block_size=4096, compress=True, stats=None, entry_hook=None,
-                 mutate=None):
+                 mutate=None, order=None):
     """tensors: {name: numpy array, or ("bfloat16", uint16 array)}. Tensors
     go to shards in turn, each shard's in name order (BundleWriter appends
     in the order of Add). entry_hook(name, proto) may change an entry's
-    proto (tests of hostile files). A name may be bytes (a key no str
-    spells, as a slice's)."""
+    proto, order(names) the sorted names' order (tests of hostile files).
+    A name may be bytes (a key no str spells, as a slice's)."""
     def key(name):
         return name if isinstance(name, bytes) else name.encode()
 
     names = sorted(tensors, key=key)
+    names = order(names) if order else names
     shards = [bytearray() for _ in range(num_shards)]
     entries = [(b"", header_proto(num_shards))]
     for k, name in enumerate(names):
