@@ -46,9 +46,9 @@ int txlm_draw_filtered(const float *lp, uint32_t n, const txlm_sampling *o, uint
 int txlm_check_head(const txlm_session *s, const float *lp, uint32_t row, uint32_t n, txlm_err *err);
 
 /* sample_penalty.c: the options refused before any work (non-finite
- * temperature, top_k above INT32_MAX, top_p outside [0, 1], a bad penalty
- * or penalty token); whether the repetition penalty is on; applying it to
- * n log-probabilities. */
+ * temperature, top_k above the vocabulary's n_token, top_p outside [0, 1],
+ * a bad penalty or penalty token); whether the repetition penalty is on;
+ * applying it to n log-probabilities. */
 int txlm_sampling_check(const txlm_sampling *o, const txlm_repeat_penalty *pen, uint32_t n_token, txlm_err *err);
 int txlm_sampling_penalized(const txlm_repeat_penalty *pen);
 int txlm_apply_penalty(float *lp, uint32_t n, const txlm_repeat_penalty *pen, txlm_err *err);

@@ -360,7 +360,7 @@ TXLM_API txlm_status txlm_session_attention(txlm_session *s, uint32_t layer, flo
 
 typedef struct txlm_sampling {
     float temperature;   /* 1 = the model's distribution; <= 0 = greedy (argmax); NaN or infinite: refused */
-    uint32_t top_k;      /* keep the k most likely tokens; 0 = off; above INT32_MAX (a negative int): refused */
+    uint32_t top_k;      /* keep the k most likely tokens; 0 = off; above the vocabulary's size: refused */
     float top_p;         /* keep the smallest set with this much probability; 0 or 1 = off; outside [0, 1]: refused */
 } txlm_sampling;
 

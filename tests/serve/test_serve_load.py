@@ -173,7 +173,7 @@ def sigterm():
             t.join(120)
         c.ok(all(got.get(i) == want for i in range(3)), "SIGTERM: the requests in flight, running and queued, finish "
              "(%d of 3)" % len(got))
-        c.ok(sv.stop() == 0, "SIGTERM: exit status 0")
+        c.ok(sv.wait_exit() == 0, "SIGTERM: exit status 0")
     finally:
         sv.stop()
     sv = Server(txlm, model, "--grace", "0.5")
@@ -188,7 +188,7 @@ def sigterm():
                 break
             reply += part
         c.ok(reply.startswith(b"HTTP/1.1 503") and b"stopped before" in reply, "past --grace: 503 (%r)" % reply[:60])
-        c.ok(sv.stop() == 0, "SIGINT past --grace: exit status 0")
+        c.ok(sv.wait_exit() == 0, "SIGINT past --grace: exit status 0")
     finally:
         sv.stop()
 
