@@ -277,6 +277,7 @@ static void stop(srv *sv, int sig, const sigset_t *sigs)
     pthread_cond_signal(&sv->wake);
     pthread_mutex_unlock(&sv->lock);
     wait_until(sv, sigs, sv->cfg.grace_s, streams_ended);
+    double grace_end = srv_now();
     pthread_mutex_lock(&sv->lock);
     sv->cancel_all = 1;
     pthread_cond_signal(&sv->wake);
@@ -286,8 +287,8 @@ static void stop(srv *sv, int sig, const sigset_t *sigs)
     if (settled && sv->cfg.session_dir) srv_store_save_all(sv);
     ask_threads_to_end(sv);
     if (!settled || !wait_until(sv, sigs, LAST_WAIT_S, threads_ended)) {
-        fprintf(stderr, "txlm: serve: the scheduler, a worker or the reaper did not end within %.0f s of the grace "
-                "period (a device call that never returns?): exiting without cleaning up%s\n", 3 * LAST_WAIT_S,
+        fprintf(stderr, "txlm: serve: the scheduler, a worker or the reaper did not end within %.0f s after the grace "
+                "period (a device call that never returns?): exiting without cleaning up%s\n", srv_now() - grace_end,
                 sv->cfg.session_dir ? "; the sessions were not written" : "");
         _exit(1);
     }
