@@ -236,12 +236,16 @@ void srv_store_save_all(srv *sv)
 {
     uint32_t written = 0, failed = 0;
     uint64_t bytes = 0;
+    /* a session's memory is its client's conversation: files only the server's user reads (the
+     * process's mask is its own while the other threads are idle at the stop) */
+    mode_t mask = umask(077);
     for (uint32_t i = 0; i < sv->n_sessions; i++) {
         const srv_session *x = sv->sessions[i];
         if (x->stored || !x->s) continue; /* never read back: its file is as it was */
         if (save_one(sv, x, &bytes)) failed++;
         else written++;
     }
+    umask(mask);
     fprintf(stderr, "txlm: serve: %u sessions written to %s (%.1f MB)%s\n", written, sv->cfg.session_dir, bytes / 1e6,
             failed ? ", some not (above)" : "");
 }
