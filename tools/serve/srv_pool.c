@@ -3,6 +3,11 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define WORKER_NICE 10
 
 typedef struct srv_task {
     void (*run)(void *arg);
@@ -23,6 +28,10 @@ static void *worker(void *arg)
 {
     srv *sv = arg;
     srv_pool *p = sv->workers;
+    /* below the polling thread and the scheduler: on a machine with few
+     * cores a tokenization takes the cores they leave, not their turn
+     * (Linux: a thread's nice value is its own) */
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WORKER_NICE);
     pthread_mutex_lock(&sv->lock);
     for (;;) {
         srv_task *t = p->head;
