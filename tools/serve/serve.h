@@ -152,10 +152,11 @@ typedef struct srv_job {
     int user_forgot;               /* a failed pass: its memory is forgotten */
 } srv_job;
 
-/* One HTTP request's work, shared by the HTTP thread and the scheduler. */
+/* One HTTP request's work, shared by the HTTP side (the polling thread
+ * and the worker that read it) and the scheduler. */
 typedef struct srv_req {
     struct srv *sv;
-    struct MHD_Connection *conn;   /* NULL once the HTTP side is done with it */
+    struct MHD_Connection *conn;   /* set once its streams are queued (srv_http.c's attach), NULL once the HTTP side is done */
     int fd;                        /* its socket, to notice a client that left */
     srv_kind kind;
     int refs;                      /* the HTTP side and the scheduler */
