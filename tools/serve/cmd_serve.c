@@ -290,6 +290,11 @@ static void stop(srv *sv, int sig, const sigset_t *sigs)
         fprintf(stderr, "txlm: serve: the scheduler, a worker or the reaper did not end within %.0f s after the grace "
                 "period (a device call that never returns?): exiting without cleaning up%s\n", srv_now() - grace_end,
                 sv->cfg.session_dir ? "; the sessions were not written" : "");
+        pthread_mutex_lock(&sv->lock);
+        int sched_ended = sv->sched_done, reaper_ended = sv->reaper_done;
+        pthread_mutex_unlock(&sv->lock);
+        if (sched_ended) pthread_join(sv->sched, NULL); /* those that did end are joined, the stuck one left */
+        if (reaper_ended) pthread_join(sv->reaper, NULL);
         _exit(1);
     }
     pthread_join(sv->sched, NULL);
