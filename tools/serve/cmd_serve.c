@@ -233,6 +233,7 @@ static const char *signal_name(int sig) { return sig == SIGINT ? "SIGINT" : "SIG
 static int streams_ended(const srv *sv) { return sv->n_active + sv->n_queue == 0; }
 static int answers_written(const srv *sv) { return sv->n_live == 0 && srv_pool_busy(sv) == 0; }
 static int threads_ended(const srv *sv) { return sv->sched_done && sv->reaper_done; }
+static int reaper_ended(const srv *sv) { return sv->reaper_done; }
 
 /* Waits until done(sv) or `seconds` pass (1: done). A second SIGTERM or
  * SIGINT meanwhile ends the process at once, with status 1: what was not
@@ -290,11 +291,12 @@ static void stop(srv *sv, int sig, const sigset_t *sigs)
         fprintf(stderr, "txlm: serve: the scheduler, a worker or the reaper did not end within %.0f s after the grace "
                 "period (a device call that never returns?): exiting without cleaning up%s\n", srv_now() - grace_end,
                 sv->cfg.session_dir ? "; the sessions were not written" : "");
+        wait_until(sv, sigs, 1, reaper_ended); /* it never waits on the device: asked to end, it does at once */
         pthread_mutex_lock(&sv->lock);
-        int sched_ended = sv->sched_done, reaper_ended = sv->reaper_done;
+        int sched_gone = sv->sched_done, reaper_gone = sv->reaper_done;
         pthread_mutex_unlock(&sv->lock);
-        if (sched_ended) pthread_join(sv->sched, NULL); /* those that did end are joined, the stuck one left */
-        if (reaper_ended) pthread_join(sv->reaper, NULL);
+        if (sched_gone) pthread_join(sv->sched, NULL); /* those that did end are joined, the stuck one left */
+        if (reaper_gone) pthread_join(sv->reaper, NULL);
         _exit(1);
     }
     pthread_join(sv->sched, NULL);
