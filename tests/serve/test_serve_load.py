@@ -179,7 +179,9 @@ def sigterm():
             t.join(120)
         c.ok(all(got.get(i) == want for i in range(3)), "SIGTERM: the requests in flight, running and queued, finish "
              "(%d of 3)" % len(got))
-        c.ok(sv.wait_exit() == 0, "SIGTERM: exit status 0")
+        rc = sv.wait_exit()
+        if not c.ok(rc == 0, "SIGTERM: exit status 0 (%d)" % rc):
+            print(sv.log()[-4000:])
     finally:
         sv.stop()
     sv = Server(txlm, model, "--grace", "0.5")
@@ -194,7 +196,9 @@ def sigterm():
                 break
             reply += part
         c.ok(reply.startswith(b"HTTP/1.1 503") and b"stopped before" in reply, "past --grace: 503 (%r)" % reply[:60])
-        c.ok(sv.wait_exit() == 0, "SIGINT past --grace: exit status 0")
+        rc = sv.wait_exit()
+        if not c.ok(rc == 0, "SIGINT past --grace: exit status 0 (%d)" % rc):
+            print(sv.log()[-4000:])
     finally:
         sv.stop()
 
@@ -241,8 +245,9 @@ def hung_pass():
         held = open_request(sv.port, {"prompt": "w5", "max_tokens": 10})
         wait_for(lambda: sv.metric("txlm_active_streams") == 1, "the request's pass to hang")
         sv.proc.send_signal(signal.SIGTERM)
-        c.ok(sv.wait_exit(40) == 1 and "did not end within" in sv.log(),
-             "a hung pass: exit status 1 within the bounded waits (%s)" % sv.log().splitlines()[-1:])
+        if not c.ok(sv.wait_exit(40) == 1 and "did not end within" in sv.log(), "a hung pass: exit status 1 within the "
+                    "bounded waits"):
+            print(sv.log()[-4000:])
         held.close()
     finally:
         sv.stop()

@@ -222,10 +222,17 @@ static int open_all(srv *sv, cli_batch *cb)
 }
 
 /* How long the stop waits, past the grace period, for each of: the
- * streams to end once cancelled, the last answers to be written and the
- * workers to finish, the threads to end. A thread stuck in a device call
- * that never returns cannot be joined: past this the process exits. */
-#define LAST_WAIT_S 5.0
+ * streams to end once cancelled (the pass under way to finish), the last
+ * answers to be written and the workers to finish, the threads to end.
+ * A thread stuck in a device call that never returns cannot be joined:
+ * past this the process exits. The bound is 5 s, or four times the
+ * slowest pass seen so far when that is longer (a large model on a slow
+ * device is not taken for a hung one). */
+static double last_wait_s(srv *sv)
+{
+    double slowest = (double)atomic_load(&sv->metrics.slowest_step_us) / 1e6;
+    return 4 * slowest > 5.0 ? 4 * slowest : 5.0;
+}
 
 static const char *signal_name(int sig) { return sig == SIGINT ? "SIGINT" : "SIGTERM"; }
 
@@ -268,7 +275,7 @@ static void ask_threads_to_end(srv *sv)
  * 503, /health included, so that a balancer sees it going); what runs
  * may finish within the grace period, then is cancelled; answers go out;
  * the sessions are written to --session-dir; the threads end. Each wait
- * past the grace period is bounded (LAST_WAIT_S). */
+ * past the grace period is bounded (last_wait_s). */
 static void stop(srv *sv, int sig, const sigset_t *sigs)
 {
     fprintf(stderr, "txlm: serve: %s: stopping (running streams have %.0f s to finish)\n", signal_name(sig),
@@ -283,11 +290,12 @@ static void stop(srv *sv, int sig, const sigset_t *sigs)
     sv->cancel_all = 1;
     pthread_cond_signal(&sv->wake);
     pthread_mutex_unlock(&sv->lock);
-    int settled = wait_until(sv, sigs, LAST_WAIT_S, streams_ended);
-    settled &= wait_until(sv, sigs, LAST_WAIT_S, answers_written);
+    double bound = last_wait_s(sv);
+    int settled = wait_until(sv, sigs, bound, streams_ended);
+    settled &= wait_until(sv, sigs, bound, answers_written);
     if (settled && sv->cfg.session_dir) srv_store_save_all(sv);
     ask_threads_to_end(sv);
-    if (!settled || !wait_until(sv, sigs, LAST_WAIT_S, threads_ended)) {
+    if (!settled || !wait_until(sv, sigs, bound, threads_ended)) {
         fprintf(stderr, "txlm: serve: the scheduler, a worker or the reaper did not end within %.0f s after the grace "
                 "period (a device call that never returns?): exiting without cleaning up%s\n", srv_now() - grace_end,
                 sv->cfg.session_dir ? "; the sessions were not written" : "");

@@ -189,7 +189,7 @@ typedef struct srv_metrics {
     atomic_uint_fast64_t requests[8]; /* by srv_endpoint */
     atomic_uint_fast64_t responses[6];/* 2xx 4xx 429 5xx ... (srv_metrics.c) */
     atomic_uint_fast64_t prompt_tokens, generated_tokens, scored_tokens;
-    atomic_uint_fast64_t steps, step_us, step_hist[12];
+    atomic_uint_fast64_t steps, step_us, step_hist[12], slowest_step_us;
     atomic_uint_fast64_t cancelled, cut_off, rejected_full, sessions_expired;
     atomic_uint_fast64_t stream_bytes; /* streams' log-probability buffers held now (srv_job_buffers) */
 } srv_metrics;

@@ -29,7 +29,10 @@ void srv_metrics_response(srv_metrics *m, int status)
 void srv_metrics_step(srv_metrics *m, double s)
 {
     atomic_fetch_add(&m->steps, 1);
-    atomic_fetch_add(&m->step_us, (uint_fast64_t)(s * 1e6));
+    uint_fast64_t us = (uint_fast64_t)(s * 1e6), was = atomic_load(&m->slowest_step_us);
+    atomic_fetch_add(&m->step_us, us);
+    while (us > was && !atomic_compare_exchange_weak(&m->slowest_step_us, &was, us)) {
+    }
     for (int i = 0; i < 12; i++)
         if (s <= bounds[i]) atomic_fetch_add(&m->step_hist[i], 1);
 }
