@@ -296,13 +296,15 @@ static void stop(srv *sv, int sig, const sigset_t *sigs)
     if (settled && sv->cfg.session_dir) srv_store_save_all(sv);
     ask_threads_to_end(sv);
     if (!settled || !wait_until(sv, sigs, bound, threads_ended)) {
-        fprintf(stderr, "txlm: serve: the scheduler, a worker or the reaper did not end within %.0f s after the grace "
-                "period (a device call that never returns?): exiting without cleaning up%s\n", srv_now() - grace_end,
-                sv->cfg.session_dir ? "; the sessions were not written" : "");
         wait_until(sv, sigs, 1, reaper_ended); /* it never waits on the device: asked to end, it does at once */
         pthread_mutex_lock(&sv->lock);
         int sched_gone = sv->sched_done, reaper_gone = sv->reaper_done;
+        uint32_t streams = sv->n_active + sv->n_queue, requests = sv->n_live, tasks = srv_pool_busy(sv);
         pthread_mutex_unlock(&sv->lock);
+        fprintf(stderr, "txlm: serve: the work did not end within %.0f s after the grace period (%u streams, %u requests "
+                "unanswered, %u with the workers%s; a device call that never returns?): exiting without cleaning up%s\n",
+                srv_now() - grace_end, streams, requests, tasks, sched_gone ? "" : ", the scheduler in a pass",
+                sv->cfg.session_dir ? "; the sessions were not written" : "");
         if (sched_gone) pthread_join(sv->sched, NULL); /* those that did end are joined, the stuck one left */
         if (reaper_gone) pthread_join(sv->reaper, NULL);
         _exit(1);
