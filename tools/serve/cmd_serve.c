@@ -221,18 +221,22 @@ static int open_all(srv *sv, cli_batch *cb)
     return sv->cfg.session_dir ? srv_store_open(sv) : 0;
 }
 
-/* How long the stop waits, past the grace period, for each of: the
- * streams to end once cancelled (the pass under way to finish), the last
- * answers to be written and the workers to finish, the threads to end.
- * A thread stuck in a device call that never returns cannot be joined:
- * past this the process exits. The bound is 5 s, or four times the
- * slowest pass seen so far when that is longer (a large model on a slow
- * device is not taken for a hung one). */
-static double last_wait_s(srv *sv)
+/* How long the stop waits, past the grace period, for what may be in a
+ * device call: the streams to end once cancelled (the pass under way to
+ * finish), then the last answers to be written and the workers to finish
+ * (a state restored, a session made). A thread stuck in a device call
+ * that never returns cannot be joined: past this the process exits. 30 s,
+ * or four times the slowest pass seen when that is longer: a first pass,
+ * which may compile the device's kernels (seconds on a CPU device, more
+ * on a busy one), or a large model on a slow device is not taken for a
+ * hung one. The threads, once idle, end at once: THREADS_WAIT_S. */
+static double device_wait_s(srv *sv)
 {
     double slowest = (double)atomic_load(&sv->metrics.slowest_step_us) / 1e6;
-    return 4 * slowest > 5.0 ? 4 * slowest : 5.0;
+    return 4 * slowest > 30.0 ? 4 * slowest : 30.0;
 }
+
+#define THREADS_WAIT_S 5.0
 
 static const char *signal_name(int sig) { return sig == SIGINT ? "SIGINT" : "SIGTERM"; }
 
@@ -275,7 +279,7 @@ static void ask_threads_to_end(srv *sv)
  * 503, /health included, so that a balancer sees it going); what runs
  * may finish within the grace period, then is cancelled; answers go out;
  * the sessions are written to --session-dir; the threads end. Each wait
- * past the grace period is bounded (last_wait_s). */
+ * past the grace period is bounded (device_wait_s, THREADS_WAIT_S). */
 static void stop(srv *sv, int sig, const sigset_t *sigs)
 {
     fprintf(stderr, "txlm: serve: %s: stopping (running streams have %.0f s to finish)\n", signal_name(sig),
@@ -290,12 +294,11 @@ static void stop(srv *sv, int sig, const sigset_t *sigs)
     sv->cancel_all = 1;
     pthread_cond_signal(&sv->wake);
     pthread_mutex_unlock(&sv->lock);
-    double bound = last_wait_s(sv);
-    int settled = wait_until(sv, sigs, bound, streams_ended);
-    settled &= wait_until(sv, sigs, bound, answers_written);
+    double bound = device_wait_s(sv);
+    int settled = wait_until(sv, sigs, bound, streams_ended) && wait_until(sv, sigs, bound, answers_written);
     if (settled && sv->cfg.session_dir) srv_store_save_all(sv);
     ask_threads_to_end(sv);
-    if (!settled || !wait_until(sv, sigs, bound, threads_ended)) {
+    if (!settled || !wait_until(sv, sigs, THREADS_WAIT_S, threads_ended)) {
         wait_until(sv, sigs, 1, reaper_ended); /* it never waits on the device: asked to end, it does at once */
         pthread_mutex_lock(&sv->lock);
         int sched_gone = sv->sched_done, reaper_gone = sv->reaper_done;
