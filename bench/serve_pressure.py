@@ -9,7 +9,9 @@ Measured at the clients: the longest wait for /health's answer and the
 longest gap between two events of the stream, idle (the same length of
 time before the load) and under the load, and how long the load took.
 With several --build, the rounds of each build alternate, so that a
-busy machine weighs on them alike.
+busy machine weighs on them alike. The load is sent by curl processes,
+so that reading its large answers never holds up the watching client
+(Python's threads share one interpreter lock).
 
 usage: bench/serve_pressure.py [--build build]... [--model models/demo.txlm] [--reps 3]"""
 import argparse
@@ -17,7 +19,9 @@ import http.client
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -81,31 +85,25 @@ def full_state(sv, p):
     return sid, state
 
 
-def round_(a, sv, sid, state, text):
+def curl(port, method, path, body_file, content_type):
+    return subprocess.Popen(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", method, "-H",
+                             "Content-Type: " + content_type, "--data-binary", "@" + body_file,
+                             "http://127.0.0.1:%d%s" % (port, path)], stdout=subprocess.PIPE, text=True)
+
+
+def round_(a, sv, sid, files):
     w = Watch(sv.port)
     time.sleep(2.0)  # the stream under way
     idle0 = time.perf_counter()
     time.sleep(2.0)
     t0 = time.perf_counter()
-    results = []
-
-    def tokenize():
-        status, _, body = call(sv.port, "POST", "/v1/tokenize", {"text": text}, timeout=600)
-        results.append((status, len(json.loads(body)["tokens"]) if status == 200 else 0))
-
-    def put():
-        status, _, _ = call(sv.port, "PUT", "/v1/sessions/%s/state" % sid, state,
-                            {"Content-Type": "application/octet-stream"}, timeout=600)
-        results.append((status, len(state)))
-    load = [threading.Thread(target=tokenize) for _ in range(3)] + [threading.Thread(target=put)]
-    for t in load:
-        t.start()
-    for t in load:
-        t.join(600)
+    load = [curl(sv.port, "POST", "/v1/tokenize", files["text"], "application/json") for _ in range(3)]
+    load.append(curl(sv.port, "PUT", "/v1/sessions/%s/state" % sid, files["state"], "application/octet-stream"))
+    codes = [p.communicate(timeout=600)[0] for p in load]
     t1 = time.perf_counter()
     time.sleep(0.3)
     w.end()
-    assert all(s == 200 for s, _ in results), results
+    assert all(s == "200" for s in codes), codes
     return {"idle_health": w.longest(w.health, idle0, t0), "idle_gap": w.longest(w.gaps, idle0, t0),
             "health": w.longest(w.health, t0, t1), "gap": w.longest(w.gaps, t0, t1), "load_s": t1 - t0}
 
@@ -133,15 +131,24 @@ def main():
     text = (TEXT * (1000000 // len(TEXT) + 1))[:1000000]
     rows = {b: [] for b in builds}
     state = b""
+    tmp = tempfile.mkdtemp(prefix="serve-pressure-")
+    files = {"text": os.path.join(tmp, "text.json"), "state": os.path.join(tmp, "state")}
+    with open(files["text"], "w") as f:
+        json.dump({"text": text}, f)
     for _ in range(a.reps):
         for txlm in builds:
             sv = Server(txlm, a.model, "--max-body", str(2 << 20))
             try:
                 p = sv.json("GET", "/v1/models")["data"][0]["txlm"]
                 sid, state = full_state(sv, p)
-                rows[txlm].append(round_(a, sv, sid, state, text))
+                with open(files["state"], "wb") as f:
+                    f.write(state)
+                rows[txlm].append(round_(a, sv, sid, files))
             finally:
                 sv.stop()
+    for f in files.values():
+        os.unlink(f)
+    os.rmdir(tmp)
     for txlm in builds:
         report(txlm, a, state, rows[txlm])
 

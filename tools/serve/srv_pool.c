@@ -1,6 +1,7 @@
 /* The front door's worker threads (srv_pool.h). */
 #include "srv_pool.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -30,8 +31,12 @@ static void *worker(void *arg)
     srv_pool *p = sv->workers;
     /* below the polling thread and the scheduler: on a machine with few
      * cores a tokenization takes the cores they leave, not their turn
-     * (Linux: a thread's nice value is its own) */
-    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WORKER_NICE);
+     * (Linux: a thread's nice value is its own; this one is the server's
+     * plus WORKER_NICE) */
+    id_t self = (id_t)syscall(SYS_gettid);
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, self);
+    if (!errno) setpriority(PRIO_PROCESS, self, nice + WORKER_NICE);
     pthread_mutex_lock(&sv->lock);
     for (;;) {
         srv_task *t = p->head;
