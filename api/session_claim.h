@@ -4,13 +4,14 @@
 #ifndef TXLM_SESSION_CLAIM_H
 #define TXLM_SESSION_CLAIM_H
 
+#include "blame.h"
 #include "session.h"
 
-/* 0, or TXLM_ERR_INVALID_ARGUMENT naming `what` when s is inside another call. */
+/* 0, or TXLM_ERR_INVALID_ARGUMENT naming `what` (NULL: nothing) when s is inside another call. */
 int txlm_session_claim(txlm_session *s, const char *what, txlm_err *err);
 void txlm_session_release(txlm_session *s);
-/* All of s[0..n) or none; the error names the stream. */
-int txlm_sessions_claim(txlm_session *const *s, uint32_t n, txlm_err *err);
+/* All of s[0..n) or none; the error names the stream (blame.h). */
+int txlm_sessions_claim(txlm_session *const *s, uint32_t n, txlm_blame *blame, txlm_err *err);
 void txlm_sessions_release(txlm_session *const *s, uint32_t n);
 
 #endif

@@ -52,7 +52,7 @@ int txlm_batch_open(txlm_model *m, uint32_t max_streams, const txlm_session_opti
                          max_streams, (unsigned long long)z.batch_bytes, (unsigned long long)z.available_bytes);
     txlm_batch *b = calloc(1, sizeof *b);
     if (!b) return txlm_fail(err, TXLM_ERR_OUT_OF_MEMORY, "out of host memory");
-    *b = (txlm_batch){.m = m, .max_streams = max_streams, .max_seg = like.max_seg};
+    *b = (txlm_batch){.m = m, .max_streams = max_streams, .max_seg = like.max_seg, .failed_stream = -1};
     rc = txlm_workspace_open(m, &like, max_streams, &b->w, err);
     if (rc) {
         txlm_batch_close(b);
@@ -69,56 +69,59 @@ void txlm_batch_close(txlm_batch *b)
     free(b);
 }
 
-static int check_feed(const txlm_batch *b, const txlm_stream_feed *f, uint32_t i, txlm_err *err)
+/* One feed's arguments; the error names nothing (the caller names the stream). */
+static int check_feed_args(const txlm_batch *b, const txlm_stream_feed *f, txlm_err *err)
 {
     const txlm_session *s = f->session;
-    if (!f->tokens && f->n) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: NULL tokens", i);
+    if (!f->tokens && f->n) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "NULL tokens");
     if (f->n == 0 || f->n > s->max_seg || f->n > b->max_seg)
-        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: segment of %u tokens: must be 1..%u", i, f->n,
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "segment of %u tokens: must be 1..%u", f->n,
                          s->max_seg < b->max_seg ? s->max_seg : b->max_seg);
-    if (f->first_row > f->n) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: first_row %u > n %u", i, f->first_row, f->n);
+    if (f->first_row > f->n) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "first_row %u > n %u", f->first_row, f->n);
     if (s->capture)
-        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT,
-                         "stream %u: its session captures attention; feed it alone (txlm_session_feed)", i);
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "its session captures attention; feed it alone (txlm_session_feed)");
     if (f->logprobs && f->targets)
-        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: logprobs and targets both given (one or the other)", i);
-    if (f->targets && !f->target_logprobs)
-        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: targets without target_logprobs", i);
-    int rc = txlm_check_segment(s, f->tokens, f->n, f->first_row, f->targets, err);
-    if (rc) txlm_fail_prefix(err, "stream %u: ", i);
-    return rc;
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "logprobs and targets both given (one or the other)");
+    if (f->targets && !f->target_logprobs) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "targets without target_logprobs");
+    return txlm_check_segment(s, f->tokens, f->n, f->first_row, f->targets, err);
 }
 
-int txlm_batch_check_sessions(const txlm_batch *b, txlm_session *const *s, uint32_t n, txlm_err *err)
+int txlm_batch_check_sessions(const txlm_batch *b, txlm_session *const *s, uint32_t n, txlm_blame *blame, txlm_err *err)
 {
     if (n == 0 || n > b->max_streams)
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "%u streams: the batch takes 1..%u", n, b->max_streams);
     for (uint32_t i = 0; i < n; i++) {
-        if (!s[i]) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: NULL session", i);
-        if (s[i]->m != b->m)
-            return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "stream %u: its session is of another model than the batch's", i);
+        int rc = !s[i] ? txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "NULL session")
+               : s[i]->m != b->m ? txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "its session is of another model than the batch's")
+               : 0;
+        if (rc) return txlm_blame_stream(blame, err, i);
         for (uint32_t j = 0; j < i; j++)
             if (s[j] == s[i]) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "streams %u and %u are the same session", j, i);
     }
     return 0;
 }
 
-int txlm_batch_check(const txlm_batch *b, const txlm_stream_feed *f, uint32_t n, txlm_err *err)
+int txlm_batch_check(const txlm_batch *b, const txlm_stream_feed *f, uint32_t n, txlm_blame *blame, txlm_err *err)
 {
     for (uint32_t i = 0; i < n; i++) {
-        int rc = check_feed(b, &f[i], i, err);
-        if (rc) return rc;
+        if (check_feed_args(b, &f[i], err)) return txlm_blame_stream(blame, err, i);
     }
     return 0;
 }
 
-int txlm_batch_forward(txlm_batch *b, const txlm_stream_feed *f, uint32_t n, txlm_err *err)
+int txlm_batch_forward(txlm_batch *b, const txlm_stream_feed *f, uint32_t n, txlm_blame *blame, txlm_err *err)
 {
-    return txlm_pass_feed(b->w, f, n, 1, err);
+    return txlm_pass_feed(b->w, f, n, blame, err);
 }
 
 int txlm_batch_sample_next(txlm_batch *b, txlm_session *const *s, uint32_t n, const txlm_sampling *o,
-                           const txlm_repeat_penalty *const *pen, int32_t *tokens, txlm_err *err)
+                           const txlm_repeat_penalty *const *pen, int32_t *tokens, txlm_blame *blame, txlm_err *err)
 {
-    return txlm_sample_streams(b->w, s, n, o, pen, 1, tokens, err);
+    return txlm_sample_streams(b->w, s, n, o, pen, blame, tokens, err);
+}
+
+int txlm_batch_next_rows(txlm_batch *b, txlm_session *const *s, uint32_t n, float *logprobs, txlm_blame *blame,
+                         txlm_err *err)
+{
+    return txlm_next_rows(b->w, s, n, blame, logprobs, err);
 }

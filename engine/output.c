@@ -66,7 +66,7 @@ static int collect(const txlm_pass *p, uint32_t r0, uint32_t rows, txlm_err *err
     for (uint32_t i = 0; i < p->n; i++) {
         rc = collect_stream(p, &p->st[i], p->w->out.map, r0, rows, first ? &later : err);
         if (rc && !first) {
-            if (p->named) txlm_fail_prefix(err, "stream %u: ", i);
+            txlm_blame_stream(p->blame, err, i);
             first = rc;
         }
     }

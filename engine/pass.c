@@ -36,9 +36,10 @@ static int one_run(const txlm_pass *p)
 
 /* Each stream's rows one after another, and its rows asked for among the
  * output rows; the tokens and the targets in that order. */
-static int lay_out(txlm_workspace *w, const txlm_stream_feed *f, uint32_t n, int named, txlm_pass *p, txlm_err *err)
+static int lay_out(txlm_workspace *w, const txlm_stream_feed *f, uint32_t n, txlm_blame *blame, txlm_pass *p,
+                   txlm_err *err)
 {
-    *p = (txlm_pass){.w = w, .n = n, .score = 1, .named = named};
+    *p = (txlm_pass){.w = w, .n = n, .score = 1, .blame = blame};
     for (uint32_t i = 0; i < n; i++) {
         p->rows += f[i].n;
         if (f[i].logprobs) p->score = 0;
@@ -94,10 +95,10 @@ static int run(txlm_pass *p, txlm_err *err)
     return txlm_output_read(p, err);
 }
 
-int txlm_pass_feed(txlm_workspace *w, const txlm_stream_feed *f, uint32_t n, int named, txlm_err *err)
+int txlm_pass_feed(txlm_workspace *w, const txlm_stream_feed *f, uint32_t n, txlm_blame *blame, txlm_err *err)
 {
     txlm_pass p;
-    int rc = lay_out(w, f, n, named, &p, err);
+    int rc = lay_out(w, f, n, blame, &p, err);
     if (!rc) rc = upload(&p, err);
     if (!rc) rc = txlm_attend_plan(&p, err);
     if (!rc) rc = run(&p, err);

@@ -12,6 +12,7 @@
 #define TXLM_PASS_H
 
 #include "attn_streams.h"
+#include "blame.h"
 #include "workspace.h"
 
 typedef struct txlm_pass_stream {
@@ -39,7 +40,7 @@ typedef struct txlm_pass {
     uint32_t out_z;            /* z's row holding output row 0: the first asked for, or 0 once gathered */
     int gather;                /* the rows asked for are not one run of z: gathered to its front first */
     int score;                 /* every stream asking for output scores targets */
-    int named;                 /* errors name the stream ("stream i: "): a batch's call */
+    txlm_blame *blame;         /* a batch's call: errors name their stream ("stream i: "); NULL: a lone call's */
     /* attention (attend.c) */
     txlm_attn_plan attn;       /* the streams' entries in the step buffer, their shared dispatches */
     txlm_kv_route kv;
@@ -50,9 +51,9 @@ typedef struct txlm_pass {
 /* f[0..n) through w (checked by the caller: segments, targets, no two
  * the same stream, n <= w->max_streams, each n <= w->max_seg). A device
  * failure forgets every stream's memory; a stream's NaN or infinity fails
- * the call naming the first such stream (with `named`: "stream i: ") and
+ * the call naming the first such stream (with a blame: "stream i: ") and
  * forgets its memory, the others' outputs are still written. */
-int txlm_pass_feed(txlm_workspace *w, const txlm_stream_feed *f, uint32_t n, int named, txlm_err *err);
+int txlm_pass_feed(txlm_workspace *w, const txlm_stream_feed *f, uint32_t n, txlm_blame *blame, txlm_err *err);
 
 /* layers.c: the pass's commands through the last layer, into w->z rows [0, rows). */
 void txlm_record_layers(const txlm_pass *p);

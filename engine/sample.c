@@ -17,7 +17,7 @@ typedef struct group {
     txlm_session *const *s;
     uint32_t n;
     const uint32_t *names;
-    int named;
+    txlm_blame *blame;
     txlm_err *err, later;
     int rc;
 } group;
@@ -27,7 +27,7 @@ static txlm_err *err_for(group *g) { return g->rc ? &g->later : g->err; }
 static void note_error(group *g, int rc, uint32_t i)
 {
     if (!rc || g->rc) return;
-    if (g->named) txlm_fail_prefix(g->err, "stream %u: ", g->names[i]);
+    txlm_blame_stream(g->blame, g->err, g->names[i]);
     g->rc = rc;
 }
 
@@ -133,23 +133,23 @@ static int sample_group(group *g, const txlm_sampling *o, const txlm_repeat_pena
 
 /* What is refused before any work: the options, a stream never fed. */
 static int check_streams(txlm_session *const *s, uint32_t n, const txlm_sampling *o, const txlm_repeat_penalty *const *pen,
-                         int named, txlm_err *err)
+                         txlm_blame *blame, txlm_err *err)
 {
     for (uint32_t i = 0; i < n; i++) {
         int rc = txlm_sampling_check(o, pen ? pen[i] : NULL, s[i]->m->h.n_token, err);
         if (!rc && s[i]->z_rows == 0)
             rc = txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "nothing to sample from: feed at least one token first");
-        if (rc && named) txlm_fail_prefix(err, "stream %u: ", i);
+        if (rc) txlm_blame_stream(blame, err, i);
         if (rc) return rc;
     }
     return 0;
 }
 
 int txlm_sample_streams(txlm_workspace *w, txlm_session *const *s, uint32_t n, const txlm_sampling *o,
-                        const txlm_repeat_penalty *const *pen, int named, int32_t *tokens, txlm_err *err)
+                        const txlm_repeat_penalty *const *pen, txlm_blame *blame, int32_t *tokens, txlm_err *err)
 {
     const txlm_hparams *h = &w->m->h;
-    int rc = check_streams(s, n, o, pen, named, err);
+    int rc = check_streams(s, n, o, pen, blame, err);
     if (rc) return rc;
     /* streams drawn alike go together, in groups that fit the output rows */
     txlm_session **grp = malloc(n * sizeof *grp);
@@ -165,7 +165,7 @@ int txlm_sample_streams(txlm_workspace *w, txlm_session *const *s, uint32_t n, c
             if (txlm_sample_exact(h, o, pen ? pen[i] : NULL) == exact) grp[k] = s[i], gpen[k] = pen ? pen[i] : NULL, idx[k++] = i;
         for (uint32_t g0 = 0; g0 < k && (!rc || rc == TXLM_ERR_NONFINITE); g0 += w->out_rows) {
             group g = {.w = w, .s = grp + g0, .n = k - g0 < w->out_rows ? k - g0 : w->out_rows, .names = idx + g0,
-                       .named = named, .err = rc ? &later : err};
+                       .blame = blame, .err = rc ? &later : err};
             int rg = sample_group(&g, o, gpen + g0, exact, got + g0);
             if (rg && (!rc || rg != TXLM_ERR_NONFINITE)) rc = rg; /* the first non-finite, or the device */
         }
@@ -186,16 +186,38 @@ int txlm_next_row_to(txlm_workspace *w, txlm_session *s, txlm_buf *dst, txlm_err
     return rc ? rc : txlm_workspace_submit(w, err);
 }
 
-int txlm_next_row(txlm_workspace *w, txlm_session *s, txlm_err *err)
+int txlm_next_rows(txlm_workspace *w, txlm_session *const *s, uint32_t n, txlm_blame *blame, float *out, txlm_err *err)
 {
-    uint32_t n = s->m->h.n_token;
-    if (s->z_rows == 0) return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "no next token yet: feed at least one token first");
-    int rc = txlm_rec_begin(&w->rec, err);
-    if (!rc) gather_last_rows(w, &s, 1);
-    if (!rc) rc = txlm_out_rows(w, 0, 1, NULL, err);
-    if (!rc) rc = txlm_workspace_submit(w, err);
-    if (!rc) rc = txlm_buf_invalidate(&s->m->ctx->vk, &w->out, err);
-    if (!rc) memcpy(w->host_lp, w->out.map, (size_t)n * sizeof *w->host_lp);
-    if (!rc) rc = txlm_session_check_finite(s, w->host_lp, n, s->z_rows - 1, 1, 0, NULL, err);
-    return rc;
+    uint32_t V = w->m->h.n_token;
+    for (uint32_t i = 0; i < n; i++)
+        if (s[i]->z_rows == 0) {
+            txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "no next token yet: feed at least one token first");
+            return txlm_blame_stream(blame, err, i);
+        }
+    int first = 0; /* a stream's non-finite row fails the call naming it; the others' rows are still written */
+    txlm_err later;
+    for (uint32_t g0 = 0; g0 < n; g0 += w->out_rows) {
+        uint32_t k = n - g0 < w->out_rows ? n - g0 : w->out_rows;
+        txlm_err *e = first ? &later : err;
+        int rc = txlm_rec_begin(&w->rec, e);
+        if (!rc) gather_last_rows(w, s + g0, k);
+        if (!rc) rc = txlm_out_rows(w, 0, k, NULL, e);
+        if (!rc) rc = txlm_workspace_submit(w, e);
+        if (!rc) rc = txlm_buf_invalidate(&w->m->ctx->vk, &w->out, e);
+        if (rc) { /* the device failed: that outweighs a stream's non-finite row */
+            if (e != err) *err = *e;
+            return rc;
+        }
+        for (uint32_t i = 0; i < k; i++) {
+            float *row = out + (size_t)(g0 + i) * V;
+            txlm_session *si = s[g0 + i];
+            memcpy(row, out_row(w, i), (size_t)V * sizeof *row);
+            e = first ? &later : err;
+            int ri = txlm_session_check_finite(si, row, V, si->z_rows - 1, 1, 0, NULL, e);
+            if (ri && !first) first = ri, txlm_blame_stream(blame, err, g0 + i);
+        }
+    }
+    return first;
 }
+
+int txlm_next_row(txlm_workspace *w, txlm_session *s, txlm_err *err) { return txlm_next_rows(w, &s, 1, NULL, w->host_lp, err); }

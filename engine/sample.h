@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "blame.h"
 #include "errmsg.h"
 #include "hparams.h"
 #include "txlm.h"
@@ -19,12 +20,18 @@ struct txlm_workspace;
  * penalty (the head for every row in one submission, then each tail
  * cluster drawn for the rows that fell in it, in a second), else from the
  * whole distribution of each row. A stream's failure (a non-finite
- * distribution, a bad penalty) fails the call naming it (with `named`:
+ * distribution, a bad penalty) fails the call naming it (with a blame:
  * "stream i: "); it gets token -1 and the others are still drawn. */
 int txlm_sample_streams(struct txlm_workspace *w, txlm_session *const *s, uint32_t n, const txlm_sampling *o,
-                        const txlm_repeat_penalty *const *pen, int named, int32_t *tokens, txlm_err *err);
-/* The whole distribution after s's last token, checked finite, into
- * w->host_lp (n_token floats): what the next-token calls read. */
+                        const txlm_repeat_penalty *const *pen, txlm_blame *blame, int32_t *tokens, txlm_err *err);
+/* The whole distribution after each of s[0..n)'s last token (each fed at
+ * least once), checked finite, into out (n x n_token floats, stream i's
+ * at i x n_token): their last rows through the output layer, w->out_rows
+ * of them a submission. A stream's non-finite row fails the call naming
+ * it (with a blame: "stream i: "); the others' rows are still written. */
+int txlm_next_rows(struct txlm_workspace *w, txlm_session *const *s, uint32_t n, txlm_blame *blame, float *out,
+                   txlm_err *err);
+/* One session's, into w->host_lp: what the lone next-token calls read. */
 int txlm_next_row(struct txlm_workspace *w, txlm_session *s, txlm_err *err);
 /* The same into dst (n_token floats), on the device only, nothing
  * checked; its commands wait first for all earlier work on the queue. */
@@ -43,9 +50,9 @@ int txlm_draw_filtered(const float *lp, uint32_t n, const txlm_sampling *o, uint
 int txlm_check_head(const txlm_session *s, const float *lp, uint32_t row, uint32_t n, txlm_err *err);
 
 /* sample_penalty.c: the options refused before any work (non-finite
- * temperature, top_k above INT32_MAX, top_p outside [0, 1], a bad penalty
- * or penalty token); whether the repetition penalty is on; applying it to
- * n log-probabilities. */
+ * temperature, top_k above the vocabulary's n_token, top_p outside [0, 1],
+ * a bad penalty or penalty token); whether the repetition penalty is on;
+ * applying it to n log-probabilities. */
 int txlm_sampling_check(const txlm_sampling *o, const txlm_repeat_penalty *pen, uint32_t n_token, txlm_err *err);
 int txlm_sampling_penalized(const txlm_repeat_penalty *pen);
 int txlm_apply_penalty(float *lp, uint32_t n, const txlm_repeat_penalty *pen, txlm_err *err);

@@ -13,6 +13,10 @@ int txlm_sampling_check(const txlm_sampling *o, const txlm_repeat_penalty *pen, 
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "sampling: temperature %g is not a finite number", o->temperature);
     if (o->top_k > INT32_MAX)
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "sampling: top_k %u is out of range (a negative number?)", o->top_k);
+    /* the rule txlm serve's top_k follows too (0 .. the vocabulary's size) */
+    if (o->top_k > n_token)
+        return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "sampling: top_k %u is more than the vocabulary's %u tokens (0: off)",
+                         o->top_k, n_token);
     if (!(o->top_p >= 0 && o->top_p <= 1))
         return txlm_fail(err, TXLM_ERR_INVALID_ARGUMENT, "sampling: top_p %g is outside [0, 1] (0 or 1: off)", o->top_p);
     if (!pen) return 0;

@@ -23,7 +23,7 @@ int txlm_session_run(txlm_session *s, const txlm_stream_feed *f, txlm_err *err)
 {
     int rc = txlm_check_segment(s, f->tokens, f->n, f->first_row, f->targets, err);
     if (!rc) rc = own(s, err);
-    return rc ? rc : txlm_pass_feed(s->own, f, 1, 0, err);
+    return rc ? rc : txlm_pass_feed(s->own, f, 1, NULL, err);
 }
 
 int txlm_session_draw(txlm_session *s, const txlm_sampling *o, const txlm_repeat_penalty *pen, int32_t *token,
@@ -31,7 +31,7 @@ int txlm_session_draw(txlm_session *s, const txlm_sampling *o, const txlm_repeat
 {
     int rc = txlm_sampling_check(o, pen, s->m->h.n_token, err);
     if (!rc) rc = own(s, err);
-    return rc ? rc : txlm_sample_streams(s->own, &s, 1, o, &pen, 0, token, err);
+    return rc ? rc : txlm_sample_streams(s->own, &s, 1, o, &pen, NULL, token, err);
 }
 
 int txlm_session_next_vk(txlm_session *s, txlm_err *err)

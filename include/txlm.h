@@ -373,7 +373,7 @@ TXLM_API txlm_status txlm_session_attention(txlm_session *s, uint32_t layer, flo
 
 typedef struct txlm_sampling {
     float temperature;   /* 1 = the model's distribution; <= 0 = greedy (argmax); NaN or infinite: refused */
-    uint32_t top_k;      /* keep the k most likely tokens; 0 = off; above INT32_MAX (a negative int): refused */
+    uint32_t top_k;      /* keep the k most likely tokens; 0 = off; above the vocabulary's size: refused */
     float top_p;         /* keep the smallest set with this much probability; 0 or 1 = off; outside [0, 1]: refused */
 } txlm_sampling;
 
@@ -497,6 +497,25 @@ TXLM_API txlm_status txlm_batch_feed(txlm_batch *b, const txlm_stream_feed *feed
 TXLM_API txlm_status txlm_batch_sample(txlm_batch *b, txlm_session *const *sessions, uint32_t n,
                                        const txlm_sampling *opts, const txlm_repeat_penalty *const *penalties,
                                        int32_t *tokens);
+/* The log-probabilities of every token following each session's last
+ * token fed, as txlm_session_next_logprobs gives them, into logprobs
+ * (n x n_token floats, session i's from i x n_token), the output layer
+ * run in the batch's workspace: the sessions build no workspace of their
+ * own (txlm_session_next_logprobs' first call on a session does, which
+ * txlm_batch_plan does not count). Memories and samplers are unchanged.
+ * A session never fed is refused before any work; one whose distribution
+ * is not finite fails the call naming it ("stream i: ..."), the others'
+ * rows are written. */
+TXLM_API txlm_status txlm_batch_next_logprobs(txlm_batch *b, txlm_session *const *sessions, uint32_t n,
+                                              float *logprobs);
+/* The stream the batch's last txlm_batch_feed, txlm_batch_sample or
+ * txlm_batch_next_logprobs failed on: its index in that call (the one the
+ * message names, "stream i: ...": the first stream whose output was not
+ * finite, or whose argument was refused), or -1 when that call succeeded
+ * or its failure was no one stream's (the device, the call's own
+ * arguments). A feed that fails naming stream i with TXLM_ERR_NONFINITE
+ * has moved every other stream's memory on. */
+TXLM_API int32_t txlm_batch_failed_stream(const txlm_batch *b);
 
 /* ---- stop sequences --------------------------------------------------- */
 /* Text filtered through a set of stop strings, for streamed generation:

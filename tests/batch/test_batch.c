@@ -8,8 +8,12 @@
  *   (allocating nothing for the session);
  *   sampling each stream's next token in one call equals sampling each
  *   session alone with the same seed (exact tree, tempered top-k, penalty);
+ *   each stream's next-token distribution in one call equals the lone
+ *   session's within 1e-5, allocating nothing for the sessions and moving
+ *   neither memory nor sampler;
  *   refusals: the same session twice, another model's session, too many
- *   streams, a capturing session, a bad token (no memory moved), and a
+ *   streams, a capturing session, a bad token (no memory moved), a session
+ *   never fed, each naming its stream (txlm_batch_failed_stream), and a
  *   session inside another thread's call (batched or alone);
  *   the plan against what a batch allocates, and a budget too small
  *   refused before anything is allocated;
@@ -113,6 +117,43 @@ static void check_sampling(txlm_batch *b, txlm_session **bs, txlm_session **ref)
         }
 }
 
+/* Every stream's next-token distribution in one call, against each
+ * session's own txlm_session_next_logprobs: within 1e-5, nothing allocated
+ * for the batch's sessions, their memory and samplers where they were. */
+static void check_next_rows(txlm_batch *b, txlm_model *m, txlm_session **bs, txlm_session **ref)
+{
+    float *got = malloc((size_t)K * V * sizeof *got), *want = malloc((size_t)V * sizeof *want);
+    txlm_memory_use before[K], after;
+    uint32_t mem[K];
+    for (uint32_t i = 0; i < K; i++) {
+        TCHECK(txlm_session_memory(bs[i], &before[i]) == TXLM_OK);
+        mem[i] = txlm_session_memory_len(bs[i]);
+    }
+    for (uint32_t i = 0; i < K; i++) txlm_session_set_seed(bs[i], 70 + i), txlm_session_set_seed(ref[i], 70 + i);
+    worst = 0;
+    TCHECK(txlm_batch_next_logprobs(b, bs, K, got) == TXLM_OK && txlm_batch_failed_stream(b) == -1);
+    for (uint32_t i = 0; i < K; i++) {
+        TCHECK(txlm_session_next_logprobs(ref[i], want) == TXLM_OK);
+        compare(got + (size_t)i * V, want, V);
+        TCHECK(txlm_session_memory(bs[i], &after) == TXLM_OK && after.device_bytes == before[i].device_bytes);
+        TCHECK(txlm_session_memory_len(bs[i]) == mem[i]);
+        int32_t a = -1, r = -2;
+        txlm_sampling how = {.temperature = 1.0f};
+        TCHECK(txlm_session_sample(bs[i], &how, &a) == TXLM_OK && txlm_session_sample(ref[i], &how, &r) == TXLM_OK && a == r);
+    }
+    printf("next-token rows, batched vs alone: max |diff| %.3g\n", worst);
+    TCHECK(worst <= 1e-5);
+    /* a session never fed has no next token: refused, naming it, before any work */
+    txlm_session *fresh = NULL;
+    TCHECK(txlm_session_create(m, NULL, &fresh) == TXLM_OK);
+    txlm_session *pair[2] = {bs[0], fresh};
+    TCHECK(txlm_batch_next_logprobs(b, pair, 2, got) == TXLM_ERR_INVALID_ARGUMENT && txlm_batch_failed_stream(b) == 1 &&
+           strstr(txlm_last_error(), "stream 1: no next token"));
+    TCHECK(txlm_batch_next_logprobs(b, pair, 1, got) == TXLM_OK && txlm_batch_failed_stream(b) == -1);
+    txlm_session_free(fresh);
+    free(got), free(want);
+}
+
 static void check_refusals(txlm_batch *b, txlm_session **bs, txlm_model *other)
 {
     int32_t tok[2] = {1, 2}, bad[1] = {(int32_t)V};
@@ -121,19 +162,23 @@ static void check_refusals(txlm_batch *b, txlm_session **bs, txlm_model *other)
     uint32_t before = txlm_session_memory_len(bs[0]);
     txlm_stream_feed twice[2] = {{.session = bs[0], .tokens = tok, .n = 2}, {.session = bs[0], .tokens = tok, .n = 2}};
     TCHECK(txlm_batch_feed(b, twice, 2) == TXLM_ERR_INVALID_ARGUMENT && strstr(txlm_last_error(), "same session"));
+    TCHECK(txlm_batch_failed_stream(b) == -1); /* two streams, no one's fault */
     txlm_stream_feed mixed[2] = {{.session = bs[0], .tokens = tok, .n = 2}, {.session = o, .tokens = tok, .n = 2}};
-    TCHECK(txlm_batch_feed(b, mixed, 2) == TXLM_ERR_INVALID_ARGUMENT && strstr(txlm_last_error(), "another model"));
+    TCHECK(txlm_batch_feed(b, mixed, 2) == TXLM_ERR_INVALID_ARGUMENT && strstr(txlm_last_error(), "stream 1: its session is of another model"));
+    TCHECK(txlm_batch_failed_stream(b) == 1);
     txlm_stream_feed many[K + 1];
     for (uint32_t i = 0; i <= K; i++) many[i] = (txlm_stream_feed){.session = bs[i % K], .tokens = tok, .n = 2};
     TCHECK(txlm_batch_feed(b, many, K + 1) == TXLM_ERR_INVALID_ARGUMENT);
     txlm_stream_feed badtok[2] = {{.session = bs[0], .tokens = tok, .n = 2}, {.session = bs[1], .tokens = bad, .n = 1}};
     TCHECK(txlm_batch_feed(b, badtok, 2) == TXLM_ERR_INVALID_ARGUMENT && strstr(txlm_last_error(), "stream 1"));
+    TCHECK(txlm_batch_failed_stream(b) == 1);
     txlm_session *pair[2] = {bs[0], o};
     int32_t t2[2];
     TCHECK(txlm_batch_sample(b, pair, 2, NULL, NULL, t2) == TXLM_ERR_INVALID_ARGUMENT);
     TCHECK(txlm_session_capture_attention(bs[1], TXLM_CAPTURE_PROBS) == TXLM_OK);
     txlm_stream_feed cap[2] = {{.session = bs[0], .tokens = tok, .n = 2}, {.session = bs[1], .tokens = tok, .n = 2}};
-    TCHECK(txlm_batch_feed(b, cap, 2) == TXLM_ERR_INVALID_ARGUMENT && strstr(txlm_last_error(), "captures"));
+    TCHECK(txlm_batch_feed(b, cap, 2) == TXLM_ERR_INVALID_ARGUMENT && strstr(txlm_last_error(), "stream 1: its session captures"));
+    TCHECK(txlm_batch_failed_stream(b) == 1);
     TCHECK(txlm_session_capture_attention(bs[1], TXLM_CAPTURE_OFF) == TXLM_OK);
     TCHECK(txlm_session_memory_len(bs[0]) == before);
     txlm_session_free(o);
@@ -283,6 +328,7 @@ int main(int argc, char **argv)
     printf("batched vs alone: max |diff| %.3g\n", worst);
     TCHECK(worst <= 1e-5);
     check_sampling(b, bs, ref);
+    check_next_rows(b, m, bs, ref);
     /* a batch of one gives the lone pass's bits (test_batch_commands: its
      * commands too), from the same memory: the two sessions start empty
      * (batched and alone, their memories may differ in the last bits:

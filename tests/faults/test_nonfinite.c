@@ -320,6 +320,7 @@ static void nan_in_batch(txlm_context *ctx, const char *path)
                                   .target_logprobs = lp[i]};
     txlm_status st = txlm_batch_feed(b, f, 3);
     CHECK_STATUS(st, TXLM_ERR_NONFINITE, "stream 1: segment 0, position 1: the log-probability of token 612 is nan");
+    CHECK(txlm_batch_failed_stream(b) == 1, "the failed stream reported: %d", txlm_batch_failed_stream(b));
     CHECK(txlm_session_memory_len(s[0]) == 4 && txlm_session_memory_len(s[1]) == 0 && txlm_session_memory_len(s[2]) == 4,
           "memory after the failed batch: %u %u %u", txlm_session_memory_len(s[0]), txlm_session_memory_len(s[1]),
           txlm_session_memory_len(s[2]));
@@ -329,7 +330,14 @@ static void nan_in_batch(txlm_context *ctx, const char *path)
     CHECK(txlm_session_feed(s[1], toks, 4, NULL) == TXLM_OK, "feed: %s", txlm_last_error());
     st = txlm_batch_sample(b, s, 3, &greedy, NULL, t);
     CHECK_STATUS(st, TXLM_ERR_NONFINITE, "stream 0: segment 0, position 3: the log-probability of token 500 is nan");
+    CHECK(txlm_batch_failed_stream(b) == 0, "the failed draw's stream reported: %d", txlm_batch_failed_stream(b));
     CHECK(t[0] == -1 && t[1] == -1 && t[2] == -1, "tokens %d %d %d", t[0], t[1], t[2]);
+    /* the whole distributions read through the batch: the same NaN, named the same way */
+    float *rows = malloc((size_t)3 * txlm_vocab_size(m) * sizeof *rows);
+    st = rows ? txlm_batch_next_logprobs(b, s, 3, rows) : TXLM_ERR_OUT_OF_MEMORY;
+    CHECK_STATUS(st, TXLM_ERR_NONFINITE, "stream 0: segment 0, position 3: the log-probability of token 500 is nan");
+    CHECK(txlm_batch_failed_stream(b) == 0, "the failed row's stream reported: %d", txlm_batch_failed_stream(b));
+    free(rows);
     txlm_batch_free(b);
     for (int i = 0; i < 3; i++) txlm_session_free(s[i]);
     txlm_model_free(m);

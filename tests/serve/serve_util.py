@@ -50,6 +50,15 @@ class Server:
             self.proc.wait()
             raise AssertionError("txlm serve did not stop within %d s after signal %d" % (timeout, sig))
 
+    def wait_exit(self, timeout=60):
+        """The exit status of a server already told to stop (no signal sent: a second one exits at once)."""
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError("txlm serve did not stop within %d s" % timeout)
+
     def log(self):
         return "".join(self.lines)
 

@@ -7,15 +7,21 @@ numbers out of range, unknown fields (ignored), huge max_tokens, token
 ids outside the vocabulary, a byte a second in the headers and in the
 body, hundreds of idle connections while a normal request is served.
 Afterwards the server answers a normal request as before, its sessions
-untouched. Runs under the sanitizer build too.
+untouched. Then, on servers of their own: bodies past the whole
+server's budget (--max-body-total: 429 at once from Content-Length, or
+once a chunked body passes it), connections past --max-connections-per-ip,
+and a new session that the reaper could free before its answer were it
+not held (the fault point slow-new-session, --session-idle 0.1). Runs
+under the sanitizer build too.
 usage: test_serve_hostile.py TXLM TXLM_PACK GOLDEN_CASE_DIR"""
 import json
 import os
+import re
 import socket
 import sys
 import time
 
-from serve_util import Server, setup
+from serve_util import Server, setup, wait_for
 
 txlm, pack_tool, model, tmp, c = setup(300)
 NORMAL = {"prompt": "w5 w9", "max_tokens": 5, "seed": 1}
@@ -38,10 +44,18 @@ def bodies(sv):
     chunks = b"".join(b"3e8\r\n" + b"[" * 1000 + b"\r\n" for _ in range(10)) + b"0\r\n\r\n"
     got, _ = raw(sv.port, b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks)
     c.ok(got.startswith(b"HTTP/1.1 413") and b"over the limit" in got, "a chunked body over --max-body: %r" % got[:40])
-    refused(sv, '{"prompt": "w5", ', 400, "not valid JSON", "truncated JSON")
+    # cut short: said so, at its end (not "nesting", not one byte early); a real error at its byte
+    err = refused(sv, '{"prompt": "w5", ', 400, "not valid JSON: it ends at byte 17, inside its value", "truncated JSON")
+    c.ok("nest" not in err["message"], "  a body cut short says nothing of nesting")
+    refused(sv, "{", 400, "ends at byte 1, inside its value", "a lone {")
+    refused(sv, '{"prompt": "w5\\', 400, "ends at byte 15, inside its value", "cut inside a string")
+    refused(sv, '{"a": 1]', 400, "not valid JSON (at byte 7)", "a stray ] at its byte")
+    refused(sv, "", 400, "the body is empty", "an empty body (no JSON object)")
+    refused(sv, " \r\n", 400, "the body is empty", "a body of white space")
+    refused(sv, "", 400, "the body is empty", "score: an empty body", "/v1/score")
     refused(sv, '{"prompt": "w5"} trailing', 400, "after its JSON", "bytes after the JSON")
-    refused(sv, "[" * 2000 + "]" * 2000, 400, "nesting deeper", "2000 levels of nesting")
-    refused(sv, '{"prompt":' + "[" * 1100 + "]" * 1100 + "}", 400, "nesting deeper", "a field nested 1100 deep")
+    refused(sv, "[" * 2000 + "]" * 2000, 400, "deeper than 1000 levels", "2000 levels of nesting")
+    refused(sv, '{"prompt":' + "[" * 1100 + "]" * 1100 + "}", 400, "deeper than 1000 levels", "a field nested 1100 deep")
     refused(sv, '"just a string"', 400, "must be a JSON object", "a string body")
     refused(sv, b"\xff\xfe{}", 400, "not valid JSON", "bytes that are not UTF-8 JSON")
     # U+0000 would end the string where the server reads it: the rest of a prompt, a text, a name lost
@@ -61,6 +75,7 @@ def fields(sv):
     cases = [
         ({"max_tokens": "5"}, "max_tokens must be an integer"),
         ({"max_tokens": 1e12}, "max_tokens"),
+        ({"max_tokens": 1000000000}, "max_tokens: 1000000000 is outside [0, 100]"),
         ({"max_tokens": 10 ** 30}, "outside"),
         ({"max_tokens": -1}, "outside"),
         ({"max_tokens": 2.5}, "must be an integer"),
@@ -81,7 +96,8 @@ def fields(sv):
         ({"prompt": [5, -1]}, "not a token id of this model"),
         ({"prompt": [5, "w9"]}, "must be a token id"),
         ({"prompt": []}, "empty array"),
-        ({"prompt": {"text": "w5"}}, "prompt must be a string or an array"),
+        ({"prompt": {"text": "w5"}}, "prompt must be a string, an array of token ids, or an array of prompts"),
+        ({"prompt": ["w5", {"text": "w5"}]}, "prompt[1] must be a string or an array of token ids"),
         ({"prompt": ["w5"] * 20}, "at most 16 choices"),
         ({"frequency_penalty": 0.5}, "use repeat_penalty"),
         ({"logit_bias": {"5": 100}}, "logit_bias is not supported"),
@@ -89,10 +105,12 @@ def fields(sv):
         ({"best_of": 3}, "best_of"),
         ({"session": 12}, "session must be a string"),
         ({"session": "sess-0000"}, "no session"),
+        ({"session": "s1-0000"}, "belongs to another server: its prefix is \"s1\", this server's is \"sess\""),
         ({"stream_options": 1}, "stream_options must be an object"),
     ]
     for extra, text in cases:
-        err = refused(sv, {**NORMAL, **extra}, 404 if text == "no session" else 400, text, "%.60s" % json.dumps(extra))
+        unknown = text.startswith("no session") or "another server" in text
+        err = refused(sv, {**NORMAL, **extra}, 404 if unknown else 400, text, "%.60s" % json.dumps(extra))
         key = next(iter(extra))
         if text != "no session" and key not in ("frequency_penalty", "logit_bias", "suffix", "best_of"):
             c.ok(err.get("param") == key, "  param names %s (%s)" % (key, err.get("param")))
@@ -193,6 +211,94 @@ def methods(sv):
     c.ok(got.startswith(b"HTTP/1.1 4") or got == b"", "100 KB of headers: 4xx or closed (%r)" % got[:30])
 
 
+def held_body(port, length, sent):
+    """A request whose headers declare `length` bytes of body and whose first `sent` bytes follow; left open."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    s.sendall(b"POST /v1/tokenize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+              % length + b" " * sent)
+    return s
+
+
+def budget():
+    """--max-body-total: bodies of all connections together. A request whose Content-Length would pass it gets 429
+    with Retry-After at once, before its body is sent; a chunked one once it passes it; the bytes come back when a
+    body is done with."""
+    sv = Server(txlm, model, "--max-body", "4096", "--max-body-total", "6000", "--max-sessions", "1")
+    try:
+        held = held_body(sv.port, 4000, 100)  # 4000 bytes of the budget held while its body trickles in
+        wait_for(lambda: sv.metric("txlm_body_bytes") == 4000, "the first body to be held")
+        s = socket.create_connection(("127.0.0.1", sv.port), timeout=30)
+        s.sendall(b"POST /v1/tokenize HTTP/1.1\r\nHost: x\r\nContent-Length: 3000\r\n\r\n")  # headers only
+        got = s.recv(65536)
+        s.close()
+        c.ok(got.startswith(b"HTTP/1.1 429") and b"Retry-After: 1" in got and b"--max-body-total" in got,
+             "a body that would pass --max-body-total: 429 with Retry-After before it is sent (%r)" % got[:60])
+        chunks = b"".join(b"3e8\r\n" + b" " * 1000 + b"\r\n" for _ in range(3)) + b"0\r\n\r\n"
+        got, _ = raw(sv.port, b"POST /v1/tokenize HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                     b"Transfer-Encoding: chunked\r\n\r\n" + chunks)
+        c.ok(got.startswith(b"HTTP/1.1 429") and b"--max-body-total" in got, "a chunked body past it: 429 (%r)" % got[:40])
+        held.sendall(b" " * 3883 + b'{"text": "w5 w9"}')  # the held body completes: answered, its bytes returned
+        reply = held.recv(65536)
+        held.close()
+        c.ok(reply.startswith(b"HTTP/1.1 200") and b'"tokens":[5,9]' in reply, "the held body is served (%r)" % reply[:40])
+        wait_for(lambda: sv.metric("txlm_body_bytes") == 0, "every body's bytes back")
+        body = '{"text": "w5 w9"}' + " " * 2983
+        status, _, data = sv.call("POST", "/v1/tokenize", body)
+        c.ok(status == 200, "then a 3000-byte body is served (%d)" % status)
+        sv.json("POST", "/v1/sessions")
+        refused(sv, {}, 429, "1 session exists, the most this server keeps", "--max-sessions 1: one session, in the singular",
+                "/v1/sessions")
+        c.ok(sv.stop() == 0, "exit status 0")
+    finally:
+        sv.stop()
+
+
+def per_ip():
+    """--max-connections-per-ip: a connection past it is closed at once, unanswered; the others are served."""
+    sv = Server(txlm, model, "--max-connections-per-ip", "3")
+    try:
+        crowd = []
+        for k in range(3):  # each answered once and kept open: the server holds it
+            s = socket.create_connection(("127.0.0.1", sv.port), timeout=30)
+            s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            got = s.recv(65536)
+            c.ok(got.startswith(b"HTTP/1.1 200"), "connection %d from the address is served (%r)" % (k + 1, got[:20]))
+            crowd.append(s)
+        got, _ = raw(sv.port, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        c.ok(got == b"", "a fourth is closed unanswered (%r)" % got[:40])
+        crowd.pop().close()
+        def served():
+            try:
+                return sv.call("GET", "/health")[0] == 200
+            except OSError:  # closed: the server has not seen the other close yet
+                return False
+        wait_for(served, "a place again once one closes")
+        for s in crowd:
+            s.close()
+        c.ok(sv.stop() == 0, "exit status 0")
+    finally:
+        sv.stop()
+
+
+def new_session_held():
+    """A session made is held until its answer is written: with the reaper free to expire it meanwhile (0.5 s
+    between its making and its answer, an idle limit of 0.1 s), the answer is whole and right, and the session
+    expires afterwards."""
+    env = dict(os.environ, TXLM_FAULT_SERVE="slow-new-session")
+    sv = Server(txlm, model, "--session-idle", "0.1", env=env)
+    try:
+        for k in range(3):
+            status, _, data = sv.call("POST", "/v1/sessions", {"seed": 5 + k})
+            facts = json.loads(data) if status == 200 else {}
+            c.ok(status == 200 and re.fullmatch(r"sess-[0-9a-f]{32}", facts.get("id", "")) and facts.get("seed") == 5 + k
+                 and facts.get("busy") is False and facts.get("memory_rows") == 0,
+                 "a new session's answer, the reaper running beside it: %d %s" % (status, data[:160]))
+        wait_for(lambda: sv.json("GET", "/health")["sessions"] == 0, "the sessions to expire afterwards")
+        c.ok(sv.stop() == 0, "exit status 0")
+    finally:
+        sv.stop()
+
+
 sv = Server(txlm, model, "--max-body", "4096", "--request-timeout", "2", "--max-sessions", "2", "--max-tokens", "100")
 try:
     WANT = json.loads(sv.call("POST", "/v1/completions", NORMAL)[2])["choices"][0]["text"]
@@ -210,4 +316,6 @@ finally:
     sv.stop()
     if c.fails:
         print(sv.log())
+for step in (budget, per_ip, new_session_held):
+    c.run(step)
 sys.exit(c.done())

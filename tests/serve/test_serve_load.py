@@ -5,8 +5,14 @@ alone, no error, the server's memory flat from round to round; clients
 that leave in the middle (streamed and not) have their streams cancelled
 at once; a full queue answers 429 with Retry-After; a session in use
 refuses every other request on it (409) until its client leaves; SIGTERM with
-requests in flight lets them finish and exits 0, and past --grace
-cancels them and still exits 0.
+requests in flight lets them finish and exits 0 (meanwhile /health and
+new requests get 503, not a refused connection), and past --grace
+cancels them and still exits 0; a second signal exits at once, and a
+pass that never returns (the fault point hang-pass) ends the process
+within the bounded waits. Memory: requests with logprobs (plain, echoed,
+on sessions, pooled) add no device memory (txlm_device_bytes, the
+engine's own count) and stay within the start-up plan; queued streams
+hold no buffers, and a running one's are sized by its prompt.
 usage: test_serve_load.py TXLM TXLM_PACK GOLDEN_CASE_DIR"""
 import os
 import signal
@@ -173,7 +179,9 @@ def sigterm():
             t.join(120)
         c.ok(all(got.get(i) == want for i in range(3)), "SIGTERM: the requests in flight, running and queued, finish "
              "(%d of 3)" % len(got))
-        c.ok(sv.stop() == 0, "SIGTERM: exit status 0")
+        rc = sv.wait_exit()
+        if not c.ok(rc == 0, "SIGTERM: exit status 0 (%d)" % rc):
+            print(sv.log()[-4000:])
     finally:
         sv.stop()
     sv = Server(txlm, model, "--grace", "0.5")
@@ -188,11 +196,122 @@ def sigterm():
                 break
             reply += part
         c.ok(reply.startswith(b"HTTP/1.1 503") and b"stopped before" in reply, "past --grace: 503 (%r)" % reply[:60])
-        c.ok(sv.stop() == 0, "SIGINT past --grace: exit status 0")
+        rc = sv.wait_exit()
+        if not c.ok(rc == 0, "SIGINT past --grace: exit status 0 (%d)" % rc):
+            print(sv.log()[-4000:])
     finally:
         sv.stop()
 
 
-for step in (concurrency, disconnects, busy_session, sigterm):
+def stopping():
+    """While stopping: /health answers 503 (it says "stopping") and a new request 503 with Retry-After, on the
+    listening socket; once the request in flight ends, exit 0. A second signal exits at once."""
+    sv = Server(txlm, model, "--grace", "60")
+    try:
+        held = open_request(sv.port, {"prompt": "w5", "max_tokens": 4000})
+        wait_for(lambda: sv.metric("txlm_active_streams") == 1, "a long request in flight")
+        sv.proc.send_signal(signal.SIGTERM)
+        wait_for(lambda: sv.call("GET", "/health")[0] == 503, "/health to say 503")
+        status, hdrs, body = sv.call("GET", "/health")
+        c.ok(status == 503 and json.loads(body)["status"] == "stopping" and hdrs.get("Connection") == "close",
+             "stopping: /health 503, status stopping (%d %s)" % (status, body[:80]))
+        status, hdrs, body = sv.call("POST", "/v1/completions", {"prompt": "w5", "max_tokens": 2})
+        c.ok(status == 503 and hdrs.get("Retry-After") == "1" and b"shutting down" in body,
+             "stopping: a new request 503 with Retry-After (%d)" % status)
+        held.close()  # the stream is cancelled: the work is over, the server goes
+        c.ok(sv.wait_exit() == 0, "stopping: exit status 0 once the request in flight ended")
+    finally:
+        sv.stop()
+    sv = Server(txlm, model, "--grace", "60")
+    try:
+        held = open_request(sv.port, {"prompt": "w5", "max_tokens": 4000})
+        wait_for(lambda: sv.metric("txlm_active_streams") == 1, "a long request in flight")
+        sv.proc.send_signal(signal.SIGTERM)
+        wait_for(lambda: sv.call("GET", "/health")[0] == 503, "the stop to begin")
+        sv.proc.send_signal(signal.SIGINT)
+        c.ok(sv.wait_exit(10) == 1 and "SIGINT again: exiting at once" in sv.log(),
+             "a second signal within the grace period of 60 s: exit status 1 at once")
+        held.close()
+    finally:
+        sv.stop()
+
+
+def hung_pass():
+    """A pass that never returns (the fault point hang-pass, as a device that hangs without a word): past the grace
+    period every wait is bounded (30 s for a pass), and the process exits 1 saying so instead of waiting for ever."""
+    env = dict(os.environ, TXLM_FAULT_SERVE="hang-pass")
+    sv = Server(txlm, model, "--grace", "0.5", env=env)
+    try:
+        held = open_request(sv.port, {"prompt": "w5", "max_tokens": 10})
+        wait_for(lambda: sv.metric("txlm_active_streams") == 1, "the request's pass to hang")
+        sv.proc.send_signal(signal.SIGTERM)
+        if not c.ok(sv.wait_exit(60) == 1 and "the scheduler in a pass" in sv.log(), "a hung pass: exit status 1 within the "
+                    "bounded waits"):
+            print(sv.log()[-4000:])
+        held.close()
+    finally:
+        sv.stop()
+
+
+def gauge_wait(sv, name, want, what):
+    wait_for(lambda: sv.metric(name) == want, what)
+
+
+def memory():
+    """Requests with logprobs take their rows through the batch: the device memory the engine reports is what it
+    was once the sessions were made, within the start-up plan, whatever they ask."""
+    sv = Server(txlm, model, "--parallel", "2", "--max-sessions", "4")
+    try:
+        base, plan = sv.metric("txlm_device_bytes"), sv.metric("txlm_device_planned_bytes")
+        sids = [sv.json("POST", "/v1/sessions", {"seed": k})["id"] for k in range(4)]
+        made = sv.metric("txlm_device_bytes")
+        c.ok(base < made <= plan, "4 sessions: device bytes %d -> %d, the plan %d" % (base, made, plan))
+        for sid in sids:
+            sv.json("POST", "/v1/sessions/%s/completions" % sid, {"prompt": "w5 w9", "max_tokens": 3, "logprobs": 1})
+            sv.json("POST", "/v1/sessions/%s/completions" % sid, {"prompt": "w7", "max_tokens": 3, "logprobs": 2, "echo": True})
+            sv.json("POST", "/v1/sessions/%s/score" % sid, {"text": "w5 w9 w12"})
+        sv.json("POST", "/v1/completions", {"prompt": "w5 w9", "max_tokens": 4, "logprobs": 3, "n": 2, "echo": True})
+        status, evs, done = sv.events("/v1/completions", {"prompt": "w5", "max_tokens": 4, "logprobs": 1, "stream": True})
+        c.ok(status == 200 and done, "a streamed completion with logprobs")
+        gauge_wait(sv, "txlm_active_streams", 0, "the batch to empty")
+        after = sv.metric("txlm_device_bytes")
+        c.ok(after == made and after <= plan, "after logprobs on every session and the pool: device bytes %d (were %d; "
+             "the plan %d)" % (after, made, plan))
+        c.ok(sv.stop() == 0, "exit status 0")
+    finally:
+        sv.stop()
+
+
+def stream_buffers():
+    """A stream's buffers of log-probabilities are taken when it starts, sized by its input: queued streams hold
+    none, and an echoed prompt of 3 tokens holds 3 rows, not a segment's."""
+    sv = Server(txlm, model, "--parallel", "1", "--queue", "8")
+    try:
+        info = sv.json("GET", "/v1/models")["data"][0]["txlm"]
+        segment_rows = info["segment"] * info["n_token"] * 4
+        held = open_request(sv.port, {"prompt": "w5", "max_tokens": 4000})
+        wait_for(lambda: sv.metric("txlm_active_streams") == 1, "the one place taken")
+        waiting = [open_request(sv.port, {"prompt": "w5 w9 w12", "max_tokens": 2, "echo": True, "logprobs": 2, "n": 2})
+                   for _ in range(4)]
+        wait_for(lambda: sv.metric("txlm_queue_depth") == 8, "8 streams queued")
+        c.ok(sv.metric("txlm_stream_buffer_bytes") == 0, "8 queued streams with echo and logprobs hold no buffers (%d bytes)"
+             % sv.metric("txlm_stream_buffer_bytes"))
+        for s in waiting + [held]:
+            s.close()
+        gauge_wait(sv, "txlm_active_streams", 0, "all cancelled")
+        gauge_wait(sv, "txlm_stream_buffer_bytes", 0, "every buffer freed")
+        running = open_request(sv.port, {"prompt": "w5 w9 w12", "max_tokens": 4000, "echo": True, "logprobs": 1})
+        wait_for(lambda: sv.metric("txlm_stream_buffer_bytes") > 0, "the echoed stream to start")
+        held_bytes = sv.metric("txlm_stream_buffer_bytes")
+        c.ok(0 < held_bytes < segment_rows, "a running stream echoing 3 tokens holds %d bytes, under one segment's rows (%d)"
+             % (held_bytes, segment_rows))
+        running.close()
+        gauge_wait(sv, "txlm_stream_buffer_bytes", 0, "its buffers freed")
+        c.ok(sv.stop() == 0, "exit status 0")
+    finally:
+        sv.stop()
+
+
+for step in (concurrency, disconnects, busy_session, sigterm, stopping, hung_pass, memory, stream_buffers):
     c.run(step)
 sys.exit(c.done())

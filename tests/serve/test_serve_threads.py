@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """txlm serve's threads sharing sessions: clients make, use, list, read
 and delete sessions at once while streams run, each answer checked;
-the server exits 0. Short, so that CI also runs it on a ThreadSanitizer
-build, where any data race between the HTTP thread, the scheduler and
-the reaper makes the server exit non-zero (tests/tsan.supp lists what
-is not ours).
+others tokenize long texts, export and import states and use sessions
+that a first server wrote to --session-dir, each read back on its first
+use while the others are listed (the worker threads' work); the server
+exits 0. Short, so that CI also runs it on a ThreadSanitizer build,
+where any data race between the polling thread, the workers, the
+scheduler, the reaper and the main thread makes the server exit
+non-zero (tests/tsan.supp lists what is not ours).
 usage: test_serve_threads.py TXLM TXLM_PACK GOLDEN_CASE_DIR"""
 import json
+import os
 import sys
 import threading
 
@@ -38,6 +42,32 @@ def watcher(sv, users):
         sv.json("GET", "/health")
 
 
+def front_door(sv, k):
+    """A long text tokenized, a session's state exported and imported into a new one and into itself."""
+    text = " ".join("w%d" % (3 + (i * 7 + k) % 190) for i in range(20000))
+    for r in range(2):
+        got = sv.json("POST", "/v1/tokenize", {"text": text})["tokens"]
+        if len(got) != 20000:
+            errors.append("tokenize: %d tokens" % len(got))
+        sid = sv.json("POST", "/v1/sessions", {"seed": k})["id"]
+        sv.json("POST", "/v1/sessions/%s/completions" % sid, {"prompt": "w5 w%d" % (k + 3), "max_tokens": 8})
+        status, _, state = sv.call("GET", "/v1/sessions/%s/state" % sid)
+        octet = {"Content-Type": "application/octet-stream"}
+        copy = sv.json("POST", "/v1/sessions", state, headers=octet)
+        if copy["memory_rows"] != sv.json("PUT", "/v1/sessions/%s/state" % sid, state, headers=octet)["memory_rows"]:
+            errors.append("a state imported twice: different memories")
+        sv.json("DELETE", "/v1/sessions/" + sid)
+        sv.json("DELETE", "/v1/sessions/" + copy["id"])
+
+
+def stored_user(sv, sid):
+    """A session written by the first server, read back on first use."""
+    got = sv.json("POST", "/v1/sessions/%s/completions" % sid, {"prompt": "w9", "max_tokens": 5})
+    if got["session"] != sid or sv.json("GET", "/v1/sessions/" + sid)["tokens"] <= 5:
+        errors.append("a stored session read back: %r" % got)
+    sv.json("DELETE", "/v1/sessions/" + sid)
+
+
 def streamer(sv):
     for i in range(3):
         status, evs, done = sv.events("/v1/completions", {"prompt": "w5", "max_tokens": 6, "n": 2, "stream": True})
@@ -45,7 +75,17 @@ def streamer(sv):
             errors.append("a stream: %d %s" % (status, evs[:1]))
 
 
-sv = Server(txlm, model, "--max-sessions", "8", "--parallel", "3")
+store = os.path.join(tmp, "sessions")
+first = Server(txlm, model, "--session-dir", store)
+try:
+    stored = []
+    for k in range(3):
+        stored.append(first.json("POST", "/v1/sessions", {"seed": k})["id"])
+        first.json("POST", "/v1/sessions/%s/completions" % stored[-1], {"prompt": "w5", "max_tokens": 4})
+    c.ok(first.stop() == 0, "a first server wrote 3 sessions to --session-dir")
+finally:
+    first.stop()
+sv = Server(txlm, model, "--max-sessions", "12", "--parallel", "3", "--session-dir", store)
 try:
     def guarded(fn, *args):
         try:
@@ -55,6 +95,8 @@ try:
     users = [threading.Thread(target=guarded, args=(session_user, sv, k)) for k in range(3)]
     threads = users + [threading.Thread(target=guarded, args=(watcher, sv, users)) for _ in range(2)]
     threads += [threading.Thread(target=guarded, args=(streamer, sv))]
+    threads += [threading.Thread(target=guarded, args=(front_door, sv, k)) for k in range(2)]
+    threads += [threading.Thread(target=guarded, args=(stored_user, sv, sid)) for sid in stored]
     for t in threads:
         t.start()
     for t in threads:

@@ -100,6 +100,9 @@ static void test_refusals(void)
     refused("generate", (const char *const[]){"-p", "w5", "--clamp-len", "-5", NULL}, "--clamp-len: -5 is out of range (-1 to");
     refused("chat", (const char *const[]){"--clamp-len", "-2", NULL}, "--clamp-len: -2 is out of range (-1 to");
     refused("generate", (const char *const[]){"-p", "w5", "--top-k", "9999999999", NULL}, "out of range (0 to 2147483647)");
+    /* the library's rule, as txlm serve's top_k: refused before the prompt is fed (nothing printed) */
+    refused("generate", (const char *const[]){"-p", "w5", "--top-k", "1001", NULL}, "--top-k 1001: more than the vocabulary's 1000");
+    refused("chat", (const char *const[]){"--top-k", "1001", NULL}, "--top-k 1001: more than the vocabulary's 1000");
     refused("generate", (const char *const[]){"-p", "w5", "--repeat-penalty", "0", NULL}, "above 0");
     refused("generate", (const char *const[]){"-p", "w5", "--stop", "", NULL}, "empty");
     refused("generate", (const char *const[]){"--state-in", path_in("missing"), NULL}, "--state-in");

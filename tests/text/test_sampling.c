@@ -4,7 +4,9 @@
  *   temperature 1 (the hierarchical draw: head, then one tail cluster,
  *   never the full distribution) against p, also cluster by cluster;
  *   temperature 0.5 (the full distribution) against p^2 renormalised;
- *   top-k 5 against the 5 most likely renormalised, and nothing else.
+ *   top-k 5 against the 5 most likely renormalised, and nothing else;
+ *   top-k of the whole vocabulary accepted, one more refused (the rule
+ *   txlm serve's top_k and txlm generate --top-k follow).
  * Pearson's chi-square over bins of at least 40 expected draws must stay
  * below df + 8 sqrt(2 df), far in the tail for a right sampler (the seeds
  * are fixed, so the run is the same every time), while a cluster drawn
@@ -134,6 +136,11 @@ int main(int argc, char **argv)
     txlm_session_set_seed(s, 3);
     draw_many(s, &top, 2000, counts);
     check_counts("top-k 5", counts, 2000, q);
+    int32_t tok = -1;
+    txlm_sampling all = {.temperature = 1.0f, .top_k = V}, more = {.temperature = 1.0f, .top_k = V + 1};
+    TCHECK(txlm_session_sample(s, &all, &tok) == TXLM_OK && tok >= 0 && tok < V);
+    TCHECK(txlm_session_sample(s, &more, &tok) == TXLM_ERR_INVALID_ARGUMENT &&
+           strstr(txlm_last_error(), "top_k 1001 is more than the vocabulary's 1000 tokens"));
 
     TCHECK(txlm_context_validation_messages(ctx) == 0);
     txlm_session_free(s);

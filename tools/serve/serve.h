@@ -2,11 +2,16 @@
  * with Transformer-XL memories kept as sessions and concurrent requests
  * sharing passes (docs/server.md). Only the public API (txlm.h).
  *
- * Threads: libmicrohttpd's one polling thread parses requests, tokenizes
- * and answers (srv_http.c); the scheduler thread runs every pass on the
- * device (srv_sched.c); a reaper thread enforces deadlines, notices
- * clients that went away and expires idle sessions (srv_reaper.c). One
- * mutex, srv.lock, guards everything they share. */
+ * Threads: libmicrohttpd's one polling thread reads requests and writes
+ * answers, and runs the handlers that only read the server's state
+ * (srv_http.c, srv_routes.c); a few worker threads run every other
+ * handler: JSON bodies read, texts tokenized, sessions made, saved,
+ * restored and brought back from --session-dir (srv_pool.c, srv_work.c,
+ * srv_routes.c, srv_store.c); the scheduler thread runs every pass on
+ * the device (srv_sched.c); the reaper thread enforces deadlines, notices
+ * clients that went away and expires idle sessions (srv_conns.c); the
+ * main thread waits for a signal and stops the others (cmd_serve.c).
+ * One mutex, srv.lock, guards everything they share. */
 #ifndef TXLM_SERVE_H
 #define TXLM_SERVE_H
 
@@ -32,7 +37,11 @@ typedef struct srv_config {
     uint32_t max_n;                /* the most choices of one request */
     uint32_t max_logprobs;
     uint32_t max_connections;
+    uint32_t max_connections_per_ip; /* 0: no limit */
     size_t max_body;               /* bytes */
+    size_t max_body_total;         /* request bodies held at once, all connections together */
+    uint32_t workers;              /* threads for the front door's work (srv_pool.h) */
+    const char *session_dir;       /* sessions kept across restarts (srv_store.h), or NULL */
     double session_idle_s;         /* a session unused this long is freed */
     double request_timeout_s;      /* a request must arrive whole within this */
     double grace_s;                /* SIGTERM: running streams may finish within this */
@@ -62,12 +71,16 @@ typedef struct srv_session {
     char id[80];
     int key;                       /* the API key that made it (-1: no keys) */
     txlm_session *s;
-    double created, last_used;     /* created: 0 while it is made (outside the lock), hidden then */
+    int made;                      /* 0 while it is made (outside the lock): hidden from lists and lookups */
+    double created, last_used;     /* srv_now()'s clock */
     uint64_t tokens;               /* fed since it was made or last given a state */
     int from_state;                /* its memory came from a state (which holds rows, not how many tokens made them) */
     uint64_t seed;                 /* the seed it was made or last reseeded with, when seeded */
     int seeded;                    /* 0: its sampler is a state's, or went on from one */
     int busy;                      /* a request or an export holds it */
+    uint64_t device_bytes;         /* its device memory, as the engine reports it when no call holds it */
+    int stored;                    /* listed from --session-dir, its state still on disk (s is NULL: srv_store.h) */
+    uint32_t stored_rows;          /* then, the memory rows the state holds */
 } srv_session;
 
 /* Whether a session holds what came before (memory, a last row): a
@@ -107,13 +120,16 @@ typedef struct srv_job {
     const int32_t *in;
     size_t n_in, n_feed, fed;
     int32_t *tg;
+    int logprobs;                  /* each token drawn gets its log-probability and top list */
     int rows;                      /* echo with logprobs: full rows while feeding the prompt */
-    int first_from_memory;         /* the first token's log-probability from the session's last row */
+    int first_pending;             /* the first input token's log-probability is still to be read from the session's last row */
+    /* the buffers below: allocated when the job starts (srv_job_buffers), sized by its input */
     double *in_lp;                 /* [n_in] log p of each input token (NAN: none) */
     srv_top *in_top;               /* [n_in] with rows */
+    float *seg_out;                /* one segment's rows (at most the prompt's) or target log-probabilities */
+    size_t held;                   /* their bytes (the metric txlm_stream_buffer_bytes) */
     uint32_t top_n;                /* entries of each top list */
-    float *row;                    /* [n_token]: the next token's distribution */
-    float *seg_out;                /* one segment's rows or target log-probabilities */
+    const float *row;              /* [n_token]: the next token's distribution, the scheduler's for one step */
     /* generation */
     gen_stream st;
     FILE *mem;                     /* st.out: the choice's text */
@@ -136,10 +152,11 @@ typedef struct srv_job {
     int user_forgot;               /* a failed pass: its memory is forgotten */
 } srv_job;
 
-/* One HTTP request's work, shared by the HTTP thread and the scheduler. */
+/* One HTTP request's work, shared by the HTTP side (the polling thread
+ * and the worker that read it) and the scheduler. */
 typedef struct srv_req {
     struct srv *sv;
-    struct MHD_Connection *conn;   /* NULL once the HTTP side is done with it */
+    struct MHD_Connection *conn;   /* set once its streams are queued (srv_http.c's attach), NULL once the HTTP side is done */
     int fd;                        /* its socket, to notice a client that left */
     srv_kind kind;
     int refs;                      /* the HTTP side and the scheduler */
@@ -172,8 +189,9 @@ typedef struct srv_metrics {
     atomic_uint_fast64_t requests[8]; /* by srv_endpoint */
     atomic_uint_fast64_t responses[6];/* 2xx 4xx 429 5xx ... (srv_metrics.c) */
     atomic_uint_fast64_t prompt_tokens, generated_tokens, scored_tokens;
-    atomic_uint_fast64_t steps, step_us, step_hist[12];
+    atomic_uint_fast64_t steps, step_us, step_hist[12], slowest_step_us;
     atomic_uint_fast64_t cancelled, cut_off, rejected_full, sessions_expired;
+    atomic_uint_fast64_t stream_bytes; /* streams' log-probability buffers held now (srv_job_buffers) */
 } srv_metrics;
 
 typedef struct srv {
@@ -188,9 +206,12 @@ typedef struct srv {
     txlm_batch *batch;
     txlm_session **pool;
     uint8_t *pool_busy;
+    uint64_t *pool_bytes;          /* each pooled session's device memory when no call holds it */
+    uint64_t fixed_bytes;          /* the model's and the batch's device memory */
+    uint64_t planned_bytes;        /* the start-up plan: model, batch, pool and --max-sessions sessions */
     pthread_mutex_t lock;
-    pthread_cond_t wake;           /* the scheduler: work arrived */
-    pthread_cond_t idle;           /* the main thread: a request ended */
+    pthread_cond_t wake;           /* the scheduler: work arrived, or it is to end */
+    pthread_cond_t reaper_wake;    /* the reaper: it is to end (else it wakes every 200 ms) */
     srv_job **queue;               /* waiting streams, oldest first */
     uint32_t n_queue;
     srv_job **active;
@@ -201,7 +222,10 @@ typedef struct srv {
     uint32_t n_sessions;
     atomic_int stopping;           /* refuse new work (read without the lock by the HTTP thread) */
     int cancel_all;                /* the grace period is over */
-    int sched_exit, reaper_exit;
+    int sched_exit, reaper_exit;   /* the main thread asks them to end */
+    int sched_done, reaper_done;   /* they have (the main thread waits for it, bounded, before joining) */
+    size_t body_bytes;             /* request bodies held now (cfg.max_body_total) */
+    struct srv_pool *workers;
     srv_metrics metrics;
     struct srv_conns *conns;
     struct MHD_Daemon *daemon;

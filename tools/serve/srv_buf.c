@@ -6,19 +6,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Room for `bytes` (and the closing NUL): exactly that much when `exact`, else doubling. 0, or -1 (marked oom). */
+static int room(srv_buf *b, size_t bytes, int exact)
+{
+    if (bytes + 1 <= b->cap) return 0;
+    size_t cap = exact ? bytes + 1 : b->cap ? b->cap : 256;
+    while (cap < bytes + 1) cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) return b->oom = 1, -1;
+    b->p = p, b->cap = cap;
+    return 0;
+}
+
+void srv_buf_reserve(srv_buf *b, size_t n)
+{
+    if (!b->oom) room(b, b->len + n, 1);
+}
+
 void srv_buf_add(srv_buf *b, const void *data, size_t n)
 {
-    if (b->oom || n == 0) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p, b->cap = cap;
-    }
+    if (b->oom || n == 0 || room(b, b->len + n, 0)) return;
     memcpy(b->p + b->len, data, n);
     b->len += n;
     b->p[b->len] = 0;

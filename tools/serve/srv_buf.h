@@ -13,6 +13,8 @@ typedef struct srv_buf {
 } srv_buf;
 
 void srv_buf_add(srv_buf *b, const void *data, size_t n);
+/* Room for n more bytes at once (a body of a known length grows without copies). */
+void srv_buf_reserve(srv_buf *b, size_t n);
 void srv_buf_str(srv_buf *b, const char *s);
 void srv_buf_printf(srv_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Drops the first n bytes. */

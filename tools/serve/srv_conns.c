@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "srv_sessions.h"
+#include "srv_store.h"
 
 typedef struct conn {
     int fd;
@@ -122,11 +123,17 @@ void *srv_reaper_main(void *arg)
         find_gone(sv);
         uint32_t n = expired ? srv_session_expire(sv, 0, expired) : 0;
         pthread_mutex_unlock(&sv->lock);
-        for (uint32_t i = 0; i < n; i++) srv_session_free(expired[i]);
+        for (uint32_t i = 0; i < n; i++) srv_store_forget(sv, expired[i]), srv_session_free(expired[i]);
         atomic_fetch_add(&sv->metrics.sessions_expired, n);
-        nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
         pthread_mutex_lock(&sv->lock);
+        /* 200 ms, or less when the stop asks it to end */
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 200 * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+        if (!sv->reaper_exit) pthread_cond_timedwait(&sv->reaper_wake, &sv->lock, &until);
     }
+    sv->reaper_done = 1;
     pthread_mutex_unlock(&sv->lock);
     free(expired);
     return NULL;

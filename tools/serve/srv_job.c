@@ -57,20 +57,37 @@ static int lps_push(srv_lps *l, int32_t id, double lp, const srv_top *top, size_
     return 0;
 }
 
-/* The arrays every job may need, for n inputs. */
-static int alloc_input(srv *sv, srv_job *j, size_t n, int lps, srv_err *e)
+/* What a job's input buffers take, sized by its input: each input
+ * token's log-probability (logprobs or scoring), its top list (echo with
+ * logprobs), and one segment's output: full rows (echo with logprobs: at
+ * most a segment of its prompt's, n_token floats each) or target
+ * log-probabilities (scoring). */
+typedef struct job_sizes {
+    size_t in_lp, in_top, seg_out;
+} job_sizes;
+
+static job_sizes sizes_of(const srv *sv, const srv_job *j)
 {
-    uint32_t v = sv->p.n_token;
-    j->n_in = n;
-    j->in_lp = lps ? malloc((n + 1) * sizeof *j->in_lp) : NULL;
-    j->in_top = j->rows ? calloc(n + 1, sizeof *j->in_top) : NULL;
-    j->row = lps ? malloc((size_t)v * sizeof *j->row) : NULL;
-    j->seg_out = j->rows ? malloc((size_t)sv->seg * v * sizeof *j->seg_out)
-               : j->tg ? malloc((size_t)sv->seg * sizeof *j->seg_out) : NULL;
-    if ((lps && (!j->in_lp || !j->row)) || (j->rows && (!j->in_top || !j->seg_out)) || (j->tg && !j->seg_out))
-        return srv_fail(e, 500, NULL, "out of memory");
-    for (size_t i = 0; lps && i < n; i++) j->in_lp[i] = NAN;
-    j->pending = -1;
+    size_t seg_rows = j->n_feed < sv->seg ? j->n_feed : sv->seg;
+    return (job_sizes){
+        .in_lp = j->logprobs || j->tg ? (j->n_in + 1) * sizeof *j->in_lp : 0,
+        .in_top = j->rows ? (j->n_in + 1) * sizeof *j->in_top : 0,
+        .seg_out = j->rows ? seg_rows * sv->p.n_token * sizeof *j->seg_out
+                 : j->tg ? seg_rows * sizeof *j->seg_out : 0,
+    };
+}
+
+int srv_job_buffers(srv *sv, srv_job *j)
+{
+    job_sizes z = sizes_of(sv, j);
+    j->in_lp = z.in_lp ? malloc(z.in_lp) : NULL;
+    j->in_top = z.in_top ? calloc(1, z.in_top) : NULL;
+    j->seg_out = z.seg_out ? malloc(z.seg_out) : NULL;
+    j->held = z.in_lp + z.in_top + z.seg_out;
+    atomic_fetch_add(&sv->metrics.stream_bytes, j->held);
+    if ((z.in_lp && !j->in_lp) || (z.in_top && !j->in_top) || (z.seg_out && !j->seg_out))
+        return srv_job_fail(j, 500, "out of memory for the stream's %zu bytes of log-probabilities", j->held), -1;
+    for (size_t i = 0; j->in_lp && i < j->n_in; i++) j->in_lp[i] = NAN;
     return 0;
 }
 
@@ -133,10 +150,12 @@ int srv_job_completion(srv *sv, srv_job *j, const int32_t *ids, size_t n, int fr
     j->index = index;
     j->in = ids;
     j->n_feed = n;
-    j->rows = g->echo && g->logprobs >= 0 && n > 0;
+    j->n_in = n;
+    j->pending = -1;
+    j->logprobs = g->logprobs >= 0;
+    j->rows = g->echo && j->logprobs && n > 0;
     j->top_n = g->logprobs > 0 ? (uint32_t)g->logprobs : 0;
-    j->first_from_memory = j->rows && j->user && srv_session_goes_on(j->user);
-    if (alloc_input(sv, j, n, g->logprobs >= 0, e)) return -1;
+    j->first_pending = j->rows && j->user && srv_session_goes_on(j->user);
     if (gen_stream_open(&j->st, sv->m, &g->g)) return srv_fail(e, 500, NULL, "preparing the output: %s", txlm_last_error());
     if (!(j->mem = open_memstream(&j->text, &j->len))) return srv_fail(e, 500, NULL, "out of memory");
     j->st.out = j->mem;
@@ -160,8 +179,10 @@ int srv_job_completion(srv *sv, srv_job *j, const int32_t *ids, size_t n, int fr
 
 int srv_job_score(srv *sv, srv_job *j, const int32_t *ids, size_t n, srv_err *e)
 {
+    (void)sv;
     j->in = ids;
-    j->first_from_memory = j->user && srv_session_goes_on(j->user);
+    j->pending = -1;
+    j->first_pending = n > 0 && j->user && srv_session_goes_on(j->user);
     /* alone: inputs ids[0..n-1), targets ids[1..n), as txlm score; a
      * session feeds the last token too (its target is a stand-in, its
      * score dropped) so its memory holds the whole text */
@@ -169,26 +190,34 @@ int srv_job_score(srv *sv, srv_job *j, const int32_t *ids, size_t n, srv_err *e)
     if (!(j->tg = malloc((n + 1) * sizeof *j->tg))) return srv_fail(e, 500, NULL, "out of memory");
     for (size_t i = 0; i < n; i++) j->tg[i] = i + 1 < n ? ids[i + 1] : 0;
     j->n_in = n;
-    return alloc_input(sv, j, n, 1, e);
+    return 0;
 }
 
 void srv_job_free(srv_job *j)
 {
     gen_stream_close(&j->st);
     if (j->mem) fclose(j->mem);
-    free(j->text), free(j->tg), free(j->in_lp), free(j->in_top), free(j->row), free(j->seg_out), free(j->error);
+    if (j->held) atomic_fetch_sub(&j->req->sv->metrics.stream_bytes, j->held);
+    free(j->text), free(j->tg), free(j->in_lp), free(j->in_top), free(j->seg_out), free(j->error);
     free(j->lps.ids), free(j->lps.lp), free(j->lps.top), free(j->lps.offset);
     memset(j, 0, sizeof *j);
 }
 
-int srv_job_first(srv *sv, srv_job *j)
+int srv_job_wants_row(const srv_job *j)
 {
-    if (!j->first_from_memory || j->n_in == 0) return 0;
-    txlm_status st = txlm_session_next_logprobs(j->s, j->row);
-    if (st) return srv_job_fail(j, 500, "the session's last row: %s", txlm_last_error()), -1;
-    j->in_lp[0] = j->row[j->in[0]];
-    if (j->in_top) srv_top_of(j->row, sv->p.n_token, j->top_n, &j->in_top[0]);
-    return 0;
+    return (j->phase == JOB_PROMPT && j->first_pending) || (j->phase == JOB_DRAW && j->logprobs);
+}
+
+void srv_job_row(srv *sv, srv_job *j, const float *row)
+{
+    if (j->phase == JOB_DRAW) {
+        j->row = row;
+        return;
+    }
+    /* the first input token, from what the session held before it */
+    j->in_lp[0] = row[j->in[0]];
+    if (j->in_top) srv_top_of(row, sv->p.n_token, j->top_n, &j->in_top[0]);
+    j->first_pending = 0;
 }
 
 uint32_t srv_job_segment(srv *sv, srv_job *j, txlm_stream_feed *f)
@@ -218,31 +247,40 @@ void srv_job_segment_done(srv *sv, srv_job *j, const txlm_stream_feed *f)
     j->fed += f->n;
 }
 
-int srv_job_next_row(srv *sv, srv_job *j)
+/* Where the token just taken starts in the choice's text. The
+ * detokenizer's output (the stop strings may still hold its end back) is
+ * the choice's text from gen_from on; it has passed st.passed bytes, the
+ * last st.piece_len of them the token's piece, in which the token's own
+ * text starts after the space a word model puts before a word. */
+static size_t taken_offset(const srv *sv, const srv_job *j, int32_t tok)
 {
-    (void)sv;
-    if (!j->row) return 0;
-    txlm_status st = txlm_session_next_logprobs(j->s, j->row);
-    return st ? (srv_job_fail(j, 500, "the next token's distribution: %s", txlm_last_error()), -1) : 0;
+    size_t piece_start = j->gen_from + j->st.passed - j->st.piece_len;
+    return piece_start + own_text_start(sv, tok, j->st.piece, j->st.piece_len);
+}
+
+/* A stop string cut the text at j->len: the tokens whose text lies past
+ * the cut (those of the stop string, the last ones) are placed at the end. */
+static void offsets_within_text(srv_job *j)
+{
+    for (size_t k = j->lps.n; k > 0 && j->lps.offset[k - 1] > j->len; k--) j->lps.offset[k - 1] = j->len;
 }
 
 int srv_job_take(srv *sv, srv_job *j, int32_t tok)
 {
     const srv_gen *g = &j->req->gen;
-    if (j->row) {
+    const float *row = j->row;
+    j->row = NULL; /* the scheduler's, for this step only */
+    if (j->logprobs) {
+        if (!row) return srv_job_fail(j, 500, "no distribution for the token's log-probability"), -1;
         srv_top top;
-        srv_top_of(j->row, sv->p.n_token, j->top_n, &top);
-        if (lps_push(&j->lps, tok, j->row[tok], &top, 0)) return srv_job_fail(j, 500, "out of memory"), -1;
+        srv_top_of(row, sv->p.n_token, j->top_n, &top);
+        if (lps_push(&j->lps, tok, row[tok], &top, 0)) return srv_job_fail(j, 500, "out of memory"), -1;
     }
     int stopped = 0;
     if (gen_stream_take(&j->st, tok, &stopped)) return srv_job_fail(j, 500, "turning tokens into text failed"), -1;
     fflush(j->mem);
-    /* the token's text in the detokenizer's output, which the stop strings
-     * may still hold back: the choice's text is that output up to a stop */
-    if (j->row)
-        j->lps.offset[j->lps.n - 1] = j->gen_from + j->st.passed - j->st.piece_len +
-                                      own_text_start(sv, tok, j->st.piece, j->st.piece_len);
-    for (size_t i = j->lps.n; stopped && i-- > 0 && j->lps.offset[i] > j->len;) j->lps.offset[i] = j->len; /* in the stop string */
+    if (j->logprobs) j->lps.offset[j->lps.n - 1] = taken_offset(sv, j, tok);
+    if (stopped) offsets_within_text(j);
     j->made++;
     j->pending = tok;
     if (stopped) j->finish = "stop";

@@ -13,16 +13,24 @@
 
 /* A completion's choice: prompt ids[0..n) (echo: their text, or NULL for
  * ids), the choice index; user: the session it continues, or NULL. 0, or
- * -1 after filling e. */
+ * -1 after filling e. Nothing sized by the vocabulary is allocated yet:
+ * that waits for the job's start (srv_job_buffers). */
 int srv_job_completion(srv *sv, srv_job *j, const int32_t *ids, size_t n, int from_request, uint32_t index, srv_err *e);
 /* A text's ids scored: every token's log-probability given all before it
  * (the first from the session's last row when it has fed tokens). */
 int srv_job_score(srv *sv, srv_job *j, const int32_t *ids, size_t n, srv_err *e);
 void srv_job_free(srv_job *j);
 
-/* The first token's log-probability from the session's last row, when
- * the job asks for it (at the start, before any feed). 0 or -1 (j->error set). */
-int srv_job_first(srv *sv, srv_job *j);
+/* At the job's start (scheduler thread): its log-probability buffers,
+ * sized by its input. 0, or -1 (j->error set). */
+int srv_job_buffers(srv *sv, srv_job *j);
+/* Whether the job needs its session's next-token distribution this step:
+ * before its first feed, for the first input token's log-probability when
+ * it goes on from a session; before each draw, with logprobs. */
+int srv_job_wants_row(const srv_job *j);
+/* That distribution (n_token floats, valid for this step): kept for the
+ * draw, or the first input token's log-probability and top list read. */
+void srv_job_row(srv *sv, srv_job *j, const float *row);
 /* The next segment to feed: a txlm_stream_feed for the batch (targets or
  * rows as the job needs). 0 when the input is all fed. */
 uint32_t srv_job_segment(srv *sv, srv_job *j, txlm_stream_feed *f);
@@ -30,9 +38,6 @@ uint32_t srv_job_segment(srv *sv, srv_job *j, txlm_stream_feed *f);
 void srv_job_segment_done(srv *sv, srv_job *j, const txlm_stream_feed *f);
 /* The prompt all fed: with echo and logprobs, its tokens' entries. */
 void srv_job_prompt_done(srv *sv, srv_job *j);
-/* Before a draw with log-probabilities: the distribution of the next
- * token (n_token floats in j's row). 0 or -1 (j->error set). */
-int srv_job_next_row(srv *sv, srv_job *j);
 /* A token drawn: text through the detokenizer and stop strings, its
  * log-probabilities, j->made; sets j->finishing (a stop string or
  * max_tokens) and j->pending. 0 or -1 (j->error set). */

@@ -34,17 +34,66 @@ static long nul_in_strings(const char *body, size_t len)
     return -1;
 }
 
-cJSON *srv_json_object(const char *body, size_t len, srv_err *e)
+/* What the bytes before a JSON syntax error say about it: the deepest
+ * nesting of arrays and objects on the way (strings skipped), and whether
+ * the body ended inside a value (a string, an array or an object still
+ * open, or a key or a comma waiting for what follows). */
+typedef struct json_scan {
+    int deepest;
+    int unfinished;
+    int in_string;                 /* the end is inside a string, */
+    size_t string_at;              /* which starts at this byte */
+} json_scan;
+
+static json_scan scan(const char *s, size_t len)
+{
+    json_scan r = {0};
+    int depth = 0, in_string = 0;
+    char last = 0; /* the last byte outside strings that is not white space */
+    for (size_t i = 0; i < len; i++) {
+        char ch = s[i];
+        if (in_string) {
+            if (ch == '\\') i++;
+            else if (ch == '"') in_string = 0, last = '"';
+            continue;
+        }
+        if (ch == '"') in_string = 1, r.string_at = i;
+        else if (ch == '[' || ch == '{') depth++, r.deepest = depth > r.deepest ? depth : r.deepest;
+        else if (ch == ']' || ch == '}') depth--;
+        if (!strchr(" \t\r\n", ch)) last = ch;
+    }
+    r.in_string = in_string;
+    r.unfinished = in_string || depth > 0 || last == ':' || last == ',';
+    return r;
+}
+
+/* A body cJSON refused: why, and where. cJSON places an error past the
+ * last byte on the last byte (a lone "{" fails "at byte 0"), and one in a
+ * string at the string: a body that ends inside its value is told so, at
+ * its end. */
+static void syntax_error(const char *body, size_t len, const char *end, srv_err *e)
+{
+    size_t at = end && end >= body && end <= body + len ? (size_t)(end - body) : 0;
+    json_scan s = scan(body, at + 1 < len ? at + 1 : len), whole = scan(body, len);
+    int in_last_string = whole.in_string && whole.string_at <= at; /* cJSON's error at the open string's start or in it */
+    if (s.deepest > CJSON_NESTING_LIMIT)
+        srv_fail(e, 400, NULL, "the body is not valid JSON: it nests arrays or objects deeper than %d levels", CJSON_NESTING_LIMIT);
+    else if (whole.unfinished && (at + 1 >= len || in_last_string))
+        srv_fail(e, 400, NULL, "the body is not valid JSON: it ends at byte %zu, inside its value (cut short?)", len);
+    else
+        srv_fail(e, 400, NULL, "the body is not valid JSON (at byte %zu)", at);
+}
+
+cJSON *srv_json_object(const char *body, size_t len, int empty_ok, srv_err *e)
 {
     size_t i = 0;
     while (i < len && strchr(" \t\r\n", body[i])) i++;
-    if (i == len) return cJSON_CreateObject();
+    if (i == len && empty_ok) return cJSON_CreateObject();
+    if (i == len) return srv_fail(e, 400, NULL, "the body is empty: a JSON object is expected"), NULL;
     const char *end = NULL;
     cJSON *o = cJSON_ParseWithLengthOpts(body, len, &end, 0);
     if (!o) {
-        size_t at = end && end >= body && end <= body + len ? (size_t)(end - body) : 0;
-        srv_fail(e, 400, NULL, "the body is not valid JSON (at byte %zu; nesting deeper than %d levels is refused)", at,
-                 CJSON_NESTING_LIMIT);
+        syntax_error(body, len, end, e);
         return NULL;
     }
     while (end && end < body + len && strchr(" \t\r\n", *end)) end++;
@@ -90,15 +139,24 @@ int srv_json_bool(const cJSON *o, const char *name, int *out, srv_err *e)
     return 1;
 }
 
+/* A number as a client wrote it: an integer in full (1000000000, not 1e+09), else as %g. */
+static const char *as_sent(double x, char buf[40])
+{
+    if (x == floor(x) && fabs(x) < 1e18) snprintf(buf, 40, "%.0f", x);
+    else snprintf(buf, 40, "%g", x);
+    return buf;
+}
+
 int srv_json_int(const cJSON *o, const char *name, int64_t lo, int64_t hi, int64_t *out, srv_err *e)
 {
     const cJSON *v = field(o, name);
     if (!v) return 0;
     if (!cJSON_IsNumber(v)) return srv_fail(e, 400, name, "%s must be an integer, not %s", name, type_name(v));
     double x = v->valuedouble;
+    char buf[40];
     if (x != floor(x)) return srv_fail(e, 400, name, "%s must be an integer, not %g", name, x);
     if (!(x >= (double)lo && x <= (double)hi))
-        return srv_fail(e, 400, name, "%s: %g is outside [%lld, %lld]", name, x, (long long)lo, (long long)hi);
+        return srv_fail(e, 400, name, "%s: %s is outside [%lld, %lld]", name, as_sent(x, buf), (long long)lo, (long long)hi);
     *out = (int64_t)x;
     return 1;
 }
@@ -110,8 +168,9 @@ int srv_json_u64(const cJSON *o, const char *name, uint64_t *out, srv_err *e)
     if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
         return srv_fail(e, 400, name, "%s must be an integer", name);
     /* doubles hold integers exactly up to 2^53: a seed beyond would not be the one sent */
+    char buf[40];
     if (!(v->valuedouble >= 0 && v->valuedouble <= 9007199254740992.0))
-        return srv_fail(e, 400, name, "%s: %g is outside [0, 2^53]", name, v->valuedouble);
+        return srv_fail(e, 400, name, "%s: %s is outside [0, 2^53]", name, as_sent(v->valuedouble, buf));
     *out = (uint64_t)v->valuedouble;
     return 1;
 }
@@ -149,8 +208,9 @@ int srv_json_ids(const cJSON *a, const char *what, uint32_t vocab, int32_t **ids
             free(*ids);
             *ids = NULL;
             if (!cJSON_IsNumber(v)) return srv_fail(e, 400, what, "%s[%zu] must be a token id, not %s", what, *n, type_name(v));
-            return srv_fail(e, 400, what, "%s[%zu]: %g is not a token id of this model (0..%u)", what, *n, v->valuedouble,
-                            vocab - 1);
+            char buf[40];
+            return srv_fail(e, 400, what, "%s[%zu]: %s is not a token id of this model (0..%u)", what, *n,
+                            as_sent(v->valuedouble, buf), vocab - 1);
         }
         (*ids)[(*n)++] = (int32_t)v->valuedouble;
     }

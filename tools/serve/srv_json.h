@@ -18,10 +18,11 @@ typedef struct srv_err {
 /* Fills e (status, param, message); returns -1. */
 int srv_fail(srv_err *e, int status, const char *param, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* body[0..len) parsed as one JSON object (an empty body: an empty
- * object), or NULL after filling e: malformed JSON (with the byte where
- * it went wrong), nesting deeper than cJSON's limit, or not an object. */
-cJSON *srv_json_object(const char *body, size_t len, srv_err *e);
+/* body[0..len) parsed as one JSON object, or NULL after filling e:
+ * malformed JSON (cut short, or the byte where it went wrong), nesting
+ * deeper than cJSON's limit, not an object, or empty (unless empty_ok:
+ * then an empty object; a request whose fields are all optional). */
+cJSON *srv_json_object(const char *body, size_t len, int empty_ok, srv_err *e);
 
 /* Each returns 0 when the field is absent or null (out untouched), 1 when
  * it was read into out, -1 after filling e. */

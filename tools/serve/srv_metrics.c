@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "srv_conns.h"
+#include "srv_pool.h"
 
 static const char *const endpoints[8] = {"completions", "score", "sessions", "tokenize", "models", "health", "metrics", "other"};
 static const char *const classes[6] = {"2xx", "4xx", "429", "5xx", "499", "other"};
@@ -28,7 +29,10 @@ void srv_metrics_response(srv_metrics *m, int status)
 void srv_metrics_step(srv_metrics *m, double s)
 {
     atomic_fetch_add(&m->steps, 1);
-    atomic_fetch_add(&m->step_us, (uint_fast64_t)(s * 1e6));
+    uint_fast64_t us = (uint_fast64_t)(s * 1e6), was = atomic_load(&m->slowest_step_us);
+    atomic_fetch_add(&m->step_us, us);
+    while (us > was && !atomic_compare_exchange_weak(&m->slowest_step_us, &was, us)) {
+    }
     for (int i = 0; i < 12; i++)
         if (s <= bounds[i]) atomic_fetch_add(&m->step_hist[i], 1);
 }
@@ -74,13 +78,26 @@ char *srv_metrics_text(srv *sv, size_t *len)
     counter(&b, "txlm_sessions_expired_total", "Sessions freed after their idle time.", m->sessions_expired);
     steps(&b, m);
     pthread_mutex_lock(&sv->lock);
-    double q = sv->n_queue, act = sv->n_active, ses = sv->n_sessions;
+    double q = sv->n_queue, act = sv->n_active, ses = sv->n_sessions, bodies = (double)sv->body_bytes;
+    double tasks = srv_pool_busy(sv);
+    uint64_t device = sv->fixed_bytes;
+    for (uint32_t k = 0; k < sv->cfg.parallel; k++) device += sv->pool_bytes[k];
+    for (uint32_t i = 0; i < sv->n_sessions; i++) device += sv->sessions[i]->device_bytes;
     pthread_mutex_unlock(&sv->lock);
     gauge(&b, "txlm_queue_depth", "Streams waiting for a place in the batch.", q);
     gauge(&b, "txlm_active_streams", "Streams in the batch.", act);
     gauge(&b, "txlm_sessions", "Sessions kept.", ses);
     gauge(&b, "txlm_connections", "Open connections.", srv_conns_count(sv));
     gauge(&b, "txlm_parallel", "Streams one pass holds (--parallel).", sv->cfg.parallel);
+    gauge(&b, "txlm_device_bytes", "Device memory held: the model, the batch and its pooled sessions, the sessions "
+          "(each as the engine reported it when last let go).", (double)device);
+    gauge(&b, "txlm_device_planned_bytes", "Device memory the start-up plan allows: the model, the batch of --parallel "
+          "streams and --max-sessions sessions.", (double)sv->planned_bytes);
+    gauge(&b, "txlm_body_bytes", "Request bodies held now (--max-body-total).", bodies);
+    gauge(&b, "txlm_stream_buffer_bytes", "Streams' buffers of log-probabilities held now (sized by each input, "
+          "allocated when the stream starts).", (double)m->stream_bytes);
+    gauge(&b, "txlm_worker_tasks", "Requests with the worker threads (reading, tokenizing, sessions), waiting or "
+          "running.", tasks);
     *len = b.len;
     if (b.oom) srv_buf_free(&b);
     return b.p;

@@ -16,7 +16,10 @@ static int one_prompt(const srv *sv, const cJSON *v, srv_gen *g, uint32_t k, srv
     char what[32];
     prompt_name(g, k, what);
     if (cJSON_IsArray(v)) return srv_json_ids(v, what, txlm_vocab_size(sv->m), &g->ids[k], &g->n_ids[k], e) < 0 ? -1 : 0;
-    if (!cJSON_IsString(v)) return srv_fail(e, 400, "prompt", "%s must be a string or an array of token ids", what);
+    if (!cJSON_IsString(v))
+        return srv_fail(e, 400, "prompt", g->n_prompts > 1 ? "%s must be a string or an array of token ids"
+                        : "%s must be a string, an array of token ids, or an array of prompts (strings or arrays of token ids)",
+                        what);
     size_t len = strlen(v->valuestring);
     if (!(g->texts[k] = strdup(v->valuestring))) return srv_fail(e, 500, NULL, "out of memory");
     if (len == 0) return 0;

@@ -1,13 +1,16 @@
-/* Paths and the endpoints answered at once, on the HTTP thread: health,
- * metrics, models, tokenizing, sessions and their states (srv_http.h). */
+/* Paths, and the endpoints answered without the scheduler: health,
+ * metrics, models (on the polling thread), tokenizing, sessions and their
+ * states (on a worker thread: srv_http.h). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "srv_fault.h"
 #include "srv_http.h"
 #include "srv_metrics.h"
 #include "srv_reply.h"
 #include "srv_sessions.h"
+#include "srv_store.h"
 
 static int health(srv_call *c, srv_answer *a, srv_req **r)
 {
@@ -89,7 +92,7 @@ static int tokenize(srv_call *c, srv_answer *a, srv_req **r)
     (void)r;
     srv_err e = {0};
     const char *text = NULL;
-    cJSON *o = srv_json_object(c->body, c->body_len, &e);
+    cJSON *o = srv_json_object(c->body, c->body_len, 0, &e);
     if (o && srv_json_string(o, "text", &text, &e) == 0) srv_fail(&e, 400, "text", "text is required");
     int32_t *ids = NULL;
     size_t n = 0;
@@ -97,10 +100,15 @@ static int tokenize(srv_call *c, srv_answer *a, srv_req **r)
     if (st) srv_fail(&e, 400, "text", "%s", txlm_last_error());
     cJSON_Delete(o);
     if (e.status) return srv_answer_err(a, &e), 0;
-    cJSON *out = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(out, "tokens");
-    for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(arr, cJSON_CreateNumber(ids[i]));
+    /* printed as it goes: a tree of cJSON numbers took some 64 bytes a token (a million for a 1 MiB text) */
+    srv_buf b = {0};
+    srv_buf_reserve(&b, 16 + 8 * n);
+    srv_buf_str(&b, "{\"tokens\":[");
+    for (size_t i = 0; i < n; i++) srv_buf_printf(&b, i ? ",%d" : "%d", ids[i]);
+    srv_buf_str(&b, "]}");
     txlm_free(ids);
-    srv_answer_json(a, 200, out);
+    if (b.oom) return srv_buf_free(&b), srv_answer_error(a, 500, NULL, "out of memory"), 0;
+    a->status = 200, a->body = b.p, a->len = b.len;
     return 0;
 }
 
@@ -108,7 +116,7 @@ static int detokenize(srv_call *c, srv_answer *a, srv_req **r)
 {
     (void)r;
     srv_err e = {0};
-    cJSON *o = srv_json_object(c->body, c->body_len, &e);
+    cJSON *o = srv_json_object(c->body, c->body_len, 0, &e);
     const cJSON *t = o ? cJSON_GetObjectItemCaseSensitive(o, "tokens") : NULL;
     int32_t *ids = NULL;
     size_t n = 0;
@@ -128,26 +136,25 @@ static int detokenize(srv_call *c, srv_answer *a, srv_req **r)
 
 /* ---- sessions ---------------------------------------------------------- */
 
-static int is_state(const srv_call *c)
-{
-    return c->content_type && !strncmp(c->content_type, "application/octet-stream", 24);
-}
-
 static int session_new(srv_call *c, srv_answer *a, srv_req **r)
 {
     (void)r;
     srv_err e = {0};
     uint64_t seed = 0;
     int given = 0, retry = 0;
-    if (!is_state(c)) {
-        cJSON *o = srv_json_object(c->body, c->body_len, &e);
+    if (!c->octet_stream) {
+        cJSON *o = srv_json_object(c->body, c->body_len, 1, &e);
         given = o ? srv_json_u64(o, "seed", &seed, &e) : 0;
         cJSON_Delete(o);
         if (e.status) return srv_answer_err(a, &e), 0;
     }
-    srv_session *x = srv_session_new(c->sv, c->key, given ? &seed : NULL, is_state(c) ? c->body : NULL, c->body_len, &retry, &e);
+    srv_session *x = srv_session_new(c->sv, c->key, given ? &seed : NULL, c->octet_stream ? c->body : NULL, c->body_len, &retry, &e);
     if (!x) return srv_answer_err(a, &e), a->retry_after = retry, 0;
+    srv_fault_pause("slow-new-session"); /* the reaper's chance, were the new session not held */
+    /* made busy, released here with its facts read under the same lock:
+     * the reaper cannot free it in between, however short --session-idle */
     pthread_mutex_lock(&c->sv->lock);
+    srv_session_release(c->sv, x);
     cJSON *o = srv_session_json(c->sv, x);
     pthread_mutex_unlock(&c->sv->lock);
     srv_answer_json(a, 200, o);
@@ -186,6 +193,7 @@ static int session_delete(srv_call *c, srv_answer *a, srv_req **r)
     srv_session *x = srv_session_remove(c->sv, c->id, c->key, &e);
     pthread_mutex_unlock(&c->sv->lock);
     if (!x) return srv_answer_err(a, &e), 0;
+    srv_store_forget(c->sv, x);
     srv_session_free(x);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", c->id);
@@ -205,6 +213,12 @@ static int session_state(srv_call *c, srv_answer *a, srv_req **r)
     srv_session *x = srv_session_claim(c->sv, c->id, c->key, &e);
     pthread_mutex_unlock(&c->sv->lock);
     if (!x) return srv_answer_err(a, &e), 0;
+    if (srv_session_ready(c->sv, x, &e)) {
+        pthread_mutex_lock(&c->sv->lock);
+        srv_session_release(c->sv, x);
+        pthread_mutex_unlock(&c->sv->lock);
+        return srv_answer_err(a, &e), 0;
+    }
     txlm_status st = TXLM_OK;
     size_t size = 0;
     if (!strcmp(c->method, "GET")) {
@@ -213,7 +227,7 @@ static int session_state(srv_call *c, srv_answer *a, srv_req **r)
         else st = txlm_session_save(x->s, a->body, size, &a->len);
         a->status = 200, a->type = "application/octet-stream";
         if (st) free(a->body), a->body = NULL, srv_answer_error(a, 500, NULL, "saving the state: %s", txlm_last_error());
-    } else if (!is_state(c)) {
+    } else if (!c->octet_stream) {
         srv_answer_error(a, 415, NULL, "a state is sent as Content-Type: application/octet-stream");
     } else if ((st = txlm_session_restore(x->s, c->body, c->body_len))) {
         srv_answer_error(a, 400, NULL, "the state was refused: %s (%s)", txlm_last_error(), txlm_status_string(st));
@@ -230,30 +244,38 @@ static int session_state(srv_call *c, srv_answer *a, srv_req **r)
 
 /* ---- routes ------------------------------------------------------------ */
 
+/* Where a handler runs: on libmicrohttpd's polling thread (FRONT: it only
+ * reads the server's state, in microseconds), or on a worker thread
+ * (WORKER: it reads a body of up to --max-body, tokenizes, makes, frees,
+ * saves or restores a session), so that the polling thread never waits
+ * on model work. */
+enum { WORKER = 0, FRONT = 1 };
+
 typedef struct route {
     const char *path;              /* "*" stands for a session's or model's id */
     const char *method;
     srv_handler fn;
+    int front;
 } route;
 
 static const route routes[] = {
-    {"/health", "GET", health},
-    {"/metrics", "GET", metrics},
-    {"/v1/models", "GET", models},
-    {"/v1/models/*", "GET", model},
-    {"/v1/completions", "POST", srv_handle_completions},
-    {"/v1/chat/completions", "POST", chat},
-    {"/v1/score", "POST", srv_handle_score},
-    {"/v1/tokenize", "POST", tokenize},
-    {"/v1/detokenize", "POST", detokenize},
-    {"/v1/sessions", "GET", session_list},
-    {"/v1/sessions", "POST", session_new},
-    {"/v1/sessions/*", "GET", session_get},
-    {"/v1/sessions/*", "DELETE", session_delete},
-    {"/v1/sessions/*/state", "GET", session_state},
-    {"/v1/sessions/*/state", "PUT", session_state},
-    {"/v1/sessions/*/completions", "POST", srv_handle_completions},
-    {"/v1/sessions/*/score", "POST", srv_handle_score},
+    {"/health", "GET", health, FRONT},
+    {"/metrics", "GET", metrics, FRONT},
+    {"/v1/models", "GET", models, FRONT},
+    {"/v1/models/*", "GET", model, FRONT},
+    {"/v1/completions", "POST", srv_handle_completions, WORKER},
+    {"/v1/chat/completions", "POST", chat, FRONT},
+    {"/v1/score", "POST", srv_handle_score, WORKER},
+    {"/v1/tokenize", "POST", tokenize, WORKER},
+    {"/v1/detokenize", "POST", detokenize, WORKER},
+    {"/v1/sessions", "GET", session_list, FRONT},
+    {"/v1/sessions", "POST", session_new, WORKER},
+    {"/v1/sessions/*", "GET", session_get, FRONT},
+    {"/v1/sessions/*", "DELETE", session_delete, WORKER},
+    {"/v1/sessions/*/state", "GET", session_state, WORKER},
+    {"/v1/sessions/*/state", "PUT", session_state, WORKER},
+    {"/v1/sessions/*/completions", "POST", srv_handle_completions, WORKER},
+    {"/v1/sessions/*/score", "POST", srv_handle_score, WORKER},
 };
 
 /* url against a path with one "*" (a non-empty run without '/'); the id into id. */
@@ -270,12 +292,12 @@ static int matches(const char *path, const char *url, char *id, size_t cap)
     return 1;
 }
 
-srv_handler srv_route(const char *url, const char *method, char *id, size_t id_cap, srv_answer *a)
+srv_handler srv_route(const char *url, const char *method, char *id, size_t id_cap, int *front, srv_answer *a)
 {
     char allow[64] = "";
     for (size_t i = 0; i < sizeof routes / sizeof *routes; i++) {
         if (!matches(routes[i].path, url, id, id_cap)) continue;
-        if (!strcmp(routes[i].method, method)) return routes[i].fn;
+        if (!strcmp(routes[i].method, method)) return *front = routes[i].front, routes[i].fn;
         snprintf(allow + strlen(allow), sizeof allow - strlen(allow), "%s%s", *allow ? ", " : "", routes[i].method);
     }
     if (!*allow) {

@@ -9,17 +9,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "serve.h"
+#include "srv_fault.h"
 #include "srv_job.h"
 #include "srv_metrics.h"
 #include "srv_reply.h"
 #include "srv_sessions.h"
 
+/* The scheduler's arrays, `parallel` entries each (the most streams a
+ * step holds: check_slots), but the touched requests (every stream's). */
 typedef struct sched {
     srv *sv;
     txlm_stream_feed *f;
     srv_job **fj;                  /* the job of each feed */
+    srv_job **rj;                  /* the jobs of this step's next-token rows */
+    txlm_session **rs;             /* and their sessions */
+    float *rows;                   /* [parallel x n_token]: those rows */
+    int hang;                      /* the fault point hang-pass (srv_fault.h) */
     txlm_session **s;
     txlm_repeat_penalty *pen;
     const txlm_repeat_penalty **pp;
@@ -75,15 +83,29 @@ static void admit(srv *sv)
     sv->n_queue = kept;
 }
 
-/* A job's start: its session reset (a pooled one) and seeded, the first
- * token's log-probability read when it continues a session. */
+/* locked, after admit() and cancel(): the invariant that keeps every
+ * step within the scheduler's arrays (parallel entries: c->f, c->fj,
+ * c->dj, c->rj) and the pool's slots: at most `parallel` streams are
+ * active and not done. admit() makes a stream active beyond that only
+ * when it is flushed (its request cancelled, or the grace period over),
+ * and cancel() ends every such stream before the step. */
+static void check_slots(const srv *sv)
+{
+    uint32_t live = 0;
+    for (uint32_t i = 0; i < sv->n_active; i++) live += sv->active[i]->phase != JOB_DONE;
+    if (live <= sv->cfg.parallel) return;
+    fprintf(stderr, "txlm: serve: internal error: %u streams in a step of %u places\n", live, sv->cfg.parallel);
+    abort();
+}
+
+/* A job's start: its buffers, its session reset (a pooled one) and seeded. */
 static void start(srv *sv, srv_job *j)
 {
     srv_req *r = j->req;
     j->t_start = srv_now();
+    if (srv_job_buffers(sv, j)) return;
     if (!j->user) txlm_session_reset(j->s);
     if (r->kind == SRV_COMPLETION && (!j->user || r->gen.g.seed_given)) txlm_session_set_seed(j->s, r->seed + j->index);
-    srv_job_first(sv, j);
 }
 
 static void touch(sched *c, srv_req *r)
@@ -145,25 +167,57 @@ static void draw(sched *c)
             srv_job *o = sv->active[k];
             if (o->phase != JOB_DRAW || grouped[k] || !same_sampling(&o->req->gen.g.samp, &j->req->gen.g.samp)) continue;
             grouped[k] = 1;
-            if (srv_job_next_row(sv, o)) srv_job_end(sv, o, NULL);
-            else c->dj[n++] = o;
+            c->dj[n++] = o;
         }
         if (n) draw_group(c, n);
     }
     free(grouped);
 }
 
-/* After a failed feed: the stream named in "stream i: ..." when the
- * output was not finite (the others went on), else every stream. */
+/* The streams of a batched call that failed with st: only the one the
+ * batch names (txlm_batch_failed_stream) when its output was not finite
+ * (the others' calls went through), else all. */
+static int only_one_failed(const srv *sv, txlm_status st, uint32_t n, uint32_t *which)
+{
+    int32_t bad = txlm_batch_failed_stream(sv->batch);
+    if (st != TXLM_ERR_NONFINITE || bad < 0 || (uint32_t)bad >= n) return 0;
+    *which = (uint32_t)bad;
+    return 1;
+}
+
+/* The next-token distribution of every stream that needs one this step
+ * (srv_job_wants_row), in one call through the batch's workspace: the
+ * sessions never build a workspace of their own, so a request with
+ * logprobs costs no device memory beyond the batch's plan. */
+static void next_rows(sched *c)
+{
+    srv *sv = c->sv;
+    uint32_t n = 0, V = sv->p.n_token, bad = 0;
+    for (uint32_t i = 0; i < sv->n_active; i++)
+        if (srv_job_wants_row(sv->active[i])) c->rj[n] = sv->active[i], c->rs[n++] = sv->active[i]->s;
+    if (!n) return;
+    txlm_status st = txlm_batch_next_logprobs(sv->batch, c->rs, n, c->rows);
+    int one = st && only_one_failed(sv, st, n, &bad);
+    for (uint32_t k = 0; k < n; k++) {
+        srv_job *j = c->rj[k];
+        if (st && (!one || k == bad)) {
+            srv_job_fail(j, 500, "the next token's distribution: %s", txlm_last_error());
+            srv_job_end(sv, j, NULL);
+        } else {
+            srv_job_row(sv, j, c->rows + (size_t)k * V);
+        }
+    }
+}
+
+/* After a failed feed: its memory forgotten, each stream that failed ends. */
 static void feed_failed(sched *c, uint32_t n, txlm_status st)
 {
-    unsigned bad = 0;
-    const char *msg = txlm_last_error(), *at = strstr(msg, "stream ");
-    int one = st == TXLM_ERR_NONFINITE && at && sscanf(at, "stream %u", &bad) == 1 && bad < n;
+    uint32_t bad = 0;
+    int one = only_one_failed(c->sv, st, n, &bad);
     for (uint32_t k = 0; k < n; k++) {
         srv_job *j = c->fj[k];
         if (one && k != bad) continue;
-        srv_job_fail(j, 500, "running the model: %s", msg);
+        srv_job_fail(j, 500, "running the model: %s", txlm_last_error());
         j->user_forgot = 1;
         srv_job_end(c->sv, j, NULL);
     }
@@ -185,6 +239,7 @@ static void feed(sched *c)
         }
     }
     if (!n) return;
+    while (c->hang) pause(); /* a device that hangs without a word (srv_fault.h): the stop's bounds are tested on it */
     double t0 = srv_now();
     txlm_status st = txlm_batch_feed(sv->batch, c->f, n);
     srv_metrics_step(&sv->metrics, srv_now() - t0);
@@ -216,6 +271,7 @@ static void step(sched *c)
         if (!j->error && !j->started) j->started = 1, start(sv, j);
         if (j->error) srv_job_end(sv, j, NULL);
     }
+    next_rows(c);
     draw(c);
     feed(c);
     for (uint32_t i = 0; i < sv->n_active; i++) touch(c, sv->active[i]->req);
@@ -258,7 +314,10 @@ static void publish(sched *c, srv_req **dead, uint32_t *n_dead)
             if (j->user_forgot) j->user->tokens = 0, j->user->from_state = 0;
             else j->user->tokens += j->user_fed;
             srv_session_release(sv, j->user);
-        } else if (j->pool_slot >= 0) sv->pool_busy[j->pool_slot] = 0;
+        } else if (j->pool_slot >= 0) {
+            sv->pool_busy[j->pool_slot] = 0;
+            sv->pool_bytes[j->pool_slot] = srv_device_bytes(sv->pool[j->pool_slot]);
+        }
         j->pool_slot = -1;
     }
     sv->n_active = kept;
@@ -283,15 +342,19 @@ static int sched_alloc(sched *c, srv *sv)
     uint32_t n = sv->cfg.parallel, q = sv->cfg.parallel + sv->cfg.queue;
     memset(c, 0, sizeof *c);
     c->sv = sv;
+    c->hang = srv_fault("hang-pass");
     c->f = calloc(n, sizeof *c->f), c->fj = calloc(n, sizeof *c->fj), c->s = calloc(n, sizeof *c->s);
     c->pen = calloc(n, sizeof *c->pen), c->pp = calloc(n, sizeof *c->pp), c->tok = calloc(n, sizeof *c->tok);
     c->dj = calloc(n, sizeof *c->dj), c->touched = calloc(q, sizeof *c->touched);
-    return c->f && c->fj && c->s && c->pen && c->pp && c->tok && c->dj && c->touched ? 0 : -1;
+    c->rj = calloc(n, sizeof *c->rj), c->rs = calloc(n, sizeof *c->rs);
+    c->rows = malloc((size_t)n * sv->p.n_token * sizeof *c->rows);
+    return c->f && c->fj && c->s && c->pen && c->pp && c->tok && c->dj && c->touched && c->rj && c->rs && c->rows ? 0 : -1;
 }
 
 static void sched_free(sched *c)
 {
     free(c->f), free(c->fj), free(c->s), free(c->pen), free(c->pp), free(c->tok), free(c->dj), free(c->touched);
+    free(c->rj), free(c->rs), free(c->rows);
 }
 
 void *srv_sched_main(void *arg)
@@ -307,6 +370,7 @@ void *srv_sched_main(void *arg)
     for (;;) {
         admit(sv);
         cancel(sv);
+        check_slots(sv);
         if (!sv->n_active) {
             if (sv->sched_exit) break;
             pthread_cond_wait(&sv->wake, &sv->lock);
@@ -324,6 +388,7 @@ void *srv_sched_main(void *arg)
             pthread_mutex_lock(&sv->lock);
         }
     }
+    sv->sched_done = 1;
     pthread_mutex_unlock(&sv->lock);
     sched_free(&c);
     free(dead);

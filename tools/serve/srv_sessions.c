@@ -1,6 +1,8 @@
 /* Server sessions (srv_sessions.h). */
 #include "srv_sessions.h"
 
+#include "srv_store.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,18 +71,19 @@ srv_session *srv_session_new(srv *sv, int key, const uint64_t *seed, const void 
     pthread_mutex_unlock(&sv->lock);
     if (full) {
         free(x);
-        srv_fail(e, 429, NULL, "%u sessions exist, the most this server keeps (--max-sessions): delete one, or wait for one "
-                 "to be idle for %.0f s", sv->cfg.max_sessions, sv->cfg.session_idle_s);
+        srv_fail(e, 429, NULL, "%u session%s exist%s, the most this server keeps (--max-sessions): delete one, or wait for "
+                 "one to be idle for %.0f s", sv->cfg.max_sessions, sv->cfg.max_sessions == 1 ? "" : "s",
+                 sv->cfg.max_sessions == 1 ? "s" : "", sv->cfg.session_idle_s);
         return NULL;
     }
     int rc = make(sv, x, seed, state, state_len, e);
     pthread_mutex_lock(&sv->lock);
     x->created = x->last_used = srv_now();
+    x->made = !rc;
     if (rc) {
         for (uint32_t i = 0; i < sv->n_sessions; i++)
             if (sv->sessions[i] == x) sv->sessions[i] = sv->sessions[--sv->n_sessions];
     }
-    x->busy = 0;
     pthread_mutex_unlock(&sv->lock);
     if (rc) srv_session_free(x), x = NULL;
     return x;
@@ -89,16 +92,22 @@ srv_session *srv_session_new(srv *sv, int key, const uint64_t *seed, const void 
 static int find(const srv *sv, const char *id, int key)
 {
     for (uint32_t i = 0; i < sv->n_sessions; i++)
-        if (!strcmp(sv->sessions[i]->id, id) && sv->sessions[i]->key == key && sv->sessions[i]->created > 0) return (int)i;
+        if (!strcmp(sv->sessions[i]->id, id) && sv->sessions[i]->key == key && sv->sessions[i]->made) return (int)i;
     return -1;
 }
 
 srv_session *srv_session_find(srv *sv, const char *id, int key, srv_err *e)
 {
     int i = find(sv, id, key);
-    if (i < 0) return srv_fail(e, 404, "session", "no session \"%.80s\" (it may have expired after %.0f s idle)", id,
-                               sv->cfg.session_idle_s), NULL;
-    return sv->sessions[i];
+    if (i >= 0) return sv->sessions[i];
+    /* an id is PREFIX-HEX: another prefix is another server's (docs/server.md, servers behind nginx) */
+    size_t pn = strlen(sv->cfg.id_prefix), theirs = strcspn(id, "-");
+    if (id[theirs] == '-' && (theirs != pn || strncmp(id, sv->cfg.id_prefix, pn)))
+        return srv_fail(e, 404, "session", "session \"%.80s\" belongs to another server: its prefix is \"%.*s\", this "
+                        "server's is \"%s\" (--id-prefix); send it to the server that made it", id, (int)(theirs < 40 ? theirs : 40),
+                        id, sv->cfg.id_prefix), NULL;
+    return srv_fail(e, 404, "session", "no session \"%.80s\" (it may have expired after %.0f s idle)", id,
+                    sv->cfg.session_idle_s), NULL;
 }
 
 srv_session *srv_session_claim(srv *sv, const char *id, int key, srv_err *e)
@@ -110,11 +119,20 @@ srv_session *srv_session_claim(srv *sv, const char *id, int key, srv_err *e)
     return x;
 }
 
+int srv_session_ready(srv *sv, srv_session *x, srv_err *e) { return x->stored ? srv_store_load(sv, x, e) : 0; }
+
+uint64_t srv_device_bytes(const txlm_session *s)
+{
+    txlm_memory_use u = {0};
+    return s && !txlm_session_memory(s, &u) ? u.device_bytes : 0;
+}
+
 void srv_session_release(srv *sv, srv_session *x)
 {
     (void)sv;
     x->busy = 0;
     x->last_used = srv_now();
+    x->device_bytes = srv_device_bytes(x->s);
 }
 
 srv_session *srv_session_remove(srv *sv, const char *id, int key, srv_err *e)
@@ -161,7 +179,7 @@ cJSON *srv_session_json(const srv *sv, const srv_session *x)
     if (x->seeded) cJSON_AddNumberToObject(o, "seed", (double)x->seed);
     else cJSON_AddNullToObject(o, "seed");
     if (x->busy) cJSON_AddNullToObject(o, "memory_rows");
-    else cJSON_AddNumberToObject(o, "memory_rows", txlm_session_memory_len(x->s));
+    else cJSON_AddNumberToObject(o, "memory_rows", x->stored ? x->stored_rows : txlm_session_memory_len(x->s));
     cJSON_AddBoolToObject(o, "busy", x->busy);
     cJSON_AddNumberToObject(o, "idle_seconds", x->busy ? 0 : now - x->last_used);
     cJSON_AddNumberToObject(o, "expires_after_idle_seconds", sv->cfg.session_idle_s);
@@ -173,7 +191,7 @@ cJSON *srv_session_list(const srv *sv, int key)
     cJSON *o = cJSON_CreateObject(), *data = cJSON_CreateArray();
     cJSON_AddStringToObject(o, "object", "list");
     for (uint32_t i = 0; i < sv->n_sessions; i++)
-        if (sv->sessions[i]->key == key && sv->sessions[i]->created > 0) /* made, not being made */
+        if (sv->sessions[i]->key == key && sv->sessions[i]->made)
             cJSON_AddItemToArray(data, srv_session_json(sv, sv->sessions[i]));
     cJSON_AddItemToObject(o, "data", data);
     cJSON_AddNumberToObject(o, "max_sessions", sv->cfg.max_sessions);

@@ -18,6 +18,12 @@ int srv_work_claim(srv_call *c, const cJSON *o, srv_req *r, srv_err *e)
     pthread_mutex_lock(&c->sv->lock);
     r->user = srv_session_claim(c->sv, id, c->key, e);
     pthread_mutex_unlock(&c->sv->lock);
+    if (r->user && srv_session_ready(c->sv, r->user, e)) {
+        pthread_mutex_lock(&c->sv->lock);
+        srv_session_release(c->sv, r->user);
+        pthread_mutex_unlock(&c->sv->lock);
+        r->user = NULL;
+    }
     return r->user ? 0 : -1;
 }
 
@@ -40,17 +46,21 @@ static ssize_t read_events(void *cls, uint64_t pos, char *buf, size_t max)
     return end ? MHD_CONTENT_READER_END_OF_STREAM : (ssize_t)n;
 }
 
-/* locked: the event stream answers at once; its events follow as they come. */
-static int start_events(srv_call *c, srv_req *r)
+int srv_work_start_events(srv_req *r)
 {
-    struct MHD_Response *res = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, read_events, r, NULL);
-    if (!res) return -1;
-    MHD_add_response_header(res, "Content-Type", "text/event-stream");
-    MHD_add_response_header(res, "Cache-Control", "no-cache");
-    MHD_add_response_header(res, "X-Accel-Buffering", "no"); /* nginx passes each event on at once */
-    enum MHD_Result ok = MHD_queue_response(c->conn, 200, res);
-    MHD_destroy_response(res);
-    return ok == MHD_YES ? 0 : -1;
+    struct MHD_Response *res = r->conn ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, read_events, r, NULL) : NULL;
+    enum MHD_Result ok = MHD_NO;
+    if (res) {
+        MHD_add_response_header(res, "Content-Type", "text/event-stream");
+        MHD_add_response_header(res, "Cache-Control", "no-cache");
+        MHD_add_response_header(res, "X-Accel-Buffering", "no"); /* nginx passes each event on at once */
+        ok = MHD_queue_response(r->conn, 200, res);
+        MHD_destroy_response(res);
+    }
+    if (ok == MHD_YES) return 0;
+    r->cancelled = 1;
+    pthread_cond_signal(&r->sv->wake);
+    return -1;
 }
 
 int srv_work_submit(srv_call *c, srv_req *r, srv_answer *a)
@@ -62,19 +72,10 @@ int srv_work_submit(srv_call *c, srv_req *r, srv_answer *a)
                          "--queue %u)", r->n_jobs, sv->cfg.parallel + sv->cfg.queue, sv->cfg.parallel, sv->cfg.queue);
         return -1;
     }
-    const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    r->fd = fd ? fd->connect_fd : -1;
     pthread_mutex_lock(&sv->lock);
     int refused = srv_sched_submit(sv, r);
     if (!refused) {
-        r->conn = c->conn;
         r->next_live = sv->live, sv->live = r, sv->n_live++;
-        if (r->kind == SRV_COMPLETION && r->gen.stream) {
-            if (start_events(c, r)) r->cancelled = 1;
-        } else {
-            r->suspended = 1;
-            MHD_suspend_connection(c->conn);
-        }
     } else if (r->user) {
         srv_session_release(sv, r->user);
         r->user = NULL;
@@ -134,7 +135,7 @@ int srv_handle_completions(srv_call *c, srv_answer *a, srv_req **out)
 {
     srv *sv = c->sv;
     srv_err e = {0};
-    cJSON *o = srv_json_object(c->body, c->body_len, &e);
+    cJSON *o = srv_json_object(c->body, c->body_len, 0, &e);
     srv_req *r = o ? srv_req_new(sv, SRV_COMPLETION, c->key) : NULL;
     if (o && !r) srv_fail(&e, 500, NULL, "out of memory");
     if (!r || srv_gen_parse(sv, o, &r->gen, &e) || srv_work_claim(c, o, r, &e)) return refuse(r, a, &e, o);
@@ -157,7 +158,7 @@ int srv_handle_score(srv_call *c, srv_answer *a, srv_req **out)
     srv *sv = c->sv;
     srv_err e = {0};
     const char *text = NULL;
-    cJSON *o = srv_json_object(c->body, c->body_len, &e);
+    cJSON *o = srv_json_object(c->body, c->body_len, 0, &e);
     srv_req *r = o ? srv_req_new(sv, SRV_SCORE, c->key) : NULL;
     if (o && !r) srv_fail(&e, 500, NULL, "out of memory");
     if (!r || srv_json_string(o, "text", &text, &e) < 0 || srv_json_bool(o, "words", &r->words, &e) < 0 ||

@@ -231,6 +231,7 @@ int cmd_chat(int argc, char **argv)
     txlm_model *m = NULL;
     txlm_session *s = NULL;
     txlm_status e = cli_open_model(a.model, &a.mo, &ctx, &m);
+    if (!e && gen_check_model(&a.g, m)) e = TXLM_ERR_INVALID_ARGUMENT;
     txlm_model_params p;
     if (!e) txlm_model_get_params(m, &p), a.so.max_segment = p.tgt_len ? p.tgt_len : 128;
     if (!e && (e = txlm_session_create(m, &a.so, &s))) cli_lib_error(e, "creating a session");

@@ -277,6 +277,7 @@ int cmd_generate(int argc, char **argv)
     txlm_status e = cli_open_model(a.model, &a.mo, &r.ctx, &r.m);
     r.t_load = cli_now() - t0;
     if (e) rc = e == TXLM_ERR_CANCELLED ? 130 : 1;
+    else if (gen_check_model(&a.g, r.m)) rc = 1;
     else rc = a.streams > 1 ? run_streams(&a, a.prompt, &r, &made) : run_one(&a, a.prompt, &r, &made);
     if ((r.s || a.streams > 1) && (rc == 0 || rc == 130)) timings(&r, a.streams, made);
     if (!rc && cli_validation_status(r.ctx)) rc = 1;

@@ -138,3 +138,9 @@ uint64_t gen_seed(const gen_opts *g)
             (unsigned long long)seed);
     return seed;
 }
+
+int gen_check_model(const gen_opts *g, const txlm_model *m)
+{
+    uint32_t v = txlm_vocab_size(m);
+    return g->samp.top_k > v ? cli_error("--top-k %u: more than the vocabulary's %u tokens (0: off)", g->samp.top_k, v) : 0;
+}

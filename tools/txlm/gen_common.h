@@ -36,6 +36,11 @@ extern const char *const gen_flags[];
 /* Help lines for them. */
 extern const char gen_help[];
 
+/* The options against the model, once it is open and before any work:
+ * the library's rule for --top-k (at most the vocabulary's size, as
+ * txlm serve's top_k), so that nothing is fed before it refuses. 0, or 1
+ * after printing why. */
+int gen_check_model(const gen_opts *g, const txlm_model *m);
 /* Defaults: temperature 1, no top-k/top-p, no penalty (window 64), no stop strings, n_gen tokens. */
 void gen_defaults(gen_opts *g, int64_t n_gen);
 /* Frees the stop strings. */
