@@ -1,6 +1,13 @@
 /* TXLM_ERROR: txlm's status codes as a GError domain, one to one. */
 #include "txlm-glib-private.h"
 
+/**
+ * txlm_error_quark:
+ *
+ * The quark of the %TXLM_ERROR domain, whose name is "txlm-error-quark".
+ *
+ * Returns: the error domain
+ */
 G_DEFINE_QUARK(txlm-error-quark, txlm_error)
 
 G_DEFINE_ENUM_TYPE(TxlmError, txlm_error,

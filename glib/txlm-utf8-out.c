@@ -16,8 +16,10 @@ static void convert(txlm_utf8_out *u, const char *buf, gsize len, gboolean final
         g_string_append_len(out, p, valid_end - p);
         p = valid_end;
         if (p == end) break;
-        if (!final && g_utf8_get_char_validated(p, end - p) == (gunichar)-2) {
-            /* the first bytes of a character the next piece may complete (at most 3) */
+        /* a character is at most 4 bytes: with fewer left, the first bytes of
+         * one the next piece may complete (glib also says -2 for the 5- and
+         * 6-byte forms of old, which are never valid, and for a NUL) */
+        if (!final && *p && end - p < 4 && g_utf8_get_char_validated(p, end - p) == (gunichar)-2) {
             u->n_held = (gsize)(end - p);
             memmove(u->held, p, u->n_held);
             return;

@@ -6,10 +6,13 @@ cd "$(dirname "$0")/.."
 
 missing=()
 for p in $(cat .ci/packages); do
-  # only the tests need these (the PyTorch cross-checks, the Python package's pytest suite);
-  # those tests skip without them. python3-numpy, python3-pip and python3-venv stay: the
-  # Python package (docs/python.md) installs and runs with them.
-  case $p in python3-torch|libopenblas0-pthread|python3-pytest|python3-pandas|python3-distributed) continue ;; esac
+  # only the tests need these (the PyTorch cross-checks, the Python package's pytest suite,
+  # txlm-glib from JavaScript and Python: gjs and python3-gi bring GTK 3 and systemd, 85
+  # packages and 41 MB more); those tests skip without them. python3-numpy, python3-pip and
+  # python3-venv stay: the Python package (docs/python.md) installs and runs with them; so do
+  # libglib2.0-dev, gobject-introspection and libgirepository1.0-dev (txlm-glib and its
+  # typelib, docs/embedding.md: 25 packages, 9 MB).
+  case $p in python3-torch|libopenblas0-pthread|python3-pytest|python3-pandas|python3-distributed|gjs|python3-gi) continue ;; esac
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -10,10 +10,18 @@ tools BUILD_DIR
     Compiles probes with the exact command line of tools/txlm/txlm.c (and of
     tools/pack/txlm_pack.c) from compile_commands.json: a public header compiles,
     every library's private header fails.
+glib LIBTXLM_GLIB_SO LIBTXLM_SO LIBTXLM_A GLIB_DIR BUILD_DIR
+    txlm-glib is a layer above libtxlm, as the tools are: it links
+    libtxlm.so (NEEDED) and holds none of its code (no symbol of libtxlm.a
+    defined in it), exports only the functions its headers declare, none
+    of them a name libtxlm exports (which would interpose one on the
+    other), and glib/txlm-session.c's command line sees include/ and no
+    library's private header.
 """
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -53,16 +61,16 @@ def check_library(so, import_a, include_dir):
 
 def command_for(build, name):
     for e in json.load(open(os.path.join(build, "compile_commands.json"))):
-        if e["file"].endswith("tools/" + name):
+        if e["file"].endswith("/" + name):
             return e
-    sys.exit(f"no compile command for tools/{name}")
+    sys.exit(f"no compile command for {name}")
 
 
 def compiles(entry, text, tmp):
     probe = os.path.join(tmp, "probe.c")
     with open(probe, "w") as f:
         f.write(text)
-    cmd = entry["command"].split()
+    cmd = shlex.split(entry["command"])
     # the target's own flags, the probe instead of the source, no output
     i = cmd.index("-o")
     del cmd[i:i + 2]
@@ -78,25 +86,81 @@ def compiles(entry, text, tmp):
 
 def check_tools(build):
     fails = []
-    private = {"container": "txlm_file.h", "import": "pack.h", "text": "tokenizer.h", "engine": "session.h",
-               "engine/vk": "kernels.h", "api": "txlm_api_error.h"}
-    allowed = {"txlm/txlm.c": {"include"}, "pack/txlm_pack.c": {"include", "container", "import"}}
-    with tempfile.TemporaryDirectory() as tmp:
-        for tool, ok_dirs in allowed.items():
-            entry = command_for(build, tool)
-            if not compiles(entry, '#include "txlm.h"\nint probe(void) { return TXLM_OK; }\n', tmp):
-                fails.append(f"tools/{tool}: a file including txlm.h does not compile")
-            for folder, header in private.items():
-                ok = compiles(entry, f'#include "{header}"\nint probe(void);\n', tmp)
-                if ok != (folder in ok_dirs):
-                    fails.append(f"tools/{tool}: a file including {folder}/{header} "
-                                 f"{'compiles' if ok else 'does not compile'}")
+    allowed = {"tools/txlm/txlm.c": {"include"}, "tools/pack/txlm_pack.c": {"include", "container", "import"}}
+    fails = check_includes(build, allowed)
     print("tools/txlm/txlm.c sees include/ only; tools/pack/txlm_pack.c include/, format/container/ and format/import/")
     return fails
 
 
+PRIVATE = {"container": "txlm_file.h", "import": "pack.h", "text": "tokenizer.h", "engine": "session.h",
+           "engine/vk": "kernels.h", "api": "txlm_api_error.h"}
+
+
+def check_includes(build, allowed):
+    """Each source's own command line: txlm.h compiles, a library's private header only where allowed."""
+    fails = []
+    private = PRIVATE
+    with tempfile.TemporaryDirectory() as tmp:
+        for tool, ok_dirs in allowed.items():
+            entry = command_for(build, tool)
+            if not compiles(entry, '#include "txlm.h"\nint probe(void) { return TXLM_OK; }\n', tmp):
+                fails.append(f"{tool}: a file including txlm.h does not compile")
+            for folder, header in private.items():
+                ok = compiles(entry, f'#include "{header}"\nint probe(void);\n', tmp)
+                if ok != (folder in ok_dirs):
+                    fails.append(f"{tool}: a file including {folder}/{header} "
+                                 f"{'compiles' if ok else 'does not compile'}")
+    return fails
+
+
+def glib_declared(glib_dir):
+    """The functions txlm-glib's public headers declare (TXLM_GLIB_API), with
+    the _get_type of each G_DECLARE_FINAL_TYPE."""
+    declared = set()
+    for h in os.listdir(glib_dir):
+        if not h.endswith(".h") or "private" in h or h in ("txlm-job.h", "txlm-utf8-out.h"):
+            continue
+        text = open(os.path.join(glib_dir, h)).read()
+        declared |= set(re.findall(r"TXLM_GLIB_API[^;(]*?\b(txlm_\w+)\s*\(", text))
+        declared |= {m + "_get_type" for m in re.findall(r"G_DECLARE_FINAL_TYPE\s*\(\s*\w+\s*,\s*(\w+)", text)}
+    return declared
+
+
+def check_glib(so, libtxlm, libtxlm_a, glib_dir, build):
+    fails = []
+    needed = subprocess.run(["readelf", "-d", so], check=True, capture_output=True, text=True).stdout
+    if not re.search(r"NEEDED.*\[libtxlm\.so\.0\]", needed):
+        fails.append("readelf -d: libtxlm-glib does not link libtxlm.so.0")
+    declared = glib_declared(glib_dir)
+    exported = symbols(so, "-D", "--defined-only")
+    for s in exported:
+        if s not in declared:
+            fails.append(f"nm -D: {s} is exported but not declared in glib/'s public headers")
+    missing = sorted(d for d in declared if d not in exported)
+    if missing:
+        fails.append(f"declared in glib/'s headers but not exported: {', '.join(missing)}")
+    txlm_exports = set(symbols(libtxlm, "-D", "--defined-only"))
+    for s in sorted(txlm_exports & set(exported)):
+        fails.append(f"{s} is exported by both libtxlm and libtxlm-glib")
+    engine = {s for s in symbols(libtxlm_a, "--defined-only") if s.startswith("txlm_")}
+    for s in sorted(engine & set(symbols(so, "--defined-only"))):
+        fails.append(f"nm: {s}, libtxlm's own code, is inside libtxlm-glib")
+    if len(engine) < 100:
+        fails.append(f"only {len(engine)} txlm_ symbols in {libtxlm_a}: the search would find nothing")
+    fails += check_includes(build, {"glib/txlm-session.c": {"include"}})
+    print(f"libtxlm-glib: links libtxlm.so.0; {len(exported)} exported symbols, all declared in glib/'s headers, "
+          f"none of libtxlm's {len(txlm_exports)}; none of libtxlm.a's {len(engine)} txlm_ symbols inside; "
+          "glib/txlm-session.c sees include/ only")
+    return fails
+
+
 def main():
-    fails = check_library(*sys.argv[2:5]) if sys.argv[1] == "library" else check_tools(sys.argv[2])
+    if sys.argv[1] == "library":
+        fails = check_library(*sys.argv[2:5])
+    elif sys.argv[1] == "glib":
+        fails = check_glib(*sys.argv[2:7])
+    else:
+        fails = check_tools(sys.argv[2])
     for f in fails:
         print("FAIL:", f)
     return 1 if fails else 0

@@ -2,7 +2,8 @@
 # meson install into a temporary prefix, build examples/embed.c and
 # examples/chat.c against the installed pkg-config file, and run them on a
 # packed golden model; embed.c again against the installed static library
-# (no libtxlm.so at run time); the installed bin/txlm run from the staged
+# (no libtxlm.so at run time); where txlm-glib is built, its installed
+# files and examples/glib/generate.c against txlm-glib-1.0.pc; the installed bin/txlm run from the staged
 # prefix with no LD_LIBRARY_PATH (its run path finds lib/); then README.md's
 # "Installing" commands exactly as written, with a home folder of its own,
 # on this build folder (its prefix set back afterwards): the install, the
@@ -50,6 +51,26 @@ cc "$src/examples/embed.c" "${sanflags[@]}" $(pkg-config --cflags txlm) "$static
 again=$(printf 'w5 w9 w12\nw7\n' | "$tmp/embed_static" "$tmp/model.txlm" 7)
 first=$(printf 'w5 w9 w12\nw7\n' | "$tmp/embed" "$tmp/model.txlm" 7)
 [ "$again" = "$first" ] || { echo "FAIL: the static build answers differently"; exit 1; }
+# txlm-glib, where it is built: its headers, txlm-glib-1.0.pc (with txlm.pc,
+# their prefix set to the staged one: a sysroot would move glib's own paths
+# too), and where introspection is built its GIR and typelib; the program of
+# docs/embedding.md built against the installed pc file runs
+if [ -f "$build/glib/libtxlm-glib-1.0.so" ]; then
+    [ -f "$root/include/txlm-glib-1.0/txlm-glib.h" ] || { echo "FAIL: txlm-glib.h not installed"; exit 1; }
+    if [ -f "$build/glib/Txlm-1.0.typelib" ]; then
+        find "$root" -path '*girepository-1.0/Txlm-1.0.typelib' | grep -q . && find "$root" -path '*gir-1.0/Txlm-1.0.gir' | grep -q . ||
+            { echo "FAIL: the Txlm-1.0 typelib or GIR not installed"; exit 1; }
+    fi
+    mkdir "$tmp/pc"
+    for f in "$pc/txlm.pc" "$pc/txlm-glib-1.0.pc"; do sed "s|^prefix=.*|prefix=$root|" "$f" > "$tmp/pc/$(basename "$f")"; done
+    glib_flags=$(env -u PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_PATH="$tmp/pc" pkg-config --cflags --libs txlm-glib-1.0)
+    cc "$src/examples/glib/generate.c" "${sanflags[@]}" $glib_flags -Wl,-rpath,"$libdir" -o "$tmp/generate"
+    out=$("$tmp/generate" "$src/models/demo.txlm" 2> "$tmp/generate.err") || { echo "FAIL: examples/glib/generate.c: $(cat "$tmp/generate.err")"; exit 1; }
+    grep -q '^\[stopped after [0-9]* tokens; the memory holds [0-9]* tokens\]$' <<< "$out" ||
+        { echo "FAIL: examples/glib/generate.c built against the installed txlm-glib-1.0.pc printed: $out"; exit 1; }
+    echo "txlm-glib installed: header, txlm-glib-1.0.pc, typelib; examples/glib/generate.c built against it runs"
+fi
+
 # the installed command, from a prefix the loader does not search
 txlm="$root/bin/txlm"
 [ -x "$txlm" ] || { echo "FAIL: bin/txlm not installed"; exit 1; }
