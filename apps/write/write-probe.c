@@ -25,6 +25,8 @@ typedef struct {
     WriteGhost *ghost;
     WriteSurprisal *surprisal;
     char *dir;
+    GAsyncQueue *states; /* JSON texts for the writer thread */
+    GThread *writer;
     guint64 seq;
     guint generations; /* started */
     Phase phase;
@@ -123,6 +125,9 @@ static void write_state(Probe *p)
                            write_window_get_session_create_us(win) / 1000.0,
                            model ? txlm_model_get_validation_messages(model) : 0);
     json_string(j, write_window_get_message(win));
+    GskRenderer *renderer = gtk_native_get_renderer(GTK_NATIVE(win));
+    g_string_append(j, ", \"renderer\": ");
+    json_string(j, renderer ? G_OBJECT_TYPE_NAME(renderer) : NULL);
     char *doc = write_ghost_document_text(ghost), *text = write_ghost_dup_text(ghost);
     g_string_append(j, ",\n \"document\": ");
     json_string(j, doc);
@@ -153,18 +158,36 @@ static void write_state(Probe *p)
     meter_json(j, &p->quiet);
     g_string_append_printf(j, ",\n   \"generations\": [%s]},\n", p->gaps_json->str);
     g_string_append_printf(j, " \"screenshots\": %u}\n", p->screenshots);
-    /* written beside and renamed, without g_file_set_contents' fsync: the
-     * probe must not hold the main loop it measures on the disk */
+    /* to the writer thread: the main loop it measures never waits on the disk */
+    g_async_queue_push(p->states, g_string_free(j, FALSE));
+}
+
+static char stop_writer; /* its address: the writer's last item */
+
+/* The writer thread: the latest state of those queued, written beside
+ * and renamed (a reader never sees half of it). */
+static gpointer writer(gpointer user)
+{
+    Probe *p = user;
     char *path = g_build_filename(p->dir, "state.json", NULL), *part = g_strconcat(path, ".part", NULL);
-    GError *error = NULL;
-    if (!g_file_set_contents_full(part, j->str, (gssize)j->len, G_FILE_SET_CONTENTS_NONE, 0644, &error) ||
-        g_rename(part, path) != 0) {
-        g_printerr("txlm-write probe: state.json: %s\n", error ? error->message : g_strerror(errno));
-        g_clear_error(&error);
+    for (gboolean done = FALSE; !done;) {
+        char *state = g_async_queue_pop(p->states), *next;
+        while ((next = g_async_queue_try_pop(p->states))) {
+            if (state != &stop_writer) g_free(state);
+            state = next;
+        }
+        if (state == &stop_writer) break;
+        GError *error = NULL;
+        if (!g_file_set_contents_full(part, state, -1, G_FILE_SET_CONTENTS_NONE, 0644, &error) ||
+            g_rename(part, path) != 0) {
+            g_printerr("txlm-write probe: state.json: %s\n", error ? error->message : g_strerror(errno));
+            g_clear_error(&error);
+        }
+        g_free(state);
     }
     g_free(part);
     g_free(path);
-    g_string_free(j, TRUE);
+    return NULL;
 }
 
 /* ---- the main loop's gaps ------------------------------------------------------ */
@@ -344,6 +367,9 @@ static void probe_free(gpointer data)
 {
     Probe *p = data;
     on_destroy(NULL, p);
+    g_async_queue_push(p->states, &stop_writer);
+    g_thread_join(p->writer);
+    g_async_queue_unref(p->states);
     g_string_free(p->gaps_json, TRUE);
     g_free(p->dir);
     g_free(p);
@@ -378,6 +404,8 @@ void write_probe_attach(WriteWindow *win, const char *dir)
     p->win = win;
     p->dir = g_strdup(dir);
     p->gaps_json = g_string_new(NULL);
+    p->states = g_async_queue_new();
+    p->writer = g_thread_new("probe-writer", writer, p);
     g_object_set_data_full(G_OBJECT(win), "write-probe", p, probe_free);
     p->ghost = g_object_ref(write_window_get_ghost(win));
     p->surprisal = g_object_ref(write_window_get_surprisal(win));

@@ -1,7 +1,7 @@
 /* The window: its widgets, its actions, and the model's life in it.
  *
  * The model is loaded through GAsyncInitable (its progress notified on
- * this thread), the device list comes from txlm_device_list_async, and
+ * this thread), the device list is txlm_device_list_async's (main.c), and
  * the suggestions and colours run on two sessions of the model, one each,
  * so that scoring never waits for a suggestion. Closing the window
  * cancels everything; each call holds the application until it returns
@@ -206,27 +206,14 @@ static void on_device_picked(GObject *drop, GParamSpec *pspec, gpointer user)
     if (device && path) write_window_load_model(win, path, device);
 }
 
-static void on_devices(GObject *source, GAsyncResult *result, gpointer user)
+void write_window_set_devices(WriteWindow *win, GListModel *devices)
 {
-    (void)source;
-    WriteWindow *win = user;
-    GError *error = NULL;
-    GListModel *devices = txlm_device_list_finish(result, &error);
-    if (devices && !win->disposed) {
-        win->devices = devices;
-        win->picking_device = TRUE;
-        gtk_drop_down_set_model(GTK_DROP_DOWN(win->devices_drop), devices);
-        win->picking_device = FALSE;
-        select_device(win, win->model ? txlm_model_get_device(win->model) : NULL);
-    } else if (error) {
-        char *text = g_strdup_printf("The devices: %s", error->message);
-        set_message(win, text);
-        g_free(text);
-    }
-    g_clear_error(&error);
-    if (devices && win->devices != devices) g_object_unref(devices);
-    write_call_end();
-    g_object_unref(win);
+    g_return_if_fail(WRITE_IS_WINDOW(win));
+    g_set_object(&win->devices, devices);
+    win->picking_device = TRUE;
+    gtk_drop_down_set_model(GTK_DROP_DOWN(win->devices_drop), devices);
+    win->picking_device = FALSE;
+    select_device(win, win->model ? txlm_model_get_device(win->model) : NULL);
 }
 
 /* ---- actions ------------------------------------------------------------- */
@@ -563,8 +550,6 @@ WriteWindow *write_window_new(GtkApplication *app, const WriteOptions *options)
     update_title(win);
     gtk_widget_grab_focus(win->view);
 
-    write_call_begin();
-    txlm_device_list_async(NULL, on_devices, g_object_ref(win));
     if (options->model_path) write_window_load_model(win, options->model_path, NULL);
     if (options->surprisal) g_action_group_change_action_state(G_ACTION_GROUP(win), "surprisal", g_variant_new_boolean(TRUE));
     return win;

@@ -30,6 +30,8 @@ G_DECLARE_FINAL_TYPE(WriteWindow, write_window, WRITE, WINDOW, GtkApplicationWin
 /* Signal: state-changed (a model loading, loaded or failed; a message). */
 
 WriteWindow *write_window_new(GtkApplication *app, const WriteOptions *options);
+/* The devices of the picker (TxlmDevice; txlm_device_list_finish's). */
+void write_window_set_devices(WriteWindow *win, GListModel *devices);
 /* Loads path onto device (NULL: txlm's choice), in place of the model now. */
 void write_window_load_model(WriteWindow *win, const char *path, TxlmDevice *device);
 

@@ -133,7 +133,8 @@ def run(args):
         s = app.wait("the demo model loaded and the window shown", lambda s: s["loaded"] and s["toggle"])
         if os.path.realpath(s["model"]) != os.path.realpath(args.model):
             raise wd.Failure(f"the app opened {s['model']}, not the demo model {args.model}")
-        ok(f"the demo model loaded on {s['device']}; its two sessions made in {s['session_create_ms']:.1f} ms")
+        ok(f"the demo model loaded on {s['device']}; its two sessions made in {s['session_create_ms']:.1f} ms; "
+           f"GTK draws with {s['renderer']}")
         app.find_window()
         app.focus()
 

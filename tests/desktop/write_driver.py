@@ -71,7 +71,8 @@ class App:
     """txlm-write on display, its probe in a folder of its own."""
 
     def __init__(self, exe, display, args, env=None):
-        self.dir = tempfile.mkdtemp(prefix="txlm-write-")
+        # in memory where there is a tmpfs: the probe's many small writes stay off a busy disk
+        self.dir = tempfile.mkdtemp(prefix="txlm-write-", dir="/dev/shm" if os.access("/dev/shm", os.W_OK) else None)
         self.env = dict(os.environ, DISPLAY=display.name, TXLM_WRITE_PROBE=self.dir,
                         # a critical warning is a failure, not a line in a log
                         G_DEBUG="fatal-criticals",
