@@ -10,8 +10,9 @@
   4. the Right arrow (a cursor move) takes the ghost away;
   5. a letter and Backspace, a pause, the suggestion again: Tab accepts
      it, it is the document's now;
-  6. Ctrl+Z takes the accepted text back as one step (the ghost was never
-     in the history), Ctrl+Shift+Z brings it again;
+  6. Ctrl+Z takes the accepted text back as one step, a second Ctrl+Z the
+     Backspace before it (the ghosts shown were never in the history),
+     Ctrl+Shift+Z twice brings both again;
   7. a click on the Surprisal toggle colours the words: each word's bits
      equal `txlm score --words`'s for the document, and its colour step
      the scale's;
@@ -168,11 +169,18 @@ def run(args):
         s = app.wait("the suggestion accepted", lambda s: s["document"] == prompt + ghost)
         ok(f"Tab accepted it: the document is {s['document']!r}")
 
+        # the steps: the acceptance, and before it the Backspace of the x (the
+        # ghosts shown in between are no steps)
         app.key("ctrl+z")
         app.wait("the acceptance undone", lambda s: s["document"] == prompt, timeout=60)
+        app.key("ctrl+z")
+        app.wait("the Backspace before it undone", lambda s: s["document"] == prompt + "x", timeout=60)
+        app.key("ctrl+shift+z")
+        app.wait("the Backspace redone", lambda s: s["document"] == prompt, timeout=60)
         app.key("ctrl+shift+z")
         s = app.wait("the acceptance redone", lambda s: s["document"] == prompt + ghost, timeout=60)
-        ok("Ctrl+Z took the accepted text back in one step, Ctrl+Shift+Z brought it again")
+        ok("Ctrl+Z took the accepted text back in one step and then the Backspace before it (no ghost in the "
+           "history); Ctrl+Shift+Z twice brought both again")
 
         app.click(s["toggle"])
         check_surprisal(app, args.txlm, args.model, prompt + ghost)
