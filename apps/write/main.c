@@ -12,6 +12,7 @@ static WriteOptions options = {.n_tokens = 32, .pause_ms = 600, .temperature = 0
 static gint64 seed = -1;
 static int n_tokens = 32, pause_ms = 600, top_k = 40;
 static char *model_path;
+static GListModel *devices; /* the device picker's, listed at start */
 
 static const GOptionEntry entries[] = {
     {"model", 'm', 0, G_OPTION_ARG_FILENAME, &model_path, "The model to open (default: the demo model)", "FILE"},
@@ -27,6 +28,31 @@ static const GOptionEntry entries[] = {
     {"version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the versions and exit", NULL},
     {NULL},
 };
+
+/* GTK draws with OpenGL where it can. On a machine without a GPU that is
+ * Mesa's llvmpipe, whose rasterizer threads share the cores with the
+ * engine's (lavapipe): while the model generates, the UI thread waits on
+ * llvmpipe's starved threads for each frame, hundreds of milliseconds at
+ * times (docs/performance.md, "A desktop app's main loop while
+ * generating"). GTK's Cairo renderer draws on the UI thread itself, in a
+ * millisecond or two for this window. So where txlm finds no GPU (every
+ * device the CPU, or none) and the user has chosen no renderer
+ * (GSK_RENDERER), the window is drawn with Cairo, and GDK does not start
+ * OpenGL at all (GDK_DEBUG=gl-disable, unless GDK_DEBUG is set: no
+ * llvmpipe loaded). Both are read when GTK starts, so this runs before. */
+static void choose_renderer(GListModel *list)
+{
+    if (g_getenv("GSK_RENDERER")) return;
+    guint n = list ? g_list_model_get_n_items(list) : 0;
+    for (guint i = 0; i < n; i++) {
+        TxlmDevice *d = g_list_model_get_item(list, i);
+        gboolean gpu = txlm_device_get_device_type(d) != TXLM_DEVICE_TYPE_CPU;
+        g_object_unref(d);
+        if (gpu) return;
+    }
+    g_setenv("GSK_RENDERER", "cairo", TRUE);
+    if (!g_getenv("GDK_DEBUG")) g_setenv("GDK_DEBUG", "gl-disable", TRUE);
+}
 
 static int on_local_options(GApplication *app, GVariantDict *dict, gpointer user)
 {
@@ -45,6 +71,15 @@ static int on_local_options(GApplication *app, GVariantDict *dict, gpointer user
     options.pause_ms = (guint)pause_ms;
     options.top_k = (guint)top_k;
     options.model_path = model_path ? g_canonicalize_filename(model_path, NULL) : write_default_model();
+    /* The devices, once, before GTK starts and before any window exists:
+     * how the window is drawn depends on them (choose_renderer). Listing
+     * them enumerates Vulkan's devices, a fraction of a second; every call
+     * on a model is asynchronous. */
+    GError *error = NULL;
+    devices = txlm_device_list(&error);
+    if (!devices) g_printerr("txlm-write: the devices: %s\n", error->message);
+    g_clear_error(&error);
+    choose_renderer(devices);
     return -1; /* go on */
 }
 
@@ -78,54 +113,6 @@ static void on_startup(GApplication *app, gpointer user)
         gtk_application_set_accels_for_action(GTK_APPLICATION(app), accels[i].action, accels[i].accels);
 }
 
-/* GTK draws with OpenGL where it can. On a machine without a GPU that is
- * Mesa's llvmpipe, whose rasterizer threads share the cores with the
- * engine's (lavapipe): while the model generates, the UI thread waits on
- * llvmpipe's starved threads for each frame, hundreds of milliseconds at
- * times (docs/performance.md, "A desktop app's main loop while
- * generating"). GTK's Cairo renderer draws on the UI thread itself, in a
- * millisecond or two for this window. So where txlm finds no GPU (every
- * device the CPU, or none), and the user has not chosen a renderer
- * (GSK_RENDERER), the window is drawn with Cairo. Set before the first
- * window is made: GTK reads it when a window is realized. */
-static void choose_renderer(GListModel *devices)
-{
-    if (g_getenv("GSK_RENDERER")) return;
-    guint n = devices ? g_list_model_get_n_items(devices) : 0;
-    for (guint i = 0; i < n; i++) {
-        TxlmDevice *d = g_list_model_get_item(devices, i);
-        gboolean gpu = txlm_device_get_device_type(d) != TXLM_DEVICE_TYPE_CPU;
-        g_object_unref(d);
-        if (gpu) return;
-    }
-    g_setenv("GSK_RENDERER", "cairo", TRUE);
-}
-
-static void open_window(GtkApplication *app, GListModel *devices)
-{
-    WriteWindow *win = write_window_new(app, &options);
-    if (devices) write_window_set_devices(win, devices);
-    if (!options.model_path) g_printerr("txlm-write: no demo model found; open a model with Ctrl+O\n");
-    const char *probe = g_getenv("TXLM_WRITE_PROBE");
-    if (probe && *probe) write_probe_attach(win, probe);
-    gtk_window_present(GTK_WINDOW(win));
-}
-
-/* The device list, then the window (drawn as choose_renderer decides). */
-static void on_devices(GObject *source, GAsyncResult *result, gpointer user)
-{
-    (void)source;
-    GtkApplication *app = user;
-    GError *error = NULL;
-    GListModel *devices = txlm_device_list_finish(result, &error);
-    if (!devices) g_printerr("txlm-write: the devices: %s\n", error->message);
-    g_clear_error(&error);
-    choose_renderer(devices);
-    open_window(app, devices);
-    g_clear_object(&devices);
-    g_application_release(G_APPLICATION(app));
-}
-
 static void on_activate(GApplication *app, gpointer user)
 {
     (void)user;
@@ -134,8 +121,12 @@ static void on_activate(GApplication *app, gpointer user)
         gtk_window_present(existing);
         return;
     }
-    g_application_hold(app); /* until the list comes */
-    txlm_device_list_async(NULL, on_devices, app);
+    WriteWindow *win = write_window_new(GTK_APPLICATION(app), &options);
+    if (devices) write_window_set_devices(win, devices);
+    if (!options.model_path) g_printerr("txlm-write: no demo model found; open a model with Ctrl+O\n");
+    const char *probe = g_getenv("TXLM_WRITE_PROBE");
+    if (probe && *probe) write_probe_attach(win, probe);
+    gtk_window_present(GTK_WINDOW(win));
 }
 
 int main(int argc, char **argv)
@@ -150,6 +141,7 @@ int main(int argc, char **argv)
     g_signal_connect(app, "activate", G_CALLBACK(on_activate), NULL);
     int status = g_application_run(G_APPLICATION(app), argc, argv);
     g_object_unref(app);
+    g_clear_object(&devices);
     g_free(options.model_path);
     g_free(model_path);
     return status;

@@ -1,7 +1,7 @@
 /* The window: its widgets, its actions, and the model's life in it.
  *
  * The model is loaded through GAsyncInitable (its progress notified on
- * this thread), the device list is txlm_device_list_async's (main.c), and
+ * this thread), the device list is the one main.c read at start, and
  * the suggestions and colours run on two sessions of the model, one each,
  * so that scoring never waits for a suggestion. Closing the window
  * cancels everything; each call holds the application until it returns

@@ -7,9 +7,9 @@
      same prompt, seed and settings, and it is not part of the document;
   3. a letter typed while it shows takes it away and goes where the
      cursor is; Backspace, a pause: the same suggestion again;
-  4. the Right arrow (a cursor move) takes the ghost away;
-  5. a letter and Backspace, a pause, the suggestion again: Tab accepts
-     it, it is the document's now;
+  4. the Left arrow (a cursor move) takes the ghost away;
+  5. End, a letter and Backspace, a pause, the suggestion again: Tab
+     accepts it, it is the document's now;
   6. Ctrl+Z takes the accepted text back as one step, a second Ctrl+Z the
      Backspace before it (the ghosts shown were never in the history),
      Ctrl+Shift+Z twice brings both again;
@@ -155,12 +155,13 @@ def run(args):
             raise wd.Failure(f"after x and Backspace the ghost is {s['ghost']!r}, not {ghost!r} again")
         ok("a letter typed took the ghost away and went in before it; Backspace, a pause: the same ghost")
 
-        app.key("Right")
+        app.key("Left")
         s = app.wait("the ghost gone after a cursor move", lambda s: s["ghost"] == "" and not s["ghost_running"])
         if s["document"] != PROMPT:
-            raise wd.Failure(f"after Right, the document is {s['document']!r}")
-        ok("Right (a cursor move) took the ghost away")
+            raise wd.Failure(f"after Left, the document is {s['document']!r}")
+        ok("Left (a cursor move) took the ghost away")
 
+        app.key("End")
         app.type("x")
         app.key("BackSpace")
         ghost_for(app, PROMPT, "the suggestion again")
