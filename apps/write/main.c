@@ -25,7 +25,7 @@ static const GOptionEntry entries[] = {
     {"multiline", 0, 0, G_OPTION_ARG_NONE, &options.multiline,
      "Let a suggestion go on past the end of its line (default: it ends there)", NULL},
     {"surprisal", 0, 0, G_OPTION_ARG_NONE, &options.surprisal, "Colour the words by surprisal from the start", NULL},
-    {"version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the versions and exit", NULL},
+    {"version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the versions and where the demo model is, and exit", NULL},
     {NULL},
 };
 
@@ -58,8 +58,10 @@ static int on_local_options(GApplication *app, GVariantDict *dict, gpointer user
 {
     (void)app, (void)user;
     if (g_variant_dict_contains(dict, "version")) {
-        g_print("txlm-write %s (txlm %s, GTK %u.%u.%u)\n", TXLM_WRITE_VERSION, txlm_version(), gtk_get_major_version(),
-                gtk_get_minor_version(), gtk_get_micro_version());
+        char *demo = write_default_model();
+        g_print("txlm-write %s (txlm %s, GTK %u.%u.%u); demo model: %s\n", TXLM_WRITE_VERSION, txlm_version(),
+                gtk_get_major_version(), gtk_get_minor_version(), gtk_get_micro_version(), demo ? demo : "none");
+        g_free(demo);
         return 0;
     }
     if (n_tokens < 1 || pause_ms < 0 || top_k < 0) {
