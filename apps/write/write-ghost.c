@@ -10,13 +10,7 @@
  * ghost) and the pause timer starts again. */
 #include "write-ghost.h"
 
-#include "write-calls.h"
-
-typedef struct {
-    WriteGhost *ghost;     /* a ref: alive until the generation returns */
-    GCancellable *cancel;
-    char *prompt;
-} GhostRun;
+#include "write-run.h"
 
 struct _WriteGhost {
     GObject parent;
@@ -34,7 +28,7 @@ struct _WriteGhost {
     guint pause_ms;
     guint pause_source;
     guint own_change;  /* inside a change of the ghost's own */
-    GhostRun *run;     /* the generation whose tokens are shown (NULL: none) */
+    WriteRun *run;     /* the generation whose tokens are shown (NULL: none) */
     gboolean want_run; /* start one when the session's last (cancelled) call returns */
     gboolean done;     /* the ghost shown is complete */
     char *prompt;      /* of the ghost shown */
@@ -46,15 +40,6 @@ enum { SIG_DOCUMENT_CHANGED, SIG_STATE_CHANGED, SIG_ERROR, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void start_generation(WriteGhost *g);
-
-static void run_free(GhostRun *r)
-{
-    write_call_end();
-    g_object_unref(r->ghost);
-    g_object_unref(r->cancel);
-    g_free(r->prompt);
-    g_free(r);
-}
 
 static void state_changed(WriteGhost *g) { g_signal_emit(g, signals[SIG_STATE_CHANGED], 0); }
 
@@ -103,12 +88,7 @@ static void remove_text(WriteGhost *g)
     end_own(g);
 }
 
-static void cancel_run(WriteGhost *g)
-{
-    if (!g->run) return;
-    g_cancellable_cancel(g->run->cancel);
-    g->run = NULL; /* its callback frees it */
-}
+static void cancel_run(WriteGhost *g) { write_run_cancel(&g->run); }
 
 static void stop_timer(WriteGhost *g) { g_clear_handle_id(&g->pause_source, g_source_remove); }
 
@@ -175,8 +155,8 @@ static void on_token(TxlmSession *session, const char *text, gpointer user)
 
 static void on_generated(GObject *source, GAsyncResult *result, gpointer user)
 {
-    GhostRun *r = user;
-    WriteGhost *g = r->ghost;
+    WriteRun *r = user;
+    WriteGhost *g = WRITE_GHOST(r->owner);
     GError *error = NULL;
     char *text = txlm_session_generate_finish(TXLM_SESSION(source), result, &error);
     g_free(text); /* (the ghost holds what the tokens brought) */
@@ -191,7 +171,7 @@ static void on_generated(GObject *source, GAsyncResult *result, gpointer user)
     gboolean again = g->want_run && TXLM_SESSION(source) == g->session;
     g->want_run = FALSE;
     if (again) start_generation(g);
-    run_free(r);
+    write_run_free(r);
 }
 
 static gboolean has_selection(WriteGhost *g)
@@ -217,11 +197,7 @@ static void start_generation(WriteGhost *g)
         g_free(prompt);
         return;
     }
-    GhostRun *r = g_new0(GhostRun, 1);
-    r->ghost = g_object_ref(g);
-    r->cancel = g_cancellable_new();
-    write_call_begin();
-    r->prompt = prompt;
+    WriteRun *r = write_run_new(g, prompt, 0);
     g->run = r;
     g->done = FALSE;
     g_free(g->prompt);

@@ -7,7 +7,7 @@
 
 #include "write-surprisal.h"
 
-#include "write-calls.h"
+#include "write-run.h"
 
 static const WriteSurprisalStep scale[] = {
     {0, 4, "#ffffb2", "#000000"},        {4, 8, "#fecc5c", "#000000"},   {8, 14, "#fd8d3c", "#000000"},
@@ -29,13 +29,6 @@ int write_surprisal_step_of(double bits)
     return N_STEPS - 1;
 }
 
-typedef struct {
-    WriteSurprisal *owner; /* a ref */
-    GCancellable *cancel;
-    char *text;
-    guint64 version; /* of the document scored */
-} ScoreRun;
-
 struct _WriteSurprisal {
     GObject parent;
     GtkTextBuffer *buffer;
@@ -45,7 +38,7 @@ struct _WriteSurprisal {
     gboolean enabled;
     guint64 version; /* the document's, counted by its changes */
     guint pause_source;
-    ScoreRun *run;
+    WriteRun *run;
     gboolean want_run;
     GPtrArray *words; /* coloured now */
     char *scored_text;
@@ -60,15 +53,6 @@ enum { PAUSE_MS = 700 };
 
 static void start_scoring(WriteSurprisal *s);
 
-static void run_free(ScoreRun *r)
-{
-    write_call_end();
-    g_object_unref(r->owner);
-    g_object_unref(r->cancel);
-    g_free(r->text);
-    g_free(r);
-}
-
 static void state_changed(WriteSurprisal *s) { g_signal_emit(s, signals[SIG_STATE_CHANGED], 0); }
 
 static void remove_colours(WriteSurprisal *s)
@@ -80,12 +64,7 @@ static void remove_colours(WriteSurprisal *s)
     g_clear_pointer(&s->scored_text, g_free);
 }
 
-static void cancel_run(WriteSurprisal *s)
-{
-    if (!s->run) return;
-    g_cancellable_cancel(s->run->cancel);
-    s->run = NULL;
-}
+static void cancel_run(WriteSurprisal *s) { write_run_cancel(&s->run); }
 
 static void stop_timer(WriteSurprisal *s) { g_clear_handle_id(&s->pause_source, g_source_remove); }
 
@@ -118,8 +97,8 @@ static void apply(WriteSurprisal *s, GPtrArray *words, const char *text)
 
 static void on_scored(GObject *source, GAsyncResult *result, gpointer user)
 {
-    ScoreRun *r = user;
-    WriteSurprisal *s = r->owner;
+    WriteRun *r = user;
+    WriteSurprisal *s = WRITE_SURPRISAL(r->owner);
     GError *error = NULL;
     GPtrArray *words = txlm_session_score_finish(TXLM_SESSION(source), result, &error);
     if (s->run == r) {
@@ -134,7 +113,7 @@ static void on_scored(GObject *source, GAsyncResult *result, gpointer user)
     gboolean again = s->want_run && TXLM_SESSION(source) == s->session;
     s->want_run = FALSE;
     if (again) start_scoring(s);
-    run_free(r);
+    write_run_free(r);
 }
 
 static void start_scoring(WriteSurprisal *s)
@@ -152,12 +131,7 @@ static void start_scoring(WriteSurprisal *s)
         g_free(text);
         return;
     }
-    ScoreRun *r = g_new0(ScoreRun, 1);
-    r->owner = g_object_ref(s);
-    r->cancel = g_cancellable_new();
-    write_call_begin();
-    r->text = text;
-    r->version = s->version;
+    WriteRun *r = write_run_new(s, text, s->version);
     s->run = r;
     txlm_session_score_async(s->session, text, r->cancel, on_scored, r);
     state_changed(s);
