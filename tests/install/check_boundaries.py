@@ -96,15 +96,16 @@ PRIVATE = {"container": "txlm_file.h", "import": "pack.h", "text": "tokenizer.h"
            "engine/vk": "kernels.h", "api": "txlm_api_error.h"}
 
 
-def check_includes(build, allowed):
-    """Each source's own command line: txlm.h compiles, a library's private header only where allowed."""
+def check_includes(build, allowed, private=PRIVATE, public=('#include "txlm.h"\nint probe(void) { return TXLM_OK; }\n',)):
+    """Each source's own command line: the public headers (probes) compile, a
+    library's private header only where allowed."""
     fails = []
-    private = PRIVATE
     with tempfile.TemporaryDirectory() as tmp:
         for tool, ok_dirs in allowed.items():
             entry = command_for(build, tool)
-            if not compiles(entry, '#include "txlm.h"\nint probe(void) { return TXLM_OK; }\n', tmp):
-                fails.append(f"{tool}: a file including txlm.h does not compile")
+            for probe in public:
+                if not compiles(entry, probe, tmp):
+                    fails.append(f"{tool}: a file of {probe.splitlines()[0]} does not compile")
             for folder, header in private.items():
                 ok = compiles(entry, f'#include "{header}"\nint probe(void);\n', tmp)
                 if ok != (folder in ok_dirs):
@@ -154,11 +155,37 @@ def check_glib(so, libtxlm, libtxlm_a, glib_dir, build):
     return fails
 
 
+GLIB_PRIVATE = {"glib": "txlm-glib-private.h", "glib/session": "txlm-session-private.h", "glib/job": "txlm-job.h",
+                "glib/utf8": "txlm-utf8-out.h"}
+
+
+def check_app(exe, libtxlm_a, glib_so, build):
+    fails = []
+    needed = subprocess.run(["readelf", "-d", exe], check=True, capture_output=True, text=True).stdout
+    if not re.search(r"NEEDED.*\[libtxlm-glib-1\.0\.so\.0\]", needed):
+        fails.append("readelf -d: txlm-write does not link libtxlm-glib-1.0.so.0")
+    inside = {s for s in symbols(exe, "--defined-only") if s.startswith("txlm_")}
+    engine = {s for s in symbols(libtxlm_a, "--defined-only") if s.startswith("txlm_")}
+    glib = set(symbols(glib_so, "-D", "--defined-only"))
+    for s in sorted(inside & (engine | glib)):
+        fails.append(f"nm: {s}, a library's own code, is inside txlm-write")
+    if len(engine) < 100 or len(glib) < 50:
+        fails.append(f"only {len(engine)} and {len(glib)} symbols in the libraries: the search would find nothing")
+    public = ('#include "txlm.h"\nint probe(void) { return TXLM_OK; }\n',
+              '#include <txlm-glib.h>\nGType probe(void) { return TXLM_TYPE_SESSION; }\n')
+    fails += check_includes(build, {"apps/write/main.c": {"include"}}, {**PRIVATE, **GLIB_PRIVATE}, public)
+    print(f"txlm-write: links libtxlm-glib-1.0.so.0, none of the libraries' {len(engine | glib)} txlm_ symbols inside; "
+          "its sources see include/ and <txlm-glib.h>, no private header")
+    return fails
+
+
 def main():
     if sys.argv[1] == "library":
         fails = check_library(*sys.argv[2:5])
     elif sys.argv[1] == "glib":
         fails = check_glib(*sys.argv[2:7])
+    elif sys.argv[1] == "app":
+        fails = check_app(*sys.argv[2:6])
     else:
         fails = check_tools(sys.argv[2])
     for f in fails:

@@ -9,7 +9,8 @@
 # "Installing" commands exactly as written, with a home folder of its own,
 # on this build folder (its prefix set back afterwards): the install, the
 # installed txlm, and a program built against the installed txlm.pc that
-# starts without LD_LIBRARY_PATH.
+# starts without LD_LIBRARY_PATH; the installed txlm-write (where it is
+# built) finds its libraries and the installed demo model.
 # usage: test_install.sh BUILD_DIR SOURCE_DIR TXLM_PACK GOLDEN_CASE_DIR
 set -euo pipefail
 build=$1 src=$2 pack=$3 case_dir=$4
@@ -89,6 +90,16 @@ env -u LD_LIBRARY_PATH "$txlm" --version > "$tmp/version.txt" 2> "$tmp/version.e
 env -u LD_LIBRARY_PATH ldd "$txlm" | grep libtxlm | grep -q "$root" ||
     { echo "FAIL: bin/txlm does not find the installed libtxlm: $(env -u LD_LIBRARY_PATH ldd "$txlm" | grep libtxlm)"; exit 1; }
 env -u LD_LIBRARY_PATH "$txlm" info -m "$tmp/model.txlm" > /dev/null || { echo "FAIL: the installed txlm info"; exit 1; }
+
+# txlm-write (where it is built), from the staged prefix: it starts with no
+# LD_LIBRARY_PATH (its run path) and finds the demo model installed beside it
+if [ -e "$root/bin/txlm-write" ]; then
+    out=$(env -u LD_LIBRARY_PATH -u DISPLAY -u WAYLAND_DISPLAY "$root/bin/txlm-write" --version 2>&1) ||
+        { echo "FAIL: the installed txlm-write does not start: $out"; exit 1; }
+    [[ "$out" == *"demo model: $root/share/txlm/demo.txlm" ]] ||
+        { echo "FAIL: the installed txlm-write does not find the installed demo model: $out"; exit 1; }
+    echo "installed $out"
+fi
 
 # README.md's lines, as written, in a folder where build/, examples/ and
 # models/ are this build's and the source's; the compiler gets the
