@@ -10,7 +10,7 @@
 # output is under the folder the script prints, kept when a step fails.
 # usage: .ci/debian-packages.sh LOG_JSON
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 log=$(realpath -m "$1")
 mkdir -p "$(dirname "$log")"
 : > "$log"
@@ -65,13 +65,13 @@ if ! step build build; then
     exit 1
 fi
 debs=("$work"/*.deb)
-packages=($(for d in "${debs[@]}"; do dpkg-deb --field "$d" Package; done))
+mapfile -t packages < <(for d in "${debs[@]}"; do dpkg-deb --field "$d" Package; done)
 echo "built: ${debs[*]##*/}"
 
 # lintian on the binary packages and the source package: every tag down
 # to info shown; errors fail (docs/packaging.md lists any warning kept,
 # with why)
-lint() { lintian --fail-on error --display-info "$work"/txlm_*.changes $(ls "$work"/txlm_*.dsc 2> /dev/null); }
+lint() { lintian --fail-on error --display-info "$work"/txlm_*.changes "$work"/txlm_*.dsc; }
 step lintian lint || true
 grep -E '^[EW]: ' "$work/lintian.log" || true
 
