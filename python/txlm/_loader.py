@@ -1,13 +1,21 @@
 """Finding and opening libtxlm.so.
 
 The library is looked for, in order: the file named by ``$TXLM_LIBRARY``;
-the ``libdir`` that pkg-config gives for ``txlm`` (an installed txlm); the
-dynamic loader's own search (``ldconfig``'s cache, ``$LD_LIBRARY_PATH``).
+``libtxlm.so.0`` in the ``libdir`` that pkg-config gives for ``txlm`` (a
+txlm installed under a prefix the dynamic loader may not search, such as
+``$HOME/.local``); ``libtxlm.so.0`` by the dynamic loader's own search
+(``ldconfig``'s cache, which holds ``/usr/lib/<arch>/libtxlm.so.0`` of
+Debian's libtxlm0 package, and ``$LD_LIBRARY_PATH``).
+
+Only the SONAME is ever looked for, never ``libtxlm.so`` (the development
+link, which may point at a later, incompatible ABI) nor
+``ctypes.util.find_library`` (which answers with whichever
+``libtxlm.so.N`` the cache lists first, by running ``ldconfig`` and a
+compiler): these bindings declare ABI 0's functions.
 """
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import shutil
 import subprocess
@@ -15,7 +23,8 @@ from typing import List, Optional
 
 from .errors import LibraryNotFoundError
 
-# The soname the library is installed under (meson.build: soversion 0).
+# The soname the library is installed under (meson.build: soversion 0;
+# docs/packaging.md, "ABI and SONAME").
 SONAME = "libtxlm.so.0"
 
 
@@ -39,9 +48,8 @@ def candidates() -> List[str]:
     found = []
     libdir = _pkg_config_libdir()
     if libdir:
-        found += [os.path.join(libdir, SONAME), os.path.join(libdir, "libtxlm.so")]
-    name = ctypes.util.find_library("txlm")
-    found.append(name or SONAME)
+        found.append(os.path.join(libdir, SONAME))
+    found.append(SONAME)
     return found
 
 
@@ -60,5 +68,6 @@ def open_library() -> ctypes.CDLL:
         except OSError as e:
             tried.append(str(e))
     hint = ("check $TXLM_LIBRARY" if explicit else
-            "install txlm (meson install -C build) or set TXLM_LIBRARY=/path/to/build/libtxlm.so")
+            "install txlm (its Debian package libtxlm0, or meson install -C build) "
+            "or set TXLM_LIBRARY=/path/to/build/libtxlm.so")
     raise LibraryNotFoundError(f"libtxlm not found ({'; '.join(tried)}): {hint}")

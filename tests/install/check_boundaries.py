@@ -2,10 +2,12 @@
 """The library boundaries the build is meant to enforce (docs/architecture.md).
 
 library LIBTXLM_SO IMPORT_A INCLUDE_DIR
-    libtxlm.so exports only functions declared in include/, depends on no
-    cJSON, and holds no importer code (nm of its symbol table); the importer
-    names searched for are checked to exist in the import library, so the
-    search cannot pass by matching nothing.
+    libtxlm.so exports only functions declared in include/, every one under
+    the version node TXLM_0 of api/libtxlm.map (nm -D: the dynamic symbol
+    table holds nothing else but the node itself), has the SONAME
+    libtxlm.so.0, depends on no cJSON, and holds no importer code (nm of its
+    symbol table); the importer names searched for are checked to exist in
+    the import library, so the search cannot pass by matching nothing.
 tools BUILD_DIR
     Compiles probes with the exact command line of tools/txlm/txlm.c (and of
     tools/pack/txlm_pack.c) from compile_commands.json: a public header compiles,
@@ -30,6 +32,11 @@ IMPORTER = re.compile(r"^(txlm_(pickle|safetensors|zip_|torch|checkpoint|pack_|c
                       r"|synthetic|export_hf|ckpt_|cluster_order|inv_freq_check|check_finite)\w*|cJSON\w*)$")
 
 
+# The SONAME and the symbols' version node (docs/packaging.md, "ABI and SONAME").
+SONAME = "libtxlm.so.0"
+VERSION_NODE = "TXLM_0"
+
+
 def symbols(path, *args):
     out = subprocess.run(["nm", *args, path], check=True, capture_output=True, text=True).stdout
     return [line.split()[-1] for line in out.splitlines() if len(line.split()) >= 2]
@@ -44,17 +51,27 @@ def check_library(so, import_a, include_dir):
     for h in os.listdir(include_dir):
         if h.endswith(".h"):
             declared |= set(re.findall(r"TXLM_API[^;(]*?\b(txlm_\w+)\s*\(", open(os.path.join(include_dir, h)).read()))
-    exported = symbols(so, "-D", "--defined-only")
-    for s in exported:
-        if s not in declared:
-            fails.append(f"nm -D: {s} is exported but not declared in include/")
+    soname = re.search(r"\(SONAME\)\s+Library soname: \[([^\]]+)\]", needed)
+    if not soname or soname.group(1) != SONAME:
+        fails.append(f"readelf -d: the SONAME is {soname and soname.group(1)}, not {SONAME}")
+    exported = []
+    for versioned in symbols(so, "-D", "--defined-only"):
+        # name@@NODE: the symbol's default version (api/libtxlm.map)
+        name, _, node = versioned.partition("@@")
+        if name == VERSION_NODE and node in ("", VERSION_NODE):
+            continue  # the version node's own definition
+        exported.append(name)
+        if name not in declared:
+            fails.append(f"nm -D: {versioned} is exported but not declared in include/")
+        elif node != VERSION_NODE:
+            fails.append(f"nm -D: {versioned} is not under the version node {VERSION_NODE} (api/libtxlm.map)")
     for s in exported + symbols(so, "--defined-only"):
         if IMPORTER.match(s):
             fails.append(f"nm: importer symbol {s} in libtxlm.so")
     in_import = [s for s in symbols(import_a, "--defined-only") if IMPORTER.match(s)]
     if len(in_import) < 20:
         fails.append(f"the importer pattern matches only {len(in_import)} symbols of {import_a}")
-    print(f"{len(exported)} exported symbols, all declared in include/; no cJSON; "
+    print(f"{SONAME}: {len(exported)} exported symbols, all declared in include/, all under {VERSION_NODE}; no cJSON; "
           f"{len(in_import)} importer symbols in the import library, none in libtxlm.so")
     return fails
 
