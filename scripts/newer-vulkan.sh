@@ -114,8 +114,12 @@ run_mesa() {
     VK_ICD_FILENAMES=$MESA_DIR/usr/share/vulkan/icd.d/lvp_icd.json \
     VK_DRIVER_FILES=$MESA_DIR/usr/share/vulkan/icd.d/lvp_icd.json \
     VK_LAYER_PATH=$MESA_DIR/usr/share/vulkan/explicit_layer.d \
+    # Only the newer libraries' folder: --library-path comes before a
+    # program's run path, so naming the system's folders here would let an
+    # installed libtxlm0 shadow the build's libtxlm.so.0 (the system's
+    # libraries are found after the run path, by the loader's own search)
     exec "$(loader "$MESA_DIR")" \
-        --library-path "$MESA_DIR/usr/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib/x86_64-linux-gnu" \
+        --library-path "$MESA_DIR/usr/lib/x86_64-linux-gnu" \
         "$prog" "$@"
 }
 

@@ -1,4 +1,4 @@
-"""No leaks: 1,000 cycles of creating and freeing models, sessions, batches and detokenizers
+"""No leaks: 400 cycles of creating and freeing models, sessions, batches and detokenizers
 (half closed explicitly, half left to garbage collection, some in reference cycles) leave the
 process's memory flat: the C heap in use (malloc's count, to the byte), Python's objects, the
 C handles still open (exactly none) and the resident size (loosely: the driver touches pages
@@ -19,12 +19,13 @@ from conftest import DEMO, rss_bytes
 import txlm
 from txlm._handle import live_handles
 
-WARM_UP = 200   # the allocator and the driver reach their steady state (a C loop's first cycles grow too)
-CYCLES = 1000
-# What 1,000 cycles may add. One model left unfreed is 7 MB of weights, one session about
-# 1 MB, a detokenizer a few hundred bytes of heap; a Python object kept per cycle is 1,000 blocks.
-HEAP_SLACK = 256 << 10
-BLOCKS_SLACK = 500
+WARM_UP = 100   # the allocator and the driver reach their steady state (a C loop's first cycles grow too)
+CYCLES = 400
+# What 400 cycles may add. One model left unfreed is 7 MB of weights, one session about
+# 1 MB, a detokenizer a few hundred bytes of heap (400 of them pass 96 KiB); a Python object
+# kept per cycle is 400 blocks.
+HEAP_SLACK = 96 << 10
+BLOCKS_SLACK = 200
 RSS_SLACK = 64 << 20
 
 

@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""debian/libtxlm0.symbols against what libtxlm.so exports, and
+"""debian/libtxlm0.symbols (or libtxlm-glib-1.0-0.symbols) against what the library exports, and
 debian/changelog's version against meson.build's.
 
-usage: check_symbols.py LIBTXLM_SO SYMBOLS_FILE CHANGELOG PROJECT_VERSION [--write]
+usage: check_symbols.py LIBRARY_SO SYMBOLS_FILE CHANGELOG PROJECT_VERSION [--node NODE] [--write]
+
+NODE is the version node every symbol must carry: TXLM_0 (api/libtxlm.map,
+the default) for libtxlm, Base (unversioned, exported by visibility) for
+libtxlm-glib-1.0 (debian/libtxlm-glib-1.0-0.symbols).
 
 The symbols file lists every symbol libtxlm.so.0 exports, with the version
 of txlm that first had it; the package build (dh_makeshlibs -- -c4) fails
@@ -13,16 +17,16 @@ lines keep their version, a new symbol gets PROJECT_VERSION):
 A symbol that disappears is an ABI break (docs/packaging.md, "ABI and
 SONAME"): the check says so rather than only "remove the line".
 """
+import os
 import re
 import subprocess
 import sys
 
 HEADER = re.compile(r"^(\S+) (\S+) #MINVER#$")
-NODE = "TXLM_0"  # api/libtxlm.map
 ENTRY = re.compile(r"^ (\S+@\S+) (\S+)$")
 
 
-def exported(so):
+def exported(so, node):
     """name@VERSION of every symbol the library defines in its dynamic table."""
     out = subprocess.run(["nm", "-D", "--defined-only", so], check=True, capture_output=True, text=True).stdout
     names = set()
@@ -30,8 +34,8 @@ def exported(so):
         name = line.split()[-1]
         # nm writes name@@NODE for a symbol's default version; dpkg's symbols file name@NODE
         name = name.replace("@@", "@")
-        if name == NODE:
-            name = f"{NODE}@{NODE}"  # the version node's own definition, as dpkg-gensymbols names it
+        if name == node:
+            name = f"{node}@{node}"  # the version node's own definition, as dpkg-gensymbols names it
         names.add(name if "@" in name else name + "@Base")
     return names
 
@@ -67,13 +71,20 @@ def changelog_version(path):
 
 def main(argv):
     write = "--write" in argv
-    so, symbols_file, changelog, version = [a for a in argv if a != "--write"]
+    argv = [a for a in argv if a != "--write"]
+    node = "TXLM_0"  # api/libtxlm.map
+    if "--node" in argv:
+        i = argv.index("--node")
+        node = argv[i + 1]
+        del argv[i:i + 2]
+    so, symbols_file, changelog, version = argv
+    lib = os.path.basename(so)
     fails = []
     header, meta, listed = read_symbols(symbols_file)
     lib_soname = soname(so)
     if header.split()[0] != lib_soname:
         fails.append(f"{symbols_file} is for {header.split()[0]}, the library's SONAME is {lib_soname}")
-    have = exported(so)
+    have = exported(so, node)
     added = sorted(have - set(listed))
     gone = sorted(set(listed) - have)
     if write:
@@ -83,15 +94,15 @@ def main(argv):
         print(f"{symbols_file}: {len(entries)} symbols, {len(added)} added, {len(gone)} removed")
         added = gone = []
     for s in added:
-        fails.append(f"libtxlm.so exports {s}, which {symbols_file} lacks: add the line ' {s} {version}' "
+        fails.append(f"{lib} exports {s}, which {symbols_file} lacks: add the line ' {s} {version}' "
                      f"(or run: meson compile -C BUILD debian-symbols)")
     for s in gone:
-        fails.append(f"{symbols_file} lists {s} (since {listed[s]}), which libtxlm.so no longer exports: "
+        fails.append(f"{symbols_file} lists {s} (since {listed[s]}), which {lib} no longer exports: "
                      "removing a released function breaks the ABI and needs a new SONAME (docs/packaging.md); "
                      "if it was never released, remove its line")
     for s in have:
-        if not s.endswith("@" + NODE):
-            fails.append(f"{s} is not under the version node {NODE} (api/libtxlm.map)")
+        if not s.endswith("@" + node):
+            fails.append(f"{s} is not under the version node {node}")
     pkg = changelog_version(changelog)
     if pkg is None or not (pkg == version or pkg.startswith(version + "-") or pkg.startswith(version + "+")):
         fails.append(f"debian/changelog's version is {pkg}, meson.build's {version}: add a changelog entry "

@@ -238,8 +238,9 @@ def stopping():
 
 def hung_pass():
     """A pass that never returns (the fault point hang-pass, as a device that hangs without a word): past the grace
-    period every wait is bounded (30 s for a pass), and the process exits 1 saying so instead of waiting for ever."""
-    env = dict(os.environ, TXLM_FAULT_SERVE="hang-pass")
+    period every wait is bounded (30 s for a pass; 2 s here, short-stop-wait), and the process exits 1 saying so
+    instead of waiting for ever."""
+    env = dict(os.environ, TXLM_FAULT_SERVE="hang-pass,short-stop-wait")
     sv = Server(txlm, model, "--grace", "0.5", env=env)
     try:
         held = open_request(sv.port, {"prompt": "w5", "max_tokens": 10})

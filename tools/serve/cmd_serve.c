@@ -17,6 +17,7 @@
 #include "cli_files.h"
 #include "serve.h"
 #include "srv_conns.h"
+#include "srv_fault.h"
 #include "srv_http.h"
 #include "srv_listen.h"
 #include "srv_pool.h"
@@ -232,6 +233,7 @@ static int open_all(srv *sv, cli_batch *cb)
  * hung one. The threads, once idle, end at once: THREADS_WAIT_S. */
 static double device_wait_s(srv *sv)
 {
+    if (srv_fault("short-stop-wait")) return 2.0;
     double slowest = (double)atomic_load(&sv->metrics.slowest_step_us) / 1e6;
     return 4 * slowest > 30.0 ? 4 * slowest : 30.0;
 }
