@@ -63,7 +63,7 @@ TXLM_API const txlm_vk_need *txlm_vk_needs_list(const txlm_vk_needs *needs, uint
  * or the subgroup-size-control one), else in structures of txlm's
  * chained at its end. Features the program set stay set. ci's extension
  * array and the structures added belong to needs: keep needs until
- * vkCreateDevice has returned. The cooperative-matrix needs are added
+ * txlm_context_create_on_device has returned (it reads them). The cooperative-matrix needs are added
  * all together or not at all. Refused (TXLM_ERR_NO_DEVICE, naming it)
  * where the device lacks a required one. */
 TXLM_API txlm_status txlm_vk_needs_apply(txlm_vk_needs *needs, VkDeviceCreateInfo *ci);
