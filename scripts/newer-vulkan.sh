@@ -111,13 +111,15 @@ run_mesa() {
     local prog=$1; shift
     # the loader takes a path; a command found on PATH is resolved first
     case $prog in */*) ;; *) prog=$(command -v "$prog") || die "run: $1: not found" ;; esac
+    # --library-path: only the newer libraries' folder. It comes before a
+    # program's run path, so naming the system's folders there would let an
+    # installed libtxlm0 shadow the build's libtxlm.so.0 (the system's
+    # libraries are found after the run path, by the loader's own search).
+    # (No comment inside the command below: a line-continued command ends
+    # at one.)
     VK_ICD_FILENAMES=$MESA_DIR/usr/share/vulkan/icd.d/lvp_icd.json \
     VK_DRIVER_FILES=$MESA_DIR/usr/share/vulkan/icd.d/lvp_icd.json \
     VK_LAYER_PATH=$MESA_DIR/usr/share/vulkan/explicit_layer.d \
-    # Only the newer libraries' folder: --library-path comes before a
-    # program's run path, so naming the system's folders here would let an
-    # installed libtxlm0 shadow the build's libtxlm.so.0 (the system's
-    # libraries are found after the run path, by the loader's own search)
     exec "$(loader "$MESA_DIR")" \
         --library-path "$MESA_DIR/usr/lib/x86_64-linux-gnu" \
         "$prog" "$@"
