@@ -269,7 +269,7 @@ int cmd_generate(int argc, char **argv)
     gen_run r = {0};
     char *owned = NULL;
     size_t made = 0;
-    if (open_files(&a, &r, &owned)) return cli_files_abort(&r.io), gen_free(&a.g), 1;
+    if (open_files(&a, &r, &owned)) return cli_files_abort(&r.io), free(owned), gen_free(&a.g), 1;
     gen_interrupted = 0;
     signal(SIGINT, gen_on_sigint);
     a.mo.progress = gen_stop_requested;
